@@ -1,0 +1,137 @@
+"""The llama.cpp backend: the only module that imports llama_cpp.
+
+The prompt is rendered with the GGUF's own chat template and tokenized here, and exactly those
+tokens are sent to the model, so the count that enforces the budget is the count the model sees.
+Identical prompt prefixes across turns let llama.cpp reuse its cache.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import GenerationError, ModelLoadError
+from .responder import Cancelled, OnToken, Sampling
+from .types import Generation, Message
+
+
+class LlamaChatModel:
+    """One loaded GGUF with a chat template. A lock serialises use: a llama.cpp context is single-threaded."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        name: str,
+        n_ctx: int = 4096,
+        n_threads: int = 0,
+        n_gpu_layers: int = 0,
+        seed: int = -1,
+        vocab_only: bool = False,
+    ) -> None:
+        import llama_cpp  # imported here so that the rest of the app starts without the native library
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self.name = name
+        self.path = Path(path)
+        self.n_ctx = n_ctx
+        self._lock = threading.Lock()
+        threads = n_threads or os.cpu_count() or 1
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                n_gpu_layers=n_gpu_layers,
+                seed=seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED,
+                vocab_only=vocab_only,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelLoadError(f"cannot load {path}: {exc}") from None
+        template = self._llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ModelLoadError(f"{path} has no chat template (tokenizer.chat_template) in its metadata")
+        eos_id, bos_id = self._llama.token_eos(), self._llama.token_bos()
+        text_of = self._llama._model.token_get_text
+        self._eos = text_of(eos_id) if eos_id != -1 else ""
+        self._formatter = Jinja2ChatFormatter(
+            template=template, eos_token=self._eos, bos_token=text_of(bos_id) if bos_id != -1 else ""
+        )
+
+    def tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The exact token ids the model receives for these messages."""
+        rendered = self._formatter(messages=[{"role": m.role, "content": m.content} for m in messages])
+        return self._llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return len(self.tokens(messages))
+
+    def count_text(self, text: str) -> int:
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        sampling: Sampling,
+        *,
+        on_token: OnToken | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Generation:
+        prompt = self.tokens(messages)
+        if len(prompt) + sampling.max_tokens > self.n_ctx:
+            raise GenerationError(
+                f"prompt of {len(prompt)} tokens + max_tokens {sampling.max_tokens} exceeds n_ctx {self.n_ctx}"
+            )
+        pieces: list[str] = []
+        finish = "stop"
+        with self._lock:
+            start = time.perf_counter()
+            first = 0.0
+            stream = self._llama.create_completion(
+                prompt=prompt,
+                max_tokens=sampling.max_tokens,
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                top_k=sampling.top_k,
+                min_p=0.0,
+                repeat_penalty=sampling.repeat_penalty,
+                seed=sampling.seed if sampling.seed >= 0 else None,
+                stop=[self._eos] if self._eos else [],
+                stream=True,
+            )
+            try:
+                for chunk in stream:
+                    if cancel is not None and cancel.is_set():
+                        raise Cancelled("generation cancelled")
+                    choice = chunk["choices"][0]
+                    piece = choice["text"]
+                    if piece:
+                        if not first:
+                            first = time.perf_counter() - start
+                        pieces.append(piece)
+                        if on_token is not None:
+                            on_token(piece)
+                    finish = choice.get("finish_reason") or finish
+            except Cancelled:
+                raise
+            except (RuntimeError, ValueError) as exc:
+                raise GenerationError(f"{self.name}: {exc}") from None
+            finally:
+                stream.close()
+            total = time.perf_counter() - start
+            # Tokens actually evaluated after the prompt: exact, unlike counting streamed pieces.
+            completion = max(0, self._llama.n_tokens - len(prompt) + 1) if pieces else 0
+        return Generation(
+            text="".join(pieces).strip(),
+            model=self.name,
+            prompt_tokens=len(prompt),
+            completion_tokens=completion,
+            ttft_s=first or total,
+            total_s=total,
+            finish_reason=finish,
+        )

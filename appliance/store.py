@@ -1,0 +1,322 @@
+"""The SQLite store: the only module that imports sqlite_utils.
+
+One file, WAL mode, named append-only migrations applied on open. The transcript is append-only:
+triggers refuse any UPDATE or DELETE of a turn. An answered turn (customer message, agent answer,
+its record and ledger entries) is written in one transaction, so it is stored whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from .errors import SessionNotFound, StoreError
+from .types import (
+    LedgerEntry,
+    Session,
+    Snapshot,
+    SummaryVersion,
+    Turn,
+    TurnRecord,
+    TurnResult,
+    from_dict,
+    to_dict,
+)
+
+migrations = Migrations("appliance")
+
+
+@migrations()
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            policy TEXT NOT NULL,
+            summary_paused INTEGER NOT NULL DEFAULT 0
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE turns (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            idx INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('customer', 'agent')),
+            text TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (session_id, idx)
+        )"""
+    )
+    # The transcript is never rewritten: refuse updates and deletes at the lowest level.
+    db.execute(
+        "CREATE TRIGGER turns_no_update BEFORE UPDATE ON turns "
+        "BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"
+    )
+    db.execute(
+        "CREATE TRIGGER turns_no_delete BEFORE DELETE ON turns "
+        "BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"
+    )
+    db.execute(
+        """CREATE TABLE turn_records (
+            turn_id INTEGER PRIMARY KEY REFERENCES turns(id),
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            idx INTEGER NOT NULL,
+            stage TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            manifest TEXT NOT NULL,
+            timings TEXT NOT NULL,
+            "check" TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX turn_records_session ON turn_records(session_id, idx)")
+    db.execute(
+        """CREATE TABLE summaries (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            version INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            covers_to INTEGER NOT NULL,
+            author TEXT NOT NULL CHECK (author IN ('model', 'operator', 'fallback')),
+            status TEXT NOT NULL CHECK (status IN ('accepted', 'rejected')),
+            reason TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            UNIQUE (session_id, version)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE ledger (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn INTEGER NOT NULL,
+            speaker TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            slot TEXT NOT NULL,
+            value TEXT NOT NULL,
+            norm TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX ledger_session ON ledger(session_id, turn)")
+
+
+class Store:
+    """Thread-safe access to one database file (one connection, one lock)."""
+
+    def __init__(self, db: sqlite_utils.Database, path: Path | None) -> None:
+        self.db = db
+        self.path = path
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, path: Path | str) -> "Store":
+        path = Path(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+            db = sqlite_utils.Database(conn)
+            db.enable_wal()
+            db.execute("PRAGMA foreign_keys = ON")
+            db.execute("PRAGMA synchronous = NORMAL")  # safe under WAL; a power cut loses at most the last commit
+            migrations.apply(db)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open database {path}: {exc}") from None
+        return cls(db, path)
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite_utils.Database]:
+        with self._lock:
+            try:
+                with self.db.atomic():
+                    yield self.db
+            except sqlite3.Error as exc:
+                raise StoreError(f"database write failed: {exc}") from exc
+
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.db.query(sql, list(params)))
+
+    # sessions -----------------------------------------------------------------------------------
+
+    def create_session(self, *, policy: str, title: str = "") -> Session:
+        session = Session(id=uuid.uuid4().hex[:12], created_at=time.time(), title=title, policy=policy)
+        with self._tx() as db:
+            db["sessions"].insert(to_dict(session))
+        return session
+
+    def session(self, session_id: str) -> Session:
+        rows = self._rows("SELECT * FROM sessions WHERE id = ?", [session_id])
+        if not rows:
+            raise SessionNotFound(f"no session with id {session_id!r}")
+        row = rows[0]
+        return Session(**{**row, "summary_paused": bool(row["summary_paused"])})
+
+    def sessions(self, *, limit: int = 100, search: str = "") -> list[dict[str, Any]]:
+        """Newest first, with the number of turns and the last message, filtered by ``search`` text."""
+        like = f"%{search}%"
+        return self._rows(
+            """SELECT s.*, COUNT(t.id) AS turns, MAX(t.created_at) AS last_at
+               FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
+               WHERE ? = '' OR s.id LIKE ? OR s.title LIKE ?
+                  OR EXISTS (SELECT 1 FROM turns u WHERE u.session_id = s.id AND u.text LIKE ?)
+               GROUP BY s.id ORDER BY COALESCE(MAX(t.created_at), s.created_at) DESC LIMIT ?""",
+            [search, like, like, like, limit],
+        )
+
+    def set_summary_paused(self, session_id: str, paused: bool) -> None:
+        self.session(session_id)
+        with self._tx() as db:
+            db.execute("UPDATE sessions SET summary_paused = ? WHERE id = ?", [int(paused), session_id])
+
+    # turns --------------------------------------------------------------------------------------
+
+    def turns(self, session_id: str) -> tuple[Turn, ...]:
+        rows = self._rows(
+            "SELECT session_id, idx, role, text, created_at FROM turns WHERE session_id = ? ORDER BY idx",
+            [session_id],
+        )
+        return tuple(Turn(session_id=r["session_id"], index=r["idx"], role=r["role"], text=r["text"],
+                          created_at=r["created_at"]) for r in rows)
+
+    def snapshot(self, session_id: str) -> Snapshot:
+        with self._lock:
+            return Snapshot(
+                session=self.session(session_id),
+                turns=self.turns(session_id),
+                summary=self.current_summary(session_id),
+                ledger=self.ledger(session_id),
+            )
+
+    def append_turn(self, session_id: str, role: str, text: str, *, ledger: Iterable[LedgerEntry] = ()) -> Turn:
+        """Record one turn without an answer (an operator's reply, or a replayed transcript)."""
+        self.session(session_id)
+        with self._tx() as db:
+            turn = self._insert_turn(db, session_id, role, text)
+            self._insert_ledger(db, session_id, ledger)
+        return turn
+
+    def append_exchange(
+        self,
+        session_id: str,
+        customer_text: str,
+        agent_text: str,
+        record: TurnRecord,
+        *,
+        ledger: Iterable[LedgerEntry] = (),
+    ) -> TurnResult:
+        """Store a customer message, its answer, the answer's record and new ledger entries atomically."""
+        self.session(session_id)
+        with self._tx() as db:
+            customer = self._insert_turn(db, session_id, "customer", customer_text)
+            agent = self._insert_turn(db, session_id, "agent", agent_text)
+            turn_id = db.execute(
+                "SELECT id FROM turns WHERE session_id = ? AND idx = ?", [session_id, agent.index]
+            ).fetchone()[0]
+            db["turn_records"].insert(
+                {
+                    "turn_id": turn_id,
+                    "session_id": session_id,
+                    "idx": agent.index,
+                    "stage": record.stage,
+                    "model": record.model,
+                    "prompt_tokens": record.prompt_tokens,
+                    "completion_tokens": record.completion_tokens,
+                    "manifest": json.dumps(to_dict(record.manifest)),
+                    "timings": json.dumps(to_dict(record.timings)),
+                    "check": json.dumps(to_dict(record.check)),
+                }
+            )
+            self._insert_ledger(db, session_id, ledger)
+        return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
+
+    @staticmethod
+    def _insert_turn(db: sqlite_utils.Database, session_id: str, role: str, text: str) -> Turn:
+        (next_idx,) = db.execute(
+            "SELECT COALESCE(MAX(idx), -1) + 1 FROM turns WHERE session_id = ?", [session_id]
+        ).fetchone()
+        turn = Turn(session_id=session_id, index=next_idx, role=role, text=text, created_at=time.time())  # type: ignore[arg-type]
+        db.execute(
+            "INSERT INTO turns (session_id, idx, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
+            [session_id, turn.index, role, text, turn.created_at],
+        )
+        return turn
+
+    def records(self, session_id: str) -> list[tuple[int, TurnRecord]]:
+        """Each answered turn's index and record, oldest first."""
+        rows = self._rows("SELECT * FROM turn_records WHERE session_id = ? ORDER BY idx", [session_id])
+        return [
+            (
+                r["idx"],
+                from_dict(
+                    TurnRecord,
+                    {
+                        "stage": r["stage"],
+                        "model": r["model"],
+                        "prompt_tokens": r["prompt_tokens"],
+                        "completion_tokens": r["completion_tokens"],
+                        "manifest": json.loads(r["manifest"]),
+                        "timings": json.loads(r["timings"]),
+                        "check": json.loads(r["check"]),
+                    },
+                ),
+            )
+            for r in rows
+        ]
+
+    # summaries ----------------------------------------------------------------------------------
+
+    def add_summary(self, summary: SummaryVersion) -> SummaryVersion:
+        """Store a new version (numbered after the last one, whatever ``summary.version`` says)."""
+        self.session(summary.session_id)
+        with self._tx() as db:
+            (version,) = db.execute(
+                "SELECT COALESCE(MAX(version), 0) + 1 FROM summaries WHERE session_id = ?", [summary.session_id]
+            ).fetchone()
+            stored = SummaryVersion(**{**to_dict(summary), "version": version, "created_at": time.time()})
+            db["summaries"].insert(to_dict(stored))
+        return stored
+
+    def summaries(self, session_id: str) -> tuple[SummaryVersion, ...]:
+        rows = self._rows(
+            "SELECT session_id, version, text, covers_to, author, status, reason, created_at "
+            "FROM summaries WHERE session_id = ? ORDER BY version",
+            [session_id],
+        )
+        return tuple(SummaryVersion(**r) for r in rows)
+
+    def current_summary(self, session_id: str) -> SummaryVersion | None:
+        accepted = [s for s in self.summaries(session_id) if s.status == "accepted"]
+        return accepted[-1] if accepted else None
+
+    # ledger -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _insert_ledger(db: sqlite_utils.Database, session_id: str, entries: Iterable[LedgerEntry]) -> None:
+        rows = [{"session_id": session_id, **to_dict(e)} for e in entries]
+        if rows:
+            db["ledger"].insert_all(rows)
+
+    def ledger(self, session_id: str) -> tuple[LedgerEntry, ...]:
+        rows = self._rows(
+            "SELECT kind, value, turn, speaker, slot, norm FROM ledger WHERE session_id = ? ORDER BY turn, id",
+            [session_id],
+        )
+        return tuple(LedgerEntry(**r) for r in rows)
+
+    def integrity_ok(self) -> bool:
+        return self._rows("PRAGMA integrity_check")[0]["integrity_check"] == "ok"

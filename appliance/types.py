@@ -1,0 +1,231 @@
+"""Small frozen dataclasses passed between the stages.
+
+Every stage maps one of these to the next and does no I/O, so each is cheap to build in tests.
+``to_dict``/``from_dict`` turn them into JSON-ready dicts and back (the store keeps manifests and
+check results as JSON; the API returns them as they are).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types as _pytypes
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+Role = Literal["customer", "agent"]
+Stage = Literal["early", "mid", "late"]
+Author = Literal["model", "operator", "fallback"]
+ChatRole = Literal["system", "user", "assistant"]
+
+ROLES: tuple[str, ...] = typing.get_args(Role)
+STAGES: tuple[str, ...] = typing.get_args(Stage)
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    created_at: float
+    title: str = ""
+    policy: str = "raw"
+    summary_paused: bool = False
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One stored message of the transcript. ``index`` counts from 0 within the session."""
+
+    session_id: str
+    index: int
+    role: Role
+    text: str
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class SummaryVersion:
+    """One version of a session's rolling summary; it covers turns ``0..covers_to`` inclusive."""
+
+    session_id: str
+    version: int
+    text: str
+    covers_to: int
+    author: Author = "model"
+    status: Literal["accepted", "rejected"] = "accepted"
+    reason: str = ""
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """A fact extracted by code from one turn: the exact text, what kind it is and where it came from.
+
+    ``slot`` groups values that supersede each other (a corrected phone number replaces the old
+    one in the prompt, while both stay stored); ``norm`` is the form used for matching.
+    """
+
+    kind: str
+    value: str
+    turn: int
+    speaker: Role
+    slot: str = ""
+    norm: str = ""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the hot path needs to know about a session before answering."""
+
+    session: Session
+    turns: tuple[Turn, ...]
+    summary: SummaryVersion | None = None
+    ledger: tuple[LedgerEntry, ...] = ()
+
+
+@dataclass(frozen=True)
+class Message:
+    role: ChatRole
+    content: str
+
+
+@dataclass(frozen=True)
+class PartManifest:
+    """One part of a prompt: its name, token count and which turns it carries."""
+
+    name: str
+    tokens: int
+    turns: tuple[int, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What went into a prompt and what was left out, so that nothing is dropped silently.
+
+    ``cuts`` lists, in order, every reduction made to fit the budget.
+    """
+
+    policy: str
+    budget: int
+    total_tokens: int
+    parts: tuple[PartManifest, ...]
+    verbatim_turns: tuple[int, ...] = ()
+    summarized_turns: tuple[int, ...] = ()
+    recalled_turns: tuple[int, ...] = ()
+    cut_turns: tuple[int, ...] = ()
+    cuts: tuple[str, ...] = ()
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: tuple[Message, ...]
+    manifest: Manifest
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A finished answer from a model, with the counts and times that came with it."""
+
+    text: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    ttft_s: float
+    total_s: float
+    finish_reason: str = "stop"
+
+
+@dataclass(frozen=True)
+class Timings:
+    context_ms: float = 0.0
+    ttft_s: float = 0.0
+    generate_s: float = 0.0
+    check_ms: float = 0.0
+    store_ms: float = 0.0
+    total_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A span of text recognised as a fact: an identifier, amount, date, phone number, name..."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+    norm: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An entity of an answer that the conversation does not support."""
+
+    entity: Entity
+    status: Literal["unsupported", "contradiction"]
+    expected: str = ""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    findings: tuple[Finding, ...] = ()
+    action: str = "none"
+    checked: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """Per-answer record stored with the agent turn in the same transaction."""
+
+    stage: Stage
+    model: str
+    manifest: Manifest
+    prompt_tokens: int
+    completion_tokens: int
+    timings: Timings
+    check: CheckResult = field(default_factory=CheckResult)
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    session_id: str
+    customer: Turn
+    agent: Turn
+    record: TurnRecord
+
+
+T = TypeVar("T")
+
+
+def to_dict(obj: Any) -> Any:
+    """A JSON-ready copy of a dataclass (tuples become lists)."""
+    return dataclasses.asdict(obj)
+
+
+def from_dict(cls: type[T], data: Any) -> T:
+    """Rebuild a dataclass written by :func:`to_dict`, nested dataclasses and tuples included."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name in data:
+            kwargs[f.name] = _convert(hints[f.name], data[f.name])
+    return cls(**kwargs)
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, _pytypes.UnionType):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _convert(inner[0], value) if len(inner) == 1 else value
+    if origin is tuple:
+        (item, *_rest) = typing.get_args(tp)
+        return tuple(_convert(item, v) for v in value)
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value)  # type: ignore[arg-type]
+    return value

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from appliance.build import pipeline_settings
+from appliance.config import ROOT, Settings, load_settings
+from appliance.context import POLICIES
+from appliance.pipeline import Pipeline
+from appliance.store import Store
+
+from .fakes import FakeResponder
+
+SHARED_DATA = ROOT.parent / "shared" / "data"
+MODELS_DIR = ROOT / "models"
+TEST_MODEL = "smollm2-135m-instruct"
+
+
+def write_config(tmp_path: Path, body: str = "") -> Path:
+    """A config file in ``tmp_path`` whose database lives there and whose models are the repo's."""
+    path = tmp_path / "config.toml"
+    path.write_text(f'[paths]\ndatabase = "{tmp_path / "app.db"}"\nmodels_dir = "{MODELS_DIR}"\n{body}')
+    return path
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    return write_config(tmp_path)
+
+
+@pytest.fixture
+def settings(config_file: Path) -> Settings:
+    return load_settings(config_file, env={})
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = Store.open(tmp_path / "store.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def fake_responder() -> FakeResponder:
+    return FakeResponder()
+
+
+@pytest.fixture
+def pipeline(settings: Settings, store: Store, fake_responder: FakeResponder) -> Pipeline:
+    return Pipeline(store, fake_responder, POLICIES, pipeline_settings(settings))
+
+
+def dev_conversations() -> list[dict]:
+    with (SHARED_DATA / "dev_conversations.jsonl").open() as fh:
+        return [json.loads(line) for line in fh]

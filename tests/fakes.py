@@ -1,0 +1,64 @@
+"""Fakes for unit tests of the code around the models. Never used outside tests."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from appliance.responder import Cancelled, OnToken, Sampling
+from appliance.types import Generation, Message
+
+
+class FakeResponder:
+    """A responder that answers from a queue of replies and counts one token per word.
+
+    ``fail_with`` makes the next generation raise; ``prompts`` records every prompt it was given.
+    """
+
+    name = "fake-responder"
+    n_ctx = 4096
+
+    def __init__(self, replies: Sequence[str] = (), *, default: str = "Certainly, happy to help.") -> None:
+        self.replies = list(replies)
+        self.default = default
+        self.prompts: list[tuple[Message, ...]] = []
+        self.fail_with: Exception | None = None
+        self.cancel_after: int | None = None
+
+    def count_text(self, text: str) -> int:
+        return len(text.split())
+
+    def count(self, messages: Sequence[Message]) -> int:
+        # Each message costs its words plus 4 tokens of template, like a real chat template's markers.
+        return sum(self.count_text(m.content) + 4 for m in messages) + 2
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        sampling: Sampling,
+        *,
+        on_token: OnToken | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Generation:
+        self.prompts.append(tuple(messages))
+        if self.fail_with is not None:
+            exc, self.fail_with = self.fail_with, None
+            raise exc
+        text = self.replies.pop(0) if self.replies else self.default
+        words = text.split(" ")
+        for i, word in enumerate(words):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("cancelled")
+            if self.cancel_after is not None and i >= self.cancel_after and cancel is not None:
+                cancel.set()
+                raise Cancelled("cancelled")
+            if on_token is not None:
+                on_token(word if i == 0 else " " + word)
+        return Generation(
+            text=text,
+            model=self.name,
+            prompt_tokens=self.count(messages),
+            completion_tokens=len(words),
+            ttft_s=0.001,
+            total_s=0.002,
+        )

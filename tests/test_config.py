@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from appliance.config import DEFAULT_FILE, ROOT, Settings, load_settings, reference_table
+from appliance.errors import ConfigError
+
+from .conftest import write_config
+
+
+class TestLoading:
+    def test_repository_default_file_is_valid_and_matches_field_defaults(self):
+        settings = load_settings(DEFAULT_FILE, env={})
+        defaults = Settings()
+        assert settings.responder == defaults.responder
+        assert settings.context == defaults.context
+        assert settings.database == ROOT / "data" / "appliance.db"
+
+    def test_relative_paths_start_at_the_config_file(self, tmp_path: Path):
+        cfg = tmp_path / "c.toml"
+        cfg.write_text('[paths]\ndatabase = "state/x.db"\n')
+        assert load_settings(cfg, env={}).database == tmp_path / "state" / "x.db"
+
+    def test_environment_selects_the_file(self, tmp_path: Path):
+        cfg = write_config(tmp_path, "[responder]\nn_threads = 3\n")
+        assert load_settings(None, env={"APPLIANCE_CONFIG": str(cfg)}).responder.n_threads == 3
+
+    def test_precedence_command_line_over_environment_over_file(self, tmp_path: Path):
+        cfg = write_config(tmp_path, "[responder]\nn_threads = 3\ntop_k = 7\n")
+        env = {"APPLIANCE__RESPONDER__N_THREADS": "5", "APPLIANCE__RESPONDER__TOP_K": "9"}
+        settings = load_settings(cfg, env=env, overrides=["responder.n_threads=6"])
+        assert settings.responder.n_threads == 6
+        assert settings.responder.top_k == 9
+
+    def test_settings_are_frozen(self, settings: Settings):
+        with pytest.raises(Exception):
+            settings.responder.n_ctx = 1  # type: ignore[misc]
+
+
+class TestRejection:
+    def check(self, tmp_path: Path, body: str, *expected: str) -> str:
+        cfg = tmp_path / "bad.toml"
+        cfg.write_text(body)
+        with pytest.raises(ConfigError) as info:
+            load_settings(cfg, env={})
+        message = str(info.value)
+        assert str(cfg) in message
+        for part in expected:
+            assert part in message
+        return message
+
+    def test_unknown_key_suggests_the_nearest(self, tmp_path: Path):
+        self.check(tmp_path, "[responder]\nn_thread = 2\n", "responder.n_thread", "did you mean 'responder.n_threads'")
+
+    def test_unknown_section_suggests_the_nearest(self, tmp_path: Path):
+        self.check(tmp_path, "[responer]\nn_ctx = 2\n", "'responer'", "did you mean 'responder'")
+
+    def test_wrong_type(self, tmp_path: Path):
+        self.check(tmp_path, '[responder]\nn_ctx = "big"\n', "responder.n_ctx", "valid integer")
+
+    def test_out_of_range(self, tmp_path: Path):
+        self.check(tmp_path, "[responder]\ntemperature = 9.0\n", "responder.temperature", "less than or equal to 2")
+
+    def test_unknown_policy(self, tmp_path: Path):
+        self.check(tmp_path, '[context]\npolicy = "everything"\n', "context.policy")
+
+    def test_budget_must_leave_room_for_the_answer(self, tmp_path: Path):
+        self.check(tmp_path, "[responder]\nn_ctx = 1024\nmax_tokens = 512\n[context]\nbudget_tokens = 900\n",
+                   "context.budget_tokens", "responder.n_ctx")
+
+    def test_malformed_toml(self, tmp_path: Path):
+        self.check(tmp_path, "[responder\n", "not valid TOML")
+
+    def test_environment_override_is_named_as_such(self, tmp_path: Path):
+        cfg = write_config(tmp_path)
+        with pytest.raises(ConfigError, match="environment: responder.top_k"):
+            load_settings(cfg, env={"APPLIANCE__RESPONDER__TOP_K": "-4"})
+
+    def test_missing_file(self, tmp_path: Path):
+        with pytest.raises(ConfigError, match="config file not found"):
+            load_settings(tmp_path / "nope.toml", env={})
+
+    def test_cli_exits_2_naming_file_and_key(self, tmp_path: Path):
+        cfg = tmp_path / "bad.toml"
+        cfg.write_text("[chat]\nmax_mesage_chars = 5\n")
+        done = subprocess.run(
+            [sys.executable, "-m", "appliance", "--config", str(cfg), "config", "check"],
+            capture_output=True, text=True, cwd=ROOT,
+        )
+        assert done.returncode == 2
+        assert str(cfg) in done.stderr and "did you mean 'chat.max_message_chars'" in done.stderr
+
+
+class TestReadme:
+    def test_readme_documents_every_key(self):
+        readme = (ROOT / "README.md").read_text()
+        table = reference_table()
+        assert table in readme, "README's configuration table is stale: paste `appliance config docs`"
+        keys = set(re.findall(r"^\| `([a-z_]+\.[a-z_]+)`", table, re.M))
+        expected = {f"{s}.{k}" for s, m in Settings.model_fields.items() if not m.exclude
+                    for k in m.annotation.model_fields}  # type: ignore[union-attr]
+        assert keys == expected

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from appliance.errors import SessionNotFound, StoreError
+from appliance.store import Store
+from appliance.types import LedgerEntry, Manifest, SummaryVersion, Timings, TurnRecord
+
+RECORD = TurnRecord(
+    stage="early", model="m", manifest=Manifest(policy="raw", budget=10, total_tokens=5, parts=()),
+    prompt_tokens=5, completion_tokens=2, timings=Timings(ttft_s=0.1),
+)
+
+
+class TestOpen:
+    def test_wal_and_migrations(self, tmp_path: Path):
+        store = Store.open(tmp_path / "sub" / "a.db")
+        assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert {"sessions", "turns", "turn_records", "summaries", "ledger"} <= set(store.db.table_names())
+        store.close()
+        again = Store.open(tmp_path / "sub" / "a.db")  # re-opening applies nothing twice
+        applied = again.db.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0]
+        assert applied == 1
+        again.close()
+
+    def test_unopenable_path_is_a_store_error(self, tmp_path: Path):
+        (tmp_path / "file").write_text("x")
+        with pytest.raises(StoreError):
+            Store.open(tmp_path / "file" / "a.db")
+
+
+class TestTranscript:
+    def test_exchange_is_stored_with_record(self, store: Store):
+        s = store.create_session(policy="raw")
+        result = store.append_exchange(s.id, "hello", "hi there", RECORD,
+                                       ledger=[LedgerEntry("reference", "AB12", 0, "customer")])
+        assert (result.customer.index, result.agent.index) == (0, 1)
+        snap = store.snapshot(s.id)
+        assert [t.text for t in snap.turns] == ["hello", "hi there"]
+        assert snap.ledger[0].value == "AB12"
+        [(idx, record)] = store.records(s.id)
+        assert idx == 1 and record == RECORD
+
+    def test_turns_are_append_only(self, store: Store):
+        s = store.create_session(policy="raw")
+        store.append_turn(s.id, "customer", "hello")
+        for sql in ("UPDATE turns SET text = 'x'", "DELETE FROM turns"):
+            with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+                store.db.execute(sql)
+        assert store.turns(s.id)[0].text == "hello"
+
+    def test_a_failed_exchange_stores_nothing(self, store: Store):
+        s = store.create_session(policy="raw")
+        bad = TurnRecord(**{**RECORD.__dict__, "stage": None})  # NOT NULL fails after both turns were inserted
+        with pytest.raises(StoreError):
+            store.append_exchange(s.id, "hello", "hi", bad)
+        assert store.turns(s.id) == ()
+        assert store.records(s.id) == []
+
+    def test_unknown_session(self, store: Store):
+        with pytest.raises(SessionNotFound):
+            store.append_turn("nope", "customer", "hi")
+
+    def test_sessions_search_and_counts(self, store: Store):
+        a = store.create_session(policy="raw", title="card")
+        b = store.create_session(policy="raw")
+        store.append_turn(b.id, "customer", "my parcel is late")
+        rows = {r["id"]: r for r in store.sessions()}
+        assert rows[b.id]["turns"] == 1 and rows[a.id]["turns"] == 0
+        assert [r["id"] for r in store.sessions(search="parcel")] == [b.id]
+
+
+class TestSummaries:
+    def test_versions_and_current(self, store: Store):
+        s = store.create_session(policy="raw")
+        store.add_summary(SummaryVersion(s.id, 0, "first", covers_to=3))
+        store.add_summary(SummaryVersion(s.id, 0, "bad", covers_to=5, status="rejected", reason="invented"))
+        v = store.summaries(s.id)
+        assert [x.version for x in v] == [1, 2]
+        assert store.current_summary(s.id).text == "first"
+        store.set_summary_paused(s.id, True)
+        assert store.session(s.id).summary_paused
