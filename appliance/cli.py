@@ -245,5 +245,16 @@ def config_docs() -> None:
     click.echo(reference_table())
 
 
+# bench -------------------------------------------------------------------------------------------
+
+
+@cli.group()
+def bench() -> None:
+    """Benchmarks that print ratios measured side by side in one run."""
+
+
+# (each benchmark adds its command here, in its own block)
+
+
 def main() -> None:
     cli(prog_name="appliance")
