@@ -25,6 +25,18 @@ def load_responder(settings: Settings) -> ChatModel:
     )
 
 
+def load_summarizer(settings: Settings) -> ChatModel:
+    """Verify the summarizer's file against its pinned sha256, then load it as a second llama.cpp instance."""
+    from .llm import LlamaChatModel
+
+    s = settings.summarizer
+    entry = find(settings.models_dir, s.model)
+    path = verified_path(settings.models_dir, entry)
+    return LlamaChatModel(
+        path, name=entry.name, n_ctx=s.n_ctx, n_threads=s.n_threads, n_gpu_layers=s.n_gpu_layers, seed=s.seed
+    )
+
+
 def pipeline_settings(settings: Settings) -> PipelineSettings:
     r = settings.responder
     return PipelineSettings(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -86,11 +87,63 @@ class ContextSettings(_Section):
     )
 
 
+class SummarizerSettings(_Section):
+    model: str = Field(
+        "qwen2.5-coder-0.5b-instruct",
+        min_length=1,
+        description="Name of the summarizing model's entry in `models/MODELS.toml`: a second, smaller model run off the answer's path.",
+    )
+    n_ctx: int = Field(4096, ge=512, le=131072, description="Context window in tokens given to the summarizer's llama.cpp instance.")
+    n_threads: int = Field(0, ge=0, le=512, description="CPU threads for summarizing; 0 means one per core.")
+    n_gpu_layers: int = Field(0, ge=-1, description="Summarizer layers offloaded to a GPU; 0 for CPU only, -1 for all.")
+    temperature: float = Field(0.3, ge=0.0, le=2.0, description="Sampling temperature (seed 002: 0.3, for consistent summaries).")
+    max_tokens: int = Field(250, ge=16, le=4096, description="The summary's cap in tokens (seed 002: 250); a longer version is rejected.")
+    seed: int = Field(-1, ge=-1, description="Summarizer sampling seed; -1 picks a random one per start.")
+    every_turns: int = Field(
+        4,
+        ge=1,
+        le=1000,
+        description="Summarize once this many turns are not yet covered by the current summary (4 = two turn pairs; the turns not yet covered stay in the prompt verbatim).",
+    )
+    resummarize_every: int = Field(
+        16,
+        ge=2,
+        le=10000,
+        description="Every this many turns, summarize again from the whole transcript instead of the previous summary, against drift (seed 002: every 15-20 turns).",
+    )
+    timeout_s: float = Field(
+        60.0, gt=0, le=3600, description="Longest time one summary may take; it is then cancelled and stored as rejected."
+    )
+    yield_to_answers: bool = Field(
+        True, description="Do not start a summary while an answer is being generated (the responder gets the CPU)."
+    )
+    languages: tuple[str, ...] = Field(
+        ("en", "de", "fr", "es", "it", "nl", "pt"),
+        min_length=1,
+        description="ISO 639-1 codes the language detector chooses among (the first is the fallback); a summary must be in the conversation's language.",
+    )
+
+    @model_validator(mode="after")
+    def _cap_fits_window(self) -> "SummarizerSettings":
+        if self.max_tokens * 2 > self.n_ctx:
+            raise ValueError(
+                f"summarizer.max_tokens ({self.max_tokens}) must leave at least as much room for the prompt "
+                f"in summarizer.n_ctx ({self.n_ctx})"
+            )
+        bad = [code for code in self.languages if not re.fullmatch(r"[a-z]{2}", code)]
+        if bad:
+            raise ValueError(f"summarizer.languages: {', '.join(map(repr, bad))} are not ISO 639-1 codes like 'en'")
+        return self
+
+
 class Settings(_Section):
     paths: PathsSettings = Field(default_factory=PathsSettings, description="Where the appliance keeps its files.")
     responder: ResponderSettings = Field(default_factory=ResponderSettings, description="The model that answers.")
     chat: ChatSettings = Field(default_factory=ChatSettings, description="What the model is told and what it accepts.")
     context: ContextSettings = Field(default_factory=ContextSettings, description="How the prompt is filled.")
+    summarizer: SummarizerSettings = Field(
+        default_factory=SummarizerSettings, description="The model that keeps the rolling summary, off the answer's path."
+    )
     source: str = Field("<defaults>", exclude=True, description="internal")
 
     @model_validator(mode="after")

@@ -68,6 +68,12 @@ class GenerationError(ApplianceError):
     title = "Generation failed"
 
 
+class Cancelled(ApplianceError):
+    """Generation stopped because the caller asked (a client went away, a timeout passed)."""
+
+    title = "Cancelled"
+
+
 class Busy(ApplianceError):
     """A queue is full; the caller may retry after ``retry_after`` seconds."""
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .errors import GenerationError, ModelLoadError
-from .responder import Cancelled, OnToken, Sampling
-from .types import Generation, Message
+from .errors import Cancelled, GenerationError, ModelLoadError
+from .types import Generation, Message, Sampling
 
 
 class LlamaChatModel:
@@ -79,7 +78,7 @@ class LlamaChatModel:
         messages: Sequence[Message],
         sampling: Sampling,
         *,
-        on_token: OnToken | None = None,
+        on_token: Callable[[str], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Generation:
         prompt = self.tokens(messages)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from . import stage
@@ -17,7 +17,7 @@ from .context import ContextPolicy, PromptSpec
 from .errors import ConfigError, InputError, MessageTooLong
 from .responder import ChatModel, OnToken, Sampling
 from .store import Store
-from .types import Session, Timings, TurnRecord, TurnResult
+from .types import ROLES, Session, SummaryVersion, Timings, Turn, TurnRecord, TurnResult
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,10 @@ class Pipeline:
         self.responder = responder
         self.policies = dict(policies)
         self.settings = settings
+        # Called with the session id after every stored turn (the summary worker listens here).
+        self.after_store: list[Callable[[str], None]] = []
+        # Set while an answer is being generated, so background work can yield to it.
+        self.answering = _Gauge()
 
     def new_session(self, *, policy: str | None = None, title: str = "") -> Session:
         name = policy or self.settings.default_policy
@@ -86,7 +90,10 @@ class Pipeline:
         t0 = time.perf_counter()
         prompt = policy.build(snap, message, spec, self.responder)
         context_ms = (time.perf_counter() - t0) * 1000
-        generation = self.responder.generate(prompt.messages, self.settings.sampling, on_token=on_token, cancel=cancel)
+        with self.answering:
+            generation = self.responder.generate(
+                prompt.messages, self.settings.sampling, on_token=on_token, cancel=cancel
+            )
         t1 = time.perf_counter()
         record = TurnRecord(
             stage=turn_stage,
@@ -103,6 +110,7 @@ class Pipeline:
         )
         result = self.store.append_exchange(session_id, message, generation.text, record)
         store_ms = (time.perf_counter() - t1) * 1000
+        self._stored(session_id)
         # The stored record's timings cannot include the store's own write; the caller's copy does.
         timings = Timings(**{**record.timings.__dict__, "store_ms": store_ms, "total_s": time.perf_counter() - started})
         return TurnResult(
@@ -111,3 +119,71 @@ class Pipeline:
             agent=result.agent,
             record=TurnRecord(**{**record.__dict__, "timings": timings}),
         )
+
+    # turns without an answer, and operator controls ------------------------------------------------
+
+    def record_turn(self, session_id: str, role: str, text: str) -> Turn:
+        """Record a turn without generating: a human agent taking over, or a replayed transcript."""
+        if role not in ROLES:
+            raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
+        turn = self.store.append_turn(session_id, role, self.validate_message(text))
+        self._stored(session_id)
+        return turn
+
+    def edit_summary(self, session_id: str, text: str) -> SummaryVersion:
+        """An operator's summary: stored as a new version covering every turn so far."""
+        if not text.strip():
+            raise InputError("empty summary", field="text")
+        covers_to = len(self.store.turns(session_id)) - 1
+        return self.store.add_summary(
+            SummaryVersion(session_id=session_id, version=0, text=text.strip(), covers_to=covers_to, author="operator")
+        )
+
+    def restore_summary(self, session_id: str, version: int) -> SummaryVersion:
+        """Make an earlier version current again, as a new version (history is never rewritten)."""
+        old = next((s for s in self.store.summaries(session_id) if s.version == version), None)
+        if old is None:
+            raise InputError(f"session {session_id} has no summary version {version}", field="version")
+        return self.store.add_summary(
+            SummaryVersion(
+                session_id=session_id, version=0, text=old.text, covers_to=old.covers_to, author="operator",
+                reason=f"restored version {version}",
+            )
+        )
+
+    def set_summary_paused(self, session_id: str, paused: bool) -> None:
+        self.store.set_summary_paused(session_id, paused)
+        if not paused:
+            self._stored(session_id)
+
+    def _stored(self, session_id: str) -> None:
+        for hook in self.after_store:
+            hook(session_id)
+
+
+class _Gauge:
+    """Counts answers in progress; ``busy`` is true while any is."""
+
+    def __init__(self) -> None:
+        self._n = 0
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._n += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._n -= 1
+            if self._n == 0:
+                self._idle.notify_all()
+
+    @property
+    def busy(self) -> bool:
+        return self._n > 0
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no answer is in progress; False if ``timeout`` passed first."""
+        with self._lock:
+            return self._idle.wait_for(lambda: self._n == 0, timeout)

@@ -8,26 +8,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .types import Generation, Message
+from .errors import Cancelled
+from .types import Generation, Message, Sampling
 
 OnToken = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Sampling:
-    temperature: float = 0.7
-    top_p: float = 0.9
-    top_k: int = 40
-    repeat_penalty: float = 1.1
-    max_tokens: int = 256
-    seed: int = -1
-
-
-class Cancelled(Exception):
-    """Generation stopped because the caller asked (a client went away)."""
+__all__ = ["Cancelled", "ChatModel", "OnToken", "Sampling"]
 
 
 @runtime_checkable

@@ -124,6 +124,16 @@ class Prompt:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    temperature: float = 0.7
+    top_p: float = 0.9
+    top_k: int = 40
+    repeat_penalty: float = 1.1
+    max_tokens: int = 256
+    seed: int = -1
+
+
+@dataclass(frozen=True)
 class Generation:
     """A finished answer from a model, with the counts and times that came with it."""
 

@@ -1,0 +1,262 @@
+"""The summarizer stage: prompt, call and validation of one rolling summary version.
+
+A small model summarizes well enough to carry the *gist* of a long conversation, but it drops and
+invents exactly the facts that matter (seed 002, MODELS.md). So this module never trusts its output:
+every version is checked by :func:`validate` before it may be stored as accepted, and the exact facts
+travel in the ledger, not here.
+
+Pure functions, except :func:`summarize` (one call to the model it is given) and the language
+detector, whose models are loaded once. It imports no other stage: the entity extractor and the
+token counter are passed in. This module is the only importer of ``lingua``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from .errors import ConfigError
+from .types import Entity, Message, SummaryVersion, Turn
+
+if TYPE_CHECKING:  # the protocol and sampling type only; no stage is imported at run time
+    from .responder import ChatModel, Sampling
+
+SPEAKER = {"customer": "Customer", "agent": "Agent"}
+
+# Seed 002's six categories, as the headings of the structured summary.
+CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("Issue and status", "the customer's main request or issue and where it stands now"),
+    ("Names", "names of the customer, the agent and any person, place or business named"),
+    ("Verification", "verification steps done and still pending"),
+    ("Identifiers, dates, amounts", "every reference, booking or order number, phone number, postcode, "
+     "train or flight number, date, time and amount, copied character for character"),
+    ("Commitments and deadlines", "what either side promised, and by when"),
+    ("Current state", "what was last said and what happens next"),
+)
+
+LANGUAGE_NAMES = {
+    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
+    "pt": "Portuguese", "pl": "Polish", "sv": "Swedish", "da": "Danish", "nb": "Norwegian", "fi": "Finnish",
+    "cs": "Czech", "tr": "Turkish", "ru": "Russian", "uk": "Ukrainian", "ar": "Arabic", "zh": "Chinese",
+    "ja": "Japanese", "ko": "Korean", "hi": "Hindi", "el": "Greek", "ro": "Romanian", "hu": "Hungarian",
+}
+
+# Entity kinds that a summary may legitimately paraphrase; every other kind is an exact fact that
+# must occur in the transcript.
+SOFT_KINDS = frozenset({"name", "person", "commitment", "deadline"})
+
+# Lines a small model writes when a category is empty ("Names: not provided"): they carry nothing,
+# cost tokens, and (MODELS.md) sometimes claim that a fact stated earlier was "not provided".
+_EMPTY_VALUE = re.compile(
+    r"^\s*[-*]?\s*[^:\n]{1,40}:\s*(none|n/?a|not (provided|mentioned|specified|stated|given|available)|unknown|-)\s*\.?\s*$",
+    re.IGNORECASE,
+)
+_FENCE = re.compile(r"^\s*```[a-z]*\s*$", re.IGNORECASE)
+
+
+class Counter(Protocol):
+    def count_text(self, text: str) -> int: ...
+
+
+Extract = Callable[[str], Sequence[Entity]]
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The verdict on one candidate summary: ``text`` is what would be stored (possibly cleaned)."""
+
+    ok: bool
+    text: str
+    reason: str = ""
+
+
+def language_name(language: str) -> str:
+    return LANGUAGE_NAMES.get(language.lower(), language)
+
+
+def render_turns(turns: Sequence[Turn]) -> str:
+    return "\n".join(f"{SPEAKER.get(t.role, t.role)} (turn {t.index}): {t.text}" for t in turns)
+
+
+def summary_prompt(previous: SummaryVersion | None, new_turns: Sequence[Turn], language: str) -> tuple[Message, ...]:
+    """The messages that ask for a new version: rolling (previous summary + new turns) or full (no previous).
+
+    The structure follows seed 002: six named categories, exact facts copied, nothing inferred.
+    Categories with nothing to say are left out rather than filled with "not provided", which a
+    small model otherwise writes even for facts that were stated.
+    """
+    name = language_name(language)
+    headings = "\n".join(f"{title}: {what}" for title, what in CATEGORIES)
+    system = (
+        "You keep the running summary of a customer-service conversation for the agent who answers next. "
+        "Write a clear, concise and factual summary. Include only information explicitly stated in the "
+        "conversation; never infer, guess or add anything. Copy identifiers, numbers, dates, times and "
+        f"amounts exactly as written. Write the summary in {name}, the language of the conversation."
+    )
+    rules = (
+        f"Write at most 200 words, as lines in this order, each starting with its heading:\n{headings}\n"
+        "Leave out a heading when the conversation says nothing about it. Do not write anything before or "
+        "after the summary."
+    )
+    if previous is None:
+        body = f"Conversation:\n{render_turns(new_turns)}\n\nSummarize the conversation.\n{rules}"
+    else:
+        body = (
+            f"Summary of turns 0-{previous.covers_to}:\n{previous.text}\n\n"
+            f"New turns since then:\n{render_turns(new_turns)}\n\n"
+            "Update the summary: keep every fact of the summary that still holds, add the facts of the new "
+            f"turns, and replace what they changed.\n{rules}"
+        )
+    return (Message("system", system), Message("user", body))
+
+
+def summarize(
+    model: ChatModel,
+    messages: Sequence[Message],
+    sampling: Sampling,
+    *,
+    cancel: threading.Event | None = None,
+) -> str:
+    """One call to the summarizer model; returns the tidied text (not yet validated).
+
+    ``sampling`` carries the configured temperature (0.3) and cap (250 tokens) as ``max_tokens``, so
+    the model cannot run past the cap. An answer cut at the cap loses its unfinished last line: a
+    half-written identifier is an invented one.
+    """
+    generation = model.generate(messages, sampling, cancel=cancel)
+    text = generation.text
+    if generation.finish_reason == "length" and "\n" in text:
+        text = text.rsplit("\n", 1)[0]
+    return tidy(text)
+
+
+def tidy(text: str) -> str:
+    """Drop code fences, empty category lines and blank runs that small models add."""
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    kept = [line for line in lines if not _FENCE.match(line) and not (line.strip() and _EMPTY_VALUE.match(line))]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def squash(text: str) -> str:
+    """The form used to compare facts: lower case, without spaces and commas (as the probes compare)."""
+    return re.sub(r"[\s,]+", "", text.lower())
+
+
+def invented(
+    text: str, transcript_text: str, extract: Extract, *, soft_kinds: frozenset[str] = SOFT_KINDS
+) -> tuple[Entity, ...]:
+    """Exact facts of ``text`` (identifiers, amounts, dates...) that the transcript does not contain."""
+    known_norms = {e.norm for e in extract(transcript_text) if e.norm}
+    haystack = squash(transcript_text)
+    return tuple(
+        e
+        for e in extract(text)
+        if e.kind not in soft_kinds and e.norm not in known_norms and squash(e.text) not in haystack
+    )
+
+
+def remove_lines_with(text: str, entities: Sequence[Entity]) -> str:
+    """``text`` without the lines (or, in a one-line text, the sentences) that carry ``entities``.
+
+    A whole line goes, not just the value: "Reference: ABC123" without its value still claims a
+    reference was given.
+    """
+    spans = sorted((e.start, e.end) for e in entities)
+    pieces: list[tuple[int, int]] = []
+    splitter = r"[^\n]*\n?" if "\n" in text.strip() else r"[^.!?]*[.!?]*\s*"
+    for m in re.finditer(splitter, text):
+        if m.start() == m.end():
+            continue
+        pieces.append((m.start(), m.end()))
+    kept = [text[a:b] for a, b in pieces if not any(s < b and e > a for s, e in spans)]
+    return tidy("".join(kept))
+
+
+def validate(
+    text: str,
+    *,
+    source_turns: Sequence[Turn],
+    previous: SummaryVersion | None,
+    transcript_text: str,
+    cap_tokens: int,
+    counter: Counter,
+    extract: Extract,
+    language: str | None,
+    languages: Sequence[str] = (),
+) -> Validation:
+    """Decide whether a candidate may become the accepted version, in the order that is cheapest to explain.
+
+    - not empty, and within ``cap_tokens`` (the seed's 250-token cap);
+    - not longer than its source (the previous summary plus the turns it summarized): a summary
+      that grows past what it summarizes only costs budget;
+    - no exact fact that ``transcript_text`` does not contain: such lines are removed, and the
+      version is rejected if that removes more than half of it (what is left cannot be trusted);
+    - in the conversation's ``language`` (when the detector is sure of the summary's language).
+    """
+    text = tidy(text)
+    if not text:
+        return Validation(False, text, "empty summary")
+    tokens = counter.count_text(text)
+    if tokens > cap_tokens:
+        return Validation(False, text, f"over the cap: {tokens} tokens > {cap_tokens}")
+    source = "\n".join(filter(None, [previous.text if previous else "", render_turns(source_turns)]))
+    source_tokens = counter.count_text(source)
+    if tokens > source_tokens:
+        return Validation(False, text, f"longer than its source: {tokens} tokens > {source_tokens}")
+    notes: list[str] = []
+    bad = invented(text, transcript_text, extract)
+    if bad:
+        cleaned = remove_lines_with(text, bad)
+        listed = ", ".join(sorted({e.text for e in bad}))
+        if len(cleaned) * 2 < len(text):
+            return Validation(False, text, f"invented {listed} (not in the transcript); too much to remove")
+        if invented(cleaned, transcript_text, extract):
+            return Validation(False, text, f"invented {listed} (not in the transcript); could not remove")
+        text = cleaned
+        notes.append(f"removed invented {listed}")
+    if language:
+        found = detect_language(text, languages or (language,))
+        if found is not None and found != language:
+            return Validation(False, text, f"written in {language_name(found)}, the conversation is in {language_name(language)}")
+    return Validation(True, text, "; ".join(notes))
+
+
+# language ---------------------------------------------------------------------------------------
+
+
+def detect_language(text: str, languages: Sequence[str]) -> str | None:
+    """The ISO 639-1 code of ``text``'s language among ``languages``, or None when unsure.
+
+    Restricting lingua to the configured languages keeps it fast and its memory small; with a single
+    language there is nothing to decide.
+    """
+    codes = tuple(dict.fromkeys(code.lower() for code in languages))
+    if not codes or not re.search(r"[^\W\d_]{3}", text):
+        return None
+    if len(codes) == 1:
+        return codes[0]
+    found = _detector(codes).detect_language_of(text)
+    return found.iso_code_639_1.name.lower() if found is not None else None
+
+
+@functools.lru_cache(maxsize=4)
+def _detector(codes: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    from lingua import IsoCode639_1, LanguageDetectorBuilder
+
+    try:
+        isos = [getattr(IsoCode639_1, code.upper()) for code in codes]
+    except AttributeError as exc:
+        raise ConfigError(f"summarizer.languages: unknown language code {exc.name.lower()!r}") from None
+    # The minimum distance makes the detector say "unsure" (None) rather than guess on short text.
+    return LanguageDetectorBuilder.from_iso_codes_639_1(*isos).with_minimum_relative_distance(0.1).build()
+
+
+def conversation_language(turns: Sequence[Turn], languages: Sequence[str]) -> str:
+    """The language the customer writes in (their last few messages), else the first configured one."""
+    said = [t.text for t in turns if t.role == "customer"][-6:] or [t.text for t in turns][-6:]
+    found = detect_language(" ".join(said)[-2000:], languages) if said else None
+    return found or languages[0].lower()

@@ -1,0 +1,137 @@
+"""`appliance chat` end to end with real GGUF models and a real database, in real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from appliance.config import ROOT, load_settings
+from appliance.store import Store
+
+from .conftest import TEST_MODEL, write_config
+
+pytestmark = pytest.mark.real_model
+
+TINY = f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 48\ntemperature = 0.2\nseed = 7\n'
+
+
+def chat(cfg: Path, *args: str, stdin: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "appliance", "--config", str(cfg), "chat", *args],
+        input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+
+
+def session_id_of(stderr: str) -> str:
+    return next(line.split()[1] for line in stderr.splitlines() if line.startswith("session "))
+
+
+class TestLineMode:
+    def test_one_answer_per_line_stored_and_resumable(self, tmp_path: Path):
+        cfg = write_config(tmp_path, TINY)
+        messages = ["Hello, my booking reference is W9945XIS.", "Can I change it to Sunday?", "Thanks!"]
+        done = chat(cfg, "--verbose", stdin="\n".join(messages) + "\n")
+        assert done.returncode == 0, done.stderr
+        answers = done.stdout.splitlines()
+        assert len(answers) == 3 and all(a.strip() for a in answers)
+        assert done.stderr.count("tok/s") == 3  # --verbose: one line of figures per turn
+        sid = session_id_of(done.stderr)
+
+        store = Store.open(load_settings(cfg, env={}).database)
+        turns = store.turns(sid)
+        assert [t.role for t in turns] == ["customer", "agent"] * 3
+        assert [t.text for t in turns[::2]] == messages
+        # Line mode folds an answer's line breaks into spaces; the store keeps them.
+        assert [" ".join(t.text.split()) for t in turns[1::2]] == [" ".join(a.split()) for a in answers]
+        records = store.records(sid)
+        assert all(r.prompt_tokens > 0 and r.completion_tokens > 0 and r.model == TEST_MODEL for _, r in records)
+        store.close()
+
+        again = chat(cfg, "--session", sid, stdin="What was my reference?\n")
+        assert again.returncode == 0, again.stderr
+        store = Store.open(load_settings(cfg, env={}).database)
+        assert len(store.turns(sid)) == 8
+        (_, last) = store.records(sid)[-1]
+        assert last.manifest.verbatim_turns == tuple(range(6))  # the resumed prompt carries the earlier turns
+        store.close()
+
+    def test_bad_messages_are_refused_and_not_stored(self, tmp_path: Path):
+        cfg = write_config(tmp_path, TINY + "[chat]\nmax_message_chars = 40\n")
+        done = chat(cfg, stdin="\n" + "y" * 41 + "\nHi there\n")
+        assert done.returncode == 0, done.stderr
+        assert "empty message" in done.stderr and "limit of 40" in done.stderr
+        assert len(done.stdout.splitlines()) == 1
+        store = Store.open(load_settings(cfg, env={}).database)
+        assert [t.text for t in store.turns(session_id_of(done.stderr))][0] == "Hi there"
+        store.close()
+
+    def test_unknown_session_exits_2(self, tmp_path: Path):
+        done = chat(write_config(tmp_path, TINY), "--session", "nope", stdin="hi\n")
+        assert done.returncode == 2 and "no session with id 'nope'" in done.stderr
+
+    def test_missing_model_file_names_the_fetch_command(self, tmp_path: Path):
+        models = tmp_path / "models"
+        models.mkdir()
+        (models / "MODELS.toml").write_text((ROOT / "models" / "MODELS.toml").read_text())
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'[paths]\nmodels_dir = "{models}"\ndatabase = "{tmp_path / "db.sqlite"}"\n')
+        done = chat(cfg, stdin="hi\n")
+        assert done.returncode == 2
+        assert "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" in done.stderr and "appliance models fetch" in done.stderr
+
+
+class TestKilledMidTurn:
+    def test_database_stays_consistent(self, tmp_path: Path):
+        cfg = write_config(tmp_path, TINY.replace("max_tokens = 48", "max_tokens = 400"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "appliance", "--config", str(cfg), "chat"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        )
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(b"Hello!\n")
+        proc.stdin.flush()
+        first = proc.stdout.readline()
+        assert first.strip()
+        proc.stdin.write(b"Please count from 1 to 300, one number after another, separated by commas.\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        assert ready
+        partial = os.read(proc.stdout.fileno(), 64)  # the answer has started streaming...
+        assert partial and b"\n" not in partial, "answer finished before the kill; cannot test mid-turn"
+        os.kill(proc.pid, signal.SIGKILL)  # ...and the process dies mid-generation
+        proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+
+        store = Store.open(load_settings(cfg, env={}).database)
+        assert store.integrity_ok()
+        [session] = store.sessions()
+        turns = store.turns(session["id"])
+        assert [t.role for t in turns] == ["customer", "agent"]  # the killed turn left nothing behind
+        assert " ".join(turns[1].text.split()) == " ".join(first.decode().split())
+        assert len(store.records(session["id"])) == 1
+        store.close()
+        resumed = chat(cfg, "--session", session["id"], stdin="Are you there?\n")
+        assert resumed.returncode == 0 and resumed.stdout.strip()
+
+
+class TestDefaultResponder:
+    def test_loads_counts_exactly_and_generates(self, tmp_path: Path):
+        from appliance.build import load_responder
+        from appliance.responder import Sampling
+        from appliance.types import Message
+
+        settings = load_settings(write_config(tmp_path), env={})
+        model = load_responder(settings)  # the default responder, sha256-verified first
+        messages = (Message("system", "You are terse."), Message("user", "Say the word 'ready'."))
+        pieces: list[str] = []
+        result = model.generate(messages, Sampling(max_tokens=8, temperature=0.0), on_token=pieces.append)
+        assert result.text and "".join(pieces).strip() == result.text
+        assert result.prompt_tokens == model.count(messages)
+        assert 0 < result.completion_tokens <= 8
+        assert result.model == settings.responder.model
