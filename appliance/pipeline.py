@@ -1,23 +1,61 @@
 """The hot path of one turn: the only place where the stages meet.
 
-The pipeline receives its parts (store, responder, policies) already built; it builds none.
+    snapshot → stage → recall → context → generate (streamed) → check → repair → refine → store
+
+The pipeline receives its parts (store, models, policies, recall) already built; it builds none.
 A turn is written only after the answer is complete, in one transaction, so an interrupted or
-cancelled turn leaves nothing behind.
+cancelled turn leaves nothing behind. Summaries are made elsewhere (the worker), never here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
-from . import stage
+import numpy as np
+
+from . import checker, ledger, stage
 from .context import ContextPolicy, PromptSpec
 from .errors import ConfigError, InputError, MessageTooLong
 from .responder import ChatModel, OnToken, Sampling
 from .store import Store
-from .types import ROLES, Session, SummaryVersion, Timings, Turn, TurnRecord, TurnResult
+from .tokens import ResponderCounter
+from .types import (
+    ROLES,
+    CheckResult,
+    Generation,
+    Message,
+    Session,
+    Snapshot,
+    SummaryVersion,
+    Timings,
+    Turn,
+    TurnRecord,
+    TurnResult,
+)
+
+REFINE_PROMPT = (
+    "Rewrite so it sounds like a real phone response. Aim for 2-3 short spoken-style sentences. "
+    "Keep all factual content. Remove robotic phrasing. Reply with the rewritten text only."
+)
+
+
+class Recaller(Protocol):
+    """What the pipeline needs from recall (appliance.recall.Recall)."""
+
+    model_name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def points_back(self, question: str) -> bool: ...
+
+    def select(
+        self, question: str, candidates: Sequence[Turn], vectors: np.ndarray, k: int, min_score: float
+    ) -> tuple[int, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -28,6 +66,15 @@ class PipelineSettings:
     max_message_chars: int
     default_policy: str
     sampling: Sampling
+    early_turns: int = stage.EARLY_TURNS
+    late_cues: Mapping[str, Sequence[str]] = field(default_factory=lambda: dict(stage.LATE_CUES))
+    open_cues: Mapping[str, Sequence[str]] = field(default_factory=lambda: dict(stage.OPEN_CUES))
+    instructions: Mapping[str, str] = field(default_factory=dict)
+    guard: str = "regenerate"
+    redact_phrase: str = "[please check with staff]"
+    recall_k: int = 3
+    recall_min_score: float = 0.3
+    refine_prompt: str = REFINE_PROMPT
 
 
 class Pipeline:
@@ -37,17 +84,34 @@ class Pipeline:
         responder: ChatModel,
         policies: Mapping[str, ContextPolicy],
         settings: PipelineSettings,
+        *,
+        recall: Recaller | None = None,
+        early_responder: ChatModel | None = None,
+        refiner: ChatModel | None = None,
     ) -> None:
         if settings.default_policy not in policies:
             raise ConfigError(f"context.policy: unknown policy {settings.default_policy!r}")
+        if settings.guard not in ("flag", "regenerate", "redact"):
+            raise ConfigError(f"guard.policy: unknown policy {settings.guard!r}")
         self.store = store
         self.responder = responder
+        self.early_responder = early_responder
+        self.refiner = refiner
+        self.recall = recall
         self.policies = dict(policies)
         self.settings = settings
+        # One cached counter per model: a build counts the same turn lines again at every turn.
+        self._counters: dict[int, ResponderCounter] = {}
         # Called with the session id after every stored turn (the summary worker listens here).
         self.after_store: list[Callable[[str], None]] = []
         # Set while an answer is being generated, so background work can yield to it.
         self.answering = _Gauge()
+
+    def counter_for(self, model: ChatModel) -> ResponderCounter:
+        counter = self._counters.get(id(model))
+        if counter is None:
+            counter = self._counters[id(model)] = ResponderCounter(model)
+        return counter
 
     def new_session(self, *, policy: str | None = None, title: str = "") -> Session:
         name = policy or self.settings.default_policy
@@ -68,6 +132,8 @@ class Pipeline:
             )
         return text.strip()
 
+    # the hot path -----------------------------------------------------------------------------------
+
     def answer(
         self,
         session_id: str,
@@ -75,50 +141,162 @@ class Pipeline:
         *,
         on_token: OnToken | None = None,
         cancel: threading.Event | None = None,
+        persist: bool = True,
     ) -> TurnResult:
-        """Answer a customer message and store the exchange; nothing is stored if anything fails."""
+        """Answer a customer message and store the exchange; nothing is stored if anything fails.
+
+        ``on_token`` sees the first generation as it streams; if the guard replaces it, the result's
+        agent turn holds the text that was stored (and ``record.check.original`` the streamed one).
+        With ``persist=False`` nothing is stored at all (an evaluation's probe question, asked
+        without changing the conversation); the result's turns carry the indices they would have.
+        """
         started = time.perf_counter()
+        s = self.settings
         message = self.validate_message(text)
         snap = self.store.snapshot(session_id)
-        turn_stage = stage.detect(snap.turns, message)
+        turn_stage = stage.detect(
+            snap.turns, message, early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
+        )
+        model = self.early_responder if (turn_stage == "early" and self.early_responder) else self.responder
+        counter = self.counter_for(model)
         policy = self.policies[snap.session.policy]
         spec = PromptSpec(
-            system=self.settings.system_prompt,
-            instruction=self.settings.instruction,
-            budget=self.settings.budget_tokens,
+            system=s.system_prompt,
+            instruction=stage.instruction_for(turn_stage, s.instructions, s.instruction),
+            budget=s.budget_tokens,
         )
         t0 = time.perf_counter()
-        prompt = policy.build(snap, message, spec, self.responder)
-        context_ms = (time.perf_counter() - t0) * 1000
-        with self.answering:
-            generation = self.responder.generate(
-                prompt.messages, self.settings.sampling, on_token=on_token, cancel=cancel
-            )
+        recalled = self._recall(snap, message, policy)
         t1 = time.perf_counter()
+        prompt = policy.build(snap, message, spec, counter, recalled)
+        t2 = time.perf_counter()
+        with self.answering:
+            first = model.generate(prompt.messages, s.sampling, on_token=on_token, cancel=cancel)
+            t3 = time.perf_counter()
+            customer = Turn(session_id, len(snap.turns), "customer", message)
+            facts = snap.ledger + ledger.entries_for(customer)
+            summary = snap.summary.text if snap.summary else ""
+
+            def check(answer: str) -> CheckResult:
+                return checker.check(answer, ledger=facts, summary=summary, transcript=snap.turns, question=message)
+
+            result = check(first.text)
+            t4 = time.perf_counter()
+            final, result = self._repair(first, result, check, snap, message, spec, counter, recalled, model, cancel)
+            final_text, refine_note = self._refine(final.text, result, check, cancel)
+        t5 = time.perf_counter()
+        if refine_note:
+            result = dataclasses.replace(result, refine=refine_note)
         record = TurnRecord(
             stage=turn_stage,
-            model=generation.model,
+            model=first.model,
             manifest=prompt.manifest,
-            prompt_tokens=generation.prompt_tokens,
-            completion_tokens=generation.completion_tokens,
+            prompt_tokens=final.prompt_tokens,
+            completion_tokens=first.completion_tokens,
             timings=Timings(
-                context_ms=context_ms,
-                ttft_s=generation.ttft_s,
-                generate_s=generation.total_s,
-                total_s=t1 - started,
+                context_ms=(t2 - t1) * 1000,
+                recall_ms=(t1 - t0) * 1000,
+                ttft_s=first.ttft_s,
+                generate_s=first.total_s,
+                check_ms=(t4 - t3) * 1000,
+                repair_s=t5 - t4,
+                total_s=t5 - started,
             ),
+            check=result,
         )
-        result = self.store.append_exchange(session_id, message, generation.text, record)
-        store_ms = (time.perf_counter() - t1) * 1000
+        agent = Turn(session_id, customer.index + 1, "agent", final_text)
+        if not persist:
+            return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
+        stored = self.store.append_exchange(
+            session_id, message, final_text, record, ledger=facts[len(snap.ledger):] + ledger.entries_for(agent)
+        )
+        store_ms = (time.perf_counter() - t5) * 1000
         self._stored(session_id)
-        # The stored record's timings cannot include the store's own write; the caller's copy does.
-        timings = Timings(**{**record.timings.__dict__, "store_ms": store_ms, "total_s": time.perf_counter() - started})
-        return TurnResult(
-            session_id=result.session_id,
-            customer=result.customer,
-            agent=result.agent,
-            record=TurnRecord(**{**record.__dict__, "timings": timings}),
+        # The stored record cannot include the store's own write; the caller's copy does.
+        timings = dataclasses.replace(record.timings, store_ms=store_ms, total_s=time.perf_counter() - started)
+        return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timings))
+
+    def _recall(self, snap: Snapshot, message: str, policy: ContextPolicy) -> tuple[int, ...]:
+        """Older turns to show verbatim again, when the message points back to something."""
+        candidates_of = getattr(policy, "recall_candidates", None)
+        if self.recall is None or candidates_of is None or self.settings.recall_k <= 0:
+            return ()
+        if not self.recall.points_back(message):
+            return ()
+        candidates: tuple[Turn, ...] = candidates_of(snap)
+        if not candidates:
+            return ()
+        vectors = self.vectors(snap.session.id, candidates)
+        return self.recall.select(message, candidates, vectors, self.settings.recall_k, self.settings.recall_min_score)
+
+    def vectors(self, session_id: str, turns: Sequence[Turn]) -> np.ndarray:
+        """Embeddings of ``turns`` (one row each), computing and storing any not stored yet."""
+        assert self.recall is not None
+        from .recall import from_blob, to_blob
+
+        stored = self.store.embeddings(session_id, self.recall.model_name)
+        missing = [t for t in turns if t.index not in stored]
+        if missing:
+            fresh = self.recall.embed([t.text for t in missing])
+            blobs = [(t.index, to_blob(v)) for t, v in zip(missing, fresh)]
+            self.store.put_embeddings(session_id, self.recall.model_name, blobs)
+            stored.update(blobs)
+        return np.stack([from_blob(stored[t.index]) for t in turns])
+
+    def _repair(
+        self,
+        first: Generation,
+        result: CheckResult,
+        check: Callable[[str], CheckResult],
+        snap: Snapshot,
+        message: str,
+        spec: PromptSpec,
+        counter: ResponderCounter,
+        recalled: tuple[int, ...],
+        model: ChatModel,
+        cancel: threading.Event | None,
+    ) -> tuple[Generation, CheckResult]:
+        """Apply the guard policy to an answer with findings: flag it, redact it, or regenerate once."""
+        if result.ok:
+            return first, result
+        policy = self.settings.guard
+        if policy == "flag":
+            return first, dataclasses.replace(result, action="flag")
+        if policy == "redact":
+            text = checker.redact(first.text, result, self.settings.redact_phrase)
+            return dataclasses.replace(first, text=text), dataclasses.replace(
+                check(text), action="redact", original=first.text, original_findings=result.findings
+            )
+        facts = ledger.current(snap.ledger + ledger.entries_for(Turn(snap.session.id, len(snap.turns), "customer", message)))
+        strict = dataclasses.replace(
+            spec, instruction=f"{spec.instruction}\n{checker.strict_instruction(facts, result.findings)}"
         )
+        retry_prompt = self.policies[snap.session.policy].build(snap, message, strict, counter, recalled)
+        second = model.generate(retry_prompt.messages, self.settings.sampling, cancel=cancel)
+        second_result = check(second.text)
+        if len(second_result.findings) < len(result.findings):  # keep the better answer; a tie keeps the first
+            return second, dataclasses.replace(
+                second_result, action="regenerate", original=first.text, original_findings=result.findings
+            )
+        return first, dataclasses.replace(result, action="regenerate")
+
+    def _refine(
+        self, text: str, result: CheckResult, check: Callable[[str], CheckResult], cancel: threading.Event | None
+    ) -> tuple[str, str]:
+        """Seed 002's spoken-style rewrite, kept only if it neither drops nor changes a fact."""
+        if self.refiner is None:
+            return text, ""
+        prompt = (Message("system", self.settings.refine_prompt), Message("user", text))
+        rewrite = self.refiner.generate(prompt, self.settings.sampling, cancel=cancel).text
+        if not rewrite:
+            return text, "discarded: empty rewrite"
+        # Every fact of the original must be in the rewrite, and the rewrite may add none.
+        dropped = checker.check(text, ledger=(), summary=rewrite, transcript=(), question="").findings
+        added = [f for f in check(rewrite).findings if f.entity.norm not in {g.entity.norm for g in result.findings}]
+        if dropped or added:
+            what = ", ".join([f"dropped {f.entity.text}" for f in dropped] + [f"added {f.entity.text}" for f in added])
+            return text, f"discarded: {what}"
+        return rewrite, "kept"
 
     # turns without an answer, and operator controls ------------------------------------------------
 
@@ -126,7 +304,10 @@ class Pipeline:
         """Record a turn without generating: a human agent taking over, or a replayed transcript."""
         if role not in ROLES:
             raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
-        turn = self.store.append_turn(session_id, role, self.validate_message(text))
+        message = self.validate_message(text)
+        index = len(self.store.turns(session_id))
+        facts = ledger.entries_for(Turn(session_id, index, role, message))  # type: ignore[arg-type]
+        turn = self.store.append_turn(session_id, role, message, ledger=facts)
         self._stored(session_id)
         return turn
 
@@ -187,3 +368,4 @@ class _Gauge:
         """Block until no answer is in progress; False if ``timeout`` passed first."""
         with self._lock:
             return self._idle.wait_for(lambda: self._n == 0, timeout)
+

@@ -111,6 +111,20 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX ledger_session ON ledger(session_id, turn)")
 
 
+@migrations()
+def m002_embeddings(db: sqlite_utils.Database) -> None:
+    # One vector per turn, for recall of older verbatim turns; written off the answer's path.
+    db.execute(
+        """CREATE TABLE embeddings (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            idx INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (session_id, idx, model)
+        )"""
+    )
+
+
 class Store:
     """Thread-safe access to one database file (one connection, one lock)."""
 
@@ -317,6 +331,20 @@ class Store:
             [session_id],
         )
         return tuple(LedgerEntry(**r) for r in rows)
+
+    # embeddings ---------------------------------------------------------------------------------
+
+    def put_embeddings(self, session_id: str, model: str, vectors: Iterable[tuple[int, bytes]]) -> None:
+        rows = [{"session_id": session_id, "idx": idx, "model": model, "vector": blob} for idx, blob in vectors]
+        if rows:
+            with self._tx() as db:
+                db["embeddings"].insert_all(rows, replace=True)
+
+    def embeddings(self, session_id: str, model: str) -> dict[int, bytes]:
+        rows = self._rows(
+            "SELECT idx, vector FROM embeddings WHERE session_id = ? AND model = ?", [session_id, model]
+        )
+        return {r["idx"]: r["vector"] for r in rows}
 
     def integrity_ok(self) -> bool:
         return self._rows("PRAGMA integrity_check")[0]["integrity_check"] == "ok"

@@ -17,19 +17,16 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .errors import ConfigError
-from .types import Entity, Message, SummaryVersion, Turn
-
-if TYPE_CHECKING:  # the protocol and sampling type only; no stage is imported at run time
-    from .responder import ChatModel, Sampling
+from .types import Entity, Generation, Message, Sampling, SummaryVersion, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
 
 # Seed 002's six categories, as the headings of the structured summary.
 CATEGORIES: tuple[tuple[str, str], ...] = (
-    ("Issue and status", "the customer's main request or issue and where it stands now"),
+    ("Issue and status", "what the customer wants and where it stands"),
     ("Names", "names of the customer, the agent and any person, place or business named"),
     ("Verification", "verification steps done and still pending"),
     ("Identifiers, dates, amounts", "every reference, booking or order number, phone number, postcode, "
@@ -52,7 +49,8 @@ SOFT_KINDS = frozenset({"name", "person", "commitment", "deadline"})
 # Lines a small model writes when a category is empty ("Names: not provided"): they carry nothing,
 # cost tokens, and (MODELS.md) sometimes claim that a fact stated earlier was "not provided".
 _EMPTY_VALUE = re.compile(
-    r"^\s*[-*]?\s*[^:\n]{1,40}:\s*(none|n/?a|not (provided|mentioned|specified|stated|given|available)|unknown|-)\s*\.?\s*$",
+    r"^\s*[-*]?\s*[^:\n]{1,40}:\s*"
+    r"(none|n/?a|not (provided|mentioned|specified|stated|given|available)|unknown|-)\s*\.?\s*$",
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^\s*```[a-z]*\s*$", re.IGNORECASE)
@@ -60,6 +58,14 @@ _FENCE = re.compile(r"^\s*```[a-z]*\s*$", re.IGNORECASE)
 
 class Counter(Protocol):
     def count_text(self, text: str) -> int: ...
+
+
+class SummaryModel(Protocol):
+    """What this stage needs of a model (``responder.ChatModel`` fits; stages do not import each other)."""
+
+    def generate(
+        self, messages: Sequence[Message], sampling: Sampling, *, cancel: threading.Event | None = None
+    ) -> Generation: ...
 
 
 Extract = Callable[[str], Sequence[Entity]]
@@ -82,40 +88,45 @@ def render_turns(turns: Sequence[Turn]) -> str:
     return "\n".join(f"{SPEAKER.get(t.role, t.role)} (turn {t.index}): {t.text}" for t in turns)
 
 
-def summary_prompt(previous: SummaryVersion | None, new_turns: Sequence[Turn], language: str) -> tuple[Message, ...]:
+def summary_prompt(
+    previous: SummaryVersion | None, new_turns: Sequence[Turn], language: str, *, max_words: int = 150
+) -> tuple[Message, ...]:
     """The messages that ask for a new version: rolling (previous summary + new turns) or full (no previous).
 
     The structure follows seed 002: six named categories, exact facts copied, nothing inferred.
     Categories with nothing to say are left out rather than filled with "not provided", which a
-    small model otherwise writes even for facts that were stated.
+    small model otherwise writes even for facts that were stated. ``max_words`` keeps the model
+    below the token cap, so that it finishes its last line instead of being cut off.
     """
     name = language_name(language)
-    headings = "\n".join(f"{title}: {what}" for title, what in CATEGORIES)
+    what = "\n".join(f"- {title}: {meaning}." for title, meaning in CATEGORIES)
     system = (
         "You keep the running summary of a customer-service conversation for the agent who answers next. "
         "Write a clear, concise and factual summary. Include only information explicitly stated in the "
-        "conversation; never infer, guess or add anything. Copy identifiers, numbers, dates, times and "
-        f"amounts exactly as written. Write the summary in {name}, the language of the conversation."
+        "conversation; never infer, guess or make up anything, and never invent names. Copy identifiers, "
+        "numbers, dates, times and amounts exactly as written. The summary has these lines:\n"
+        f"{what}\nWrite it in {name}, the language of the conversation, in at most {max_words} words."
     )
+    form = "\n".join(f"{title}: ..." for title, _ in CATEGORIES)
     rules = (
-        f"Write at most 200 words, as lines in this order, each starting with its heading:\n{headings}\n"
-        "Leave out a heading when the conversation says nothing about it. Do not write anything before or "
-        "after the summary."
+        f"Answer with the {len(CATEGORIES)} lines below and nothing else, replacing each ... with facts from "
+        f"the conversation (write - when it says nothing about that):\n{form}"
     )
     if previous is None:
-        body = f"Conversation:\n{render_turns(new_turns)}\n\nSummarize the conversation.\n{rules}"
+        body = f"Conversation:\n{render_turns(new_turns)}\n\nSummarize the conversation. {rules}"
     else:
         body = (
-            f"Summary of turns 0-{previous.covers_to}:\n{previous.text}\n\n"
-            f"New turns since then:\n{render_turns(new_turns)}\n\n"
-            "Update the summary: keep every fact of the summary that still holds, add the facts of the new "
-            f"turns, and replace what they changed.\n{rules}"
+            f"Summary of the earlier conversation:\n{previous.text}\n\n"
+            f"Conversation since then:\n{render_turns(new_turns)}\n\n"
+            "Summarize the whole conversation: keep every fact of the earlier summary that still holds, add "
+            "every new fact from the conversation since then (names, identifiers, amounts, requests, what was "
+            f"agreed), and update the current state. {rules}"
         )
     return (Message("system", system), Message("user", body))
 
 
 def summarize(
-    model: ChatModel,
+    model: SummaryModel,
     messages: Sequence[Message],
     sampling: Sampling,
     *,
@@ -147,9 +158,19 @@ def squash(text: str) -> str:
 
 
 def invented(
-    text: str, transcript_text: str, extract: Extract, *, soft_kinds: frozenset[str] = SOFT_KINDS
+    text: str,
+    transcript_text: str,
+    extract: Extract,
+    *,
+    soft_kinds: frozenset[str] = SOFT_KINDS,
+    reverse: bool = False,
 ) -> tuple[Entity, ...]:
-    """Exact facts of ``text`` (identifiers, amounts, dates...) that the transcript does not contain."""
+    """Exact facts of ``text`` (identifiers, amounts, dates...) that ``transcript_text`` does not contain.
+
+    With ``reverse``, the other way round: facts of ``transcript_text`` that ``text`` leaves out.
+    """
+    if reverse:
+        text, transcript_text = transcript_text, text
     known_norms = {e.norm for e in extract(transcript_text) if e.norm}
     haystack = squash(transcript_text)
     return tuple(
@@ -207,25 +228,41 @@ def validate(
     source_tokens = counter.count_text(source)
     if tokens > source_tokens:
         return Validation(False, text, f"longer than its source: {tokens} tokens > {source_tokens}")
+    if previous is not None and squash(text) == squash(previous.text):
+        # A small model often copies the previous summary; accepting it would mark the new turns as
+        # covered and take them out of the prompt while their facts are nowhere in the summary.
+        new_facts = invented(text, render_turns(source_turns), extract, reverse=True)
+        if new_facts:
+            listed = ", ".join(sorted({e.text for e in new_facts}))
+            return Validation(False, text, f"unchanged: leaves out {listed} from the new turns")
     notes: list[str] = []
-    bad = invented(text, transcript_text, extract)
+    # The previous version counts as a source: an operator may have added facts from outside the chat.
+    known = "\n".join(filter(None, [transcript_text, previous.text if previous else ""]))
+    bad = invented(text, known, extract)
     if bad:
         cleaned = remove_lines_with(text, bad)
         listed = ", ".join(sorted({e.text for e in bad}))
         if len(cleaned) * 2 < len(text):
             return Validation(False, text, f"invented {listed} (not in the transcript); too much to remove")
-        if invented(cleaned, transcript_text, extract):
+        if invented(cleaned, known, extract):
             return Validation(False, text, f"invented {listed} (not in the transcript); could not remove")
         text = cleaned
         notes.append(f"removed invented {listed}")
     if language:
-        found = detect_language(text, languages or (language,))
+        found = detect_language(without_headings(text), languages or (language,))
         if found is not None and found != language:
-            return Validation(False, text, f"written in {language_name(found)}, the conversation is in {language_name(language)}")
+            said = f"written in {language_name(found)}, the conversation is in {language_name(language)}"
+            return Validation(False, text, said)
     return Validation(True, text, "; ".join(notes))
 
 
 # language ---------------------------------------------------------------------------------------
+
+
+def without_headings(text: str) -> str:
+    """The summary's content without the English headings the prompt asks for, for language detection."""
+    titles = "|".join(re.escape(title) for title, _ in CATEGORIES)
+    return re.sub(rf"^\s*[-*]?\s*({titles})\s*:", "", text, flags=re.IGNORECASE | re.MULTILINE)
 
 
 def detect_language(text: str, languages: Sequence[str]) -> str | None:

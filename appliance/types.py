@@ -131,6 +131,7 @@ class Sampling:
     repeat_penalty: float = 1.1
     max_tokens: int = 256
     seed: int = -1
+    ignore_eos: bool = False  # generate exactly max_tokens (benchmarks, tests of long answers)
 
 
 @dataclass(frozen=True)
@@ -148,10 +149,15 @@ class Generation:
 
 @dataclass(frozen=True)
 class Timings:
+    """Where a turn's time went. ``generate_s`` is the first generation; ``repair_s`` a regeneration
+    or refinement after it."""
+
     context_ms: float = 0.0
+    recall_ms: float = 0.0
     ttft_s: float = 0.0
     generate_s: float = 0.0
     check_ms: float = 0.0
+    repair_s: float = 0.0
     store_ms: float = 0.0
     total_s: float = 0.0
 
@@ -178,9 +184,19 @@ class Finding:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """The entity check of the answer that was kept, and what the guard did.
+
+    ``action``: ``none`` (nothing to act on), ``flag`` (kept and shown), ``redact`` (spans replaced),
+    ``regenerate`` (retried once with a stricter instruction). ``findings`` are what remains in the
+    stored answer; ``original``/``original_findings`` describe the first answer when it was replaced.
+    """
+
     findings: tuple[Finding, ...] = ()
     action: str = "none"
     checked: int = 0
+    original: str = ""
+    original_findings: tuple[Finding, ...] = ()
+    refine: str = ""
 
     @property
     def ok(self) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import select
+import time
 import signal
 import subprocess
 import sys
@@ -88,25 +88,30 @@ class TestLineMode:
 
 class TestKilledMidTurn:
     def test_database_stays_consistent(self, tmp_path: Path):
-        cfg = write_config(tmp_path, TINY.replace("max_tokens = 48", "max_tokens = 400"))
+        # Answers of exactly 400 tokens, so that the kill always lands in the middle of one.
+        cfg = write_config(tmp_path, TINY.replace("max_tokens = 48", "max_tokens = 400\nignore_eos = true"))
         proc = subprocess.Popen(
-            [sys.executable, "-m", "appliance", "--config", str(cfg), "chat"],
+            [sys.executable, "-m", "appliance", "--config", str(cfg), "chat", "--verbose"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
         )
-        assert proc.stdin and proc.stdout
+        assert proc.stdin and proc.stdout and proc.stderr
         proc.stdin.write(b"Hello!\n")
         proc.stdin.flush()
         first = proc.stdout.readline()
         assert first.strip()
         proc.stdin.write(b"Please count from 1 to 300, one number after another, separated by commas.\n")
         proc.stdin.flush()
-        ready, _, _ = select.select([proc.stdout], [], [], 120)
-        assert ready
-        partial = os.read(proc.stdout.fileno(), 64)  # the answer has started streaming...
-        assert partial and b"\n" not in partial, "answer finished before the kill; cannot test mid-turn"
-        os.kill(proc.pid, signal.SIGKILL)  # ...and the process dies mid-generation
+        # --verbose says on stderr when the answer starts streaming: once for the first turn, then ours.
+        markers = 0
+        deadline = time.monotonic() + 120
+        while markers < 2 and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            markers += line.strip() == b"[answering]"
+        assert markers == 2, "the second answer never started"
+        os.kill(proc.pid, signal.SIGKILL)  # the process dies mid-generation
         proc.wait(timeout=30)
         assert proc.returncode == -signal.SIGKILL
+        assert proc.stdout.read() == b"", "answer finished before the kill; cannot test mid-turn"
 
         store = Store.open(load_settings(cfg, env={}).database)
         assert store.integrity_ok()

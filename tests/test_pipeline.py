@@ -20,18 +20,20 @@ def count_rows(pipeline: Pipeline) -> tuple[int, int]:
 
 class TestAnswer:
     def test_exchange_is_stored_with_its_record(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        fake_responder.replies = ["Your reference is W9945XIS."]
+        fake_responder.replies = ["Your booking W9945XIS is confirmed."]
         session = pipeline.new_session()
         streamed: list[str] = []
-        result = pipeline.answer(session.id, "  Book it please  ", on_token=streamed.append)
-        assert "".join(streamed) == "Your reference is W9945XIS."
+        result = pipeline.answer(session.id, "  Please confirm booking W9945XIS  ", on_token=streamed.append)
+        assert "".join(streamed) == "Your booking W9945XIS is confirmed."
         turns = pipeline.store.turns(session.id)
-        assert [(t.role, t.text) for t in turns] == [("customer", "Book it please"),
-                                                      ("agent", "Your reference is W9945XIS.")]
+        assert [(t.role, t.text) for t in turns] == [("customer", "Please confirm booking W9945XIS"),
+                                                      ("agent", "Your booking W9945XIS is confirmed.")]
         [(idx, record)] = pipeline.store.records(session.id)
         assert idx == 1 and record.stage == "early" and record.model == "fake-responder"
         assert record.prompt_tokens == result.record.prompt_tokens == record.manifest.total_tokens
+        assert record.check.checked == 1 and record.check.ok and record.check.action == "none"
         assert result.record.timings.store_ms > 0
+        assert [(e.value, e.turn) for e in pipeline.store.ledger(session.id)] == [("W9945XIS", 0), ("W9945XIS", 1)]
 
     def test_prompt_carries_the_transcript_and_question(self, pipeline: Pipeline, fake_responder: FakeResponder):
         session = pipeline.new_session()
@@ -105,3 +107,82 @@ class TestOperatorControls:
         pipeline.set_summary_paused(session.id, True)
         assert pipeline.store.session(session.id).summary_paused
         assert seen == [session.id, session.id]
+
+
+class TestGuard:
+    """A fake responder (FakeResponder) that invents facts, and what each guard policy does about it."""
+
+    def make(self, pipeline: Pipeline, guard: str) -> Pipeline:
+        import dataclasses
+
+        pipeline.settings = dataclasses.replace(pipeline.settings, guard=guard)
+        return pipeline
+
+    def test_regenerate_replaces_an_invented_case_number(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "customer", "My card ending 4821 was charged twice for $45.00.")
+        pipeline.record_turn(session.id, "agent", "I am sorry to hear that. Let me look into it.")
+        fake_responder.replies = [
+            "I opened case CS-88213 for the $45.00 charge.",  # CS-88213 was never said
+            "I have opened a case for the duplicate $45.00 charge on your card ending 4821.",
+        ]
+        streamed: list[str] = []
+        result = pipeline.answer(session.id, "What happens now?", on_token=streamed.append)
+        assert "CS-88213" in "".join(streamed)  # the customer saw the first answer stream...
+        assert "CS-88213" not in result.agent.text  # ...and the stored one replaced it
+        check = result.record.check
+        assert check.action == "regenerate" and check.ok
+        assert [f.entity.text for f in check.original_findings] == ["CS-88213"]
+        assert "CS-88213" in check.original
+        retry_prompt = fake_responder.prompts[-1][-1].content
+        assert "4821" in retry_prompt and "CS-88213" in retry_prompt  # the strict instruction lists both
+        [(_, stored)] = pipeline.store.records(session.id)
+        assert stored.check == check
+        assert pipeline.store.turns(session.id)[-1].text == result.agent.text
+
+    def test_regenerate_keeps_the_first_when_the_retry_is_no_better(self, pipeline: Pipeline,
+                                                                    fake_responder: FakeResponder):
+        session = pipeline.new_session()
+        fake_responder.replies = ["Your case is CS-1.", "Your case is CS-2 and CS-3."]
+        result = pipeline.answer(session.id, "Any news?")
+        assert result.agent.text == "Your case is CS-1."
+        assert result.record.check.action == "regenerate" and len(result.record.check.findings) == 1
+
+    def test_contradiction_names_the_right_value(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        self.make(pipeline, "flag")
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "customer", "My order number is 7731-4490.")
+        fake_responder.replies = ["Order 7731-4496 has shipped."]
+        result = pipeline.answer(session.id, "Where is it?")
+        [finding] = result.record.check.findings
+        assert finding.status == "contradiction" and finding.expected == "7731-4490"
+        assert result.agent.text == "Order 7731-4496 has shipped." and result.record.check.action == "flag"
+
+    def test_redact(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        self.make(pipeline, "redact")
+        session = pipeline.new_session()
+        fake_responder.replies = ["Your refund of $120.00 arrives on March 3rd."]
+        result = pipeline.answer(session.id, "When is my refund coming?")
+        phrase = pipeline.settings.redact_phrase
+        assert "$120.00" not in result.agent.text and phrase in result.agent.text
+        assert result.record.check.action == "redact" and len(result.record.check.original_findings) == 2
+
+
+class TestRefine:
+    def test_a_rewrite_that_changes_an_amount_is_discarded(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        refiner = FakeResponder(["Sure thing, we will refund $54.00 soon."])
+        pipeline.refiner = refiner
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "customer", "I was charged $45.00 twice.")
+        fake_responder.replies = ["We will refund the duplicate charge of $45.00 today."]
+        result = pipeline.answer(session.id, "Can you fix it?")
+        assert result.agent.text == "We will refund the duplicate charge of $45.00 today."
+        assert result.record.check.refine.startswith("discarded:") and "$54.00" in result.record.check.refine
+
+    def test_a_faithful_rewrite_is_kept(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        pipeline.refiner = FakeResponder(["Sure, we'll refund the $45.00 duplicate charge today."])
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "customer", "I was charged $45.00 twice.")
+        fake_responder.replies = ["We will refund the duplicate charge of $45.00 today."]
+        result = pipeline.answer(session.id, "Can you fix it?")
+        assert result.agent.text.startswith("Sure, we'll refund") and result.record.check.refine == "kept"

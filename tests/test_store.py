@@ -23,7 +23,7 @@ class TestOpen:
         store.close()
         again = Store.open(tmp_path / "sub" / "a.db")  # re-opening applies nothing twice
         applied = again.db.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0]
-        assert applied == 1
+        assert applied == 2
         again.close()
 
     def test_unopenable_path_is_a_store_error(self, tmp_path: Path):
@@ -83,3 +83,13 @@ class TestSummaries:
         assert store.current_summary(s.id).text == "first"
         store.set_summary_paused(s.id, True)
         assert store.session(s.id).summary_paused
+
+
+class TestEmbeddings:
+    def test_put_and_read_back(self, store: Store):
+        s = store.create_session(policy="raw")
+        store.append_turn(s.id, "customer", "hello")
+        store.put_embeddings(s.id, "minilm", [(0, b"\x00\x01")])
+        store.put_embeddings(s.id, "minilm", [(0, b"\x02\x03")])  # re-embedding replaces
+        assert store.embeddings(s.id, "minilm") == {0: b"\x02\x03"}
+        assert store.embeddings(s.id, "other") == {}

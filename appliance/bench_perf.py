@@ -1,0 +1,361 @@
+"""``appliance bench perf``: the appliance's own cost, measured side by side with the model's, in one run.
+
+One long session (the longest of the sessions file, chained with the next longest until it has
+``turns`` turns) is replayed teacher-forced, once per policy (``rolling``, then ``raw``):
+
+* **Overhead** (``rolling``): each customer turn is answered through the real pipeline by a
+  *replay* model that counts tokens with the real tokenizer but "generates" the real agent reply
+  instantly. So the turn's time beyond inference (snapshot, stage, context build with real token
+  counts, guard, store) is measured exactly, and the stored transcript stays the real one. The guard
+  runs in ``flag`` mode here, so a flagged real reply is stored as it was said (and early routing and
+  refinement are off: the measured model answers every turn). Reported over the
+  answered turns of the session's last 40 turns (around turn 100 of the default 120).
+* **TTFT** at the customer turn nearest ``early`` and ``late`` for each policy, with the real model,
+  each prompt evaluated cold (llama.cpp's cache emptied first), so the ratio shows how the prompt
+  grows with the conversation and nothing else.
+* **Generation speed** through the appliance (the pipeline streaming to a callback) against bare
+  llama-cpp-python's token generator on the same loaded model, threads, prompt and sampling
+  (:meth:`LlamaChatModel.bare_generate_tps`); decode only, medians of ``repeats`` alternating runs,
+  on a question at the late turn that draws a long answer (``GEN_QUESTION``).
+* **Prefix reuse** at the late turn: TTFT of the prompt cold, of the same prompt again (all cached),
+  and after the previous turn's prompt (what production sees: the shared prefix is reused).
+
+The summary worker runs for ``rolling`` as in production and is drained after each turn, so it never
+competes with a measurement.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .bench_context import load_sessions
+from .config import Settings
+from .errors import InputError
+from .evaluate import evolve, percentile, production_pipeline
+from .pipeline import Pipeline
+from .types import Generation, Message, Sampling
+
+POLICIES = ("rolling", "raw")
+TAIL_TURNS = 40
+# Asked for the generation-speed measurement: a question that draws a long answer, so the rate is
+# measured over many tokens (the customer's own late message often gets ten).
+GEN_QUESTION = "Could you go over everything we have arranged so far, with every detail, step by step?"
+TARGETS = {"overhead_p50_ms": 5.0, "gen_tps_ratio": 0.95, "ttft_ratio_rolling": 1.2}
+
+
+def long_session(path: Path, turns: int) -> list[tuple[str, str]]:
+    """The longest session, chained with the next longest ones until it has ``turns`` turns."""
+    sessions = sorted(load_sessions(path), key=lambda s: (-len(s.turns), s.id))
+    if not sessions:
+        raise InputError(f"{path}: no sessions", field="sessions")
+    out: list[tuple[str, str]] = []
+    for s in sessions:
+        out.extend(s.turns)
+        if len(out) >= turns:
+            break
+    if len(out) < turns:
+        raise InputError(f"{path}: all sessions together have {len(out)} turns, fewer than {turns}", field="turns")
+    return out[:turns]
+
+
+def customer_turn_at(turns: Sequence[tuple[str, str]], index: int) -> int:
+    """The first customer turn at or after ``index`` that an agent answers."""
+    for i in range(max(0, index), len(turns) - 1):
+        if turns[i][0] == "customer" and turns[i + 1][0] == "agent":
+            return i
+    raise InputError(f"no answered customer turn at or after turn {index}", field="turns")
+
+
+class Switch:
+    """The pipeline's responder during the bench: replays a given text instantly (counting with the real
+    tokenizer), or passes through to the real model; remembers the messages of the last call."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.replay: str | None = None
+        self.last: tuple[Message, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return str(self.model.name)
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self.model.n_ctx)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return int(self.model.count(messages))
+
+    def count_text(self, text: str) -> int:
+        return int(self.model.count_text(text))
+
+    def generate(self, messages: Sequence[Message], sampling: Sampling, **kwargs: Any) -> Generation:
+        self.last = tuple(messages)
+        if self.replay is None:
+            return self.model.generate(messages, sampling, **kwargs)  # type: ignore[no-any-return]
+        on_token = kwargs.get("on_token")
+        if on_token is not None:
+            on_token(self.replay)
+        return Generation(text=self.replay, model=self.name, prompt_tokens=0, completion_tokens=0, ttft_s=0.0,
+                          total_s=0.0)
+
+
+def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def ratio(num: float, den: float) -> float:
+    return round(num / den, 4) if den > 0 else 0.0
+
+
+def _median(values: Sequence[float]) -> float:
+    return round(statistics.median(values), 4) if values else 0.0
+
+
+def _cold_ttft(pipeline: Pipeline, model: Any, session_id: str, text: str, repeats: int) -> tuple[float, int]:
+    """Median TTFT of answering ``text`` (not stored) from an empty llama.cpp cache, and its prompt size."""
+    values, tokens = [], 0
+    for _ in range(repeats):
+        model.forget_prefix()
+        r = pipeline.answer(session_id, text, persist=False).record
+        values.append(r.timings.ttft_s)
+        tokens = r.prompt_tokens
+    return _median(values), tokens
+
+
+def replay_policy(
+    settings: Settings,
+    model: Any,
+    summarizer: Any | None,
+    recall: Any,
+    policy: str,
+    turns: Sequence[tuple[str, str]],
+    *,
+    early: int,
+    late: int,
+    repeats: int,
+    measure_gen: bool,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
+    """One teacher-forced replay of ``turns`` under ``policy`` with every measurement taken on the way."""
+    out: dict[str, Any] = {"overhead": [], "ttft": {}}
+    switch = Switch(model)
+    with tempfile.TemporaryDirectory(prefix="bench-perf-") as folder:
+        # One model answers every turn, unrewritten: early routing and refinement would replace the replayed text.
+        local = evolve(settings, paths={"database": Path(folder) / "perf.db"}, context={"policy": policy},
+                       guard={"policy": "flag"}, routing={"early": ""}, refine={"enabled": False})
+        pipeline, worker = production_pipeline(local, switch, summarizer, policy, recall=recall)
+        try:
+            session = pipeline.new_session(policy=policy, title=f"bench perf {policy}")
+            measured = {customer_turn_at(turns, early): "early", customer_turn_at(turns, late): "late"}
+            index = 0
+            while index < len(turns):
+                role, text = turns[index]
+                if worker is not None:
+                    worker.drain()
+                answered = role == "customer" and index + 1 < len(turns) and turns[index + 1][0] == "agent"
+                if not answered:
+                    pipeline.record_turn(session.id, role, text)
+                    index += 1
+                    continue
+                if index in measured:
+                    switch.replay = None
+                    previous = switch.last
+                    which = measured[index]
+                    ttft, tokens = _cold_ttft(pipeline, model, session.id, text, repeats)
+                    out["ttft"][which] = {"turn": index, "ttft_s": ttft, "prompt_tokens": tokens}
+                    progress(f"{policy}: turn {index} ({which}): {tokens} prompt tokens, TTFT {ttft:.3f} s cold")
+                    if which == "late":
+                        out["prefix_reuse"] = _prefix_reuse(pipeline, model, switch, session.id, text, previous, ttft)
+                        if measure_gen:
+                            out["gen_tps"] = _gen_tps(pipeline, model, switch, session.id, GEN_QUESTION, repeats)
+                switch.replay = turns[index + 1][1]
+                result = pipeline.answer(session.id, text)
+                t = result.record.timings
+                out["overhead"].append({
+                    "turn": index,
+                    "ms": (t.total_s - t.generate_s) * 1000,
+                    "context_ms": t.context_ms,
+                    "recall_ms": getattr(t, "recall_ms", 0.0),
+                    "check_ms": t.check_ms,
+                    "store_ms": t.store_ms,
+                    # snapshot, stage, ledger extraction: the rest of the turn beyond inference
+                    "other_ms": (t.total_s - t.generate_s) * 1000 - t.context_ms - getattr(t, "recall_ms", 0.0)
+                    - t.check_ms - t.store_ms,
+                })
+                index += 2
+        finally:
+            switch.replay = None
+            if worker is not None:
+                worker.stop()
+                stats = worker.stats()
+                out["summarizer"] = {"runs": stats.runs, "accepted": stats.accepted, "failures": stats.failures}
+            pipeline.store.close()
+    return out
+
+
+def _prefix_reuse(pipeline: Pipeline, model: Any, switch: Switch, session_id: str, text: str,
+                  previous: Sequence[Message], cold: float) -> dict[str, Any]:
+    """TTFT of the same prompt again (fully cached) and after the previous turn's prompt (production)."""
+    r = pipeline.answer(session_id, text, persist=False).record  # the cache now holds this prompt
+    repeat = r.timings.ttft_s
+    current = model.tokens(switch.last)
+    result: dict[str, Any] = {"prompt_tokens": len(current), "cold_ttft_s": cold, "repeat_ttft_s": round(repeat, 4)}
+    if previous:
+        before = model.tokens(previous)
+        model.forget_prefix()
+        model.generate(previous, Sampling(max_tokens=1, temperature=0.0, seed=0))
+        after = pipeline.answer(session_id, text, persist=False).record.timings.ttft_s
+        result.update(shared_prefix_tokens=shared_prefix(before, current), next_turn_ttft_s=round(after, 4),
+                      next_turn_speedup=ratio(cold, after))
+    result["repeat_speedup"] = ratio(cold, repeat)
+    # What production sees is the next turn after the previous one; a repeat of the same prompt always hits.
+    result["pays_off"] = bool(result.get("next_turn_speedup", result["repeat_speedup"]) > 1.1)
+    return result
+
+
+def _gen_tps(
+    pipeline: Pipeline, model: Any, switch: Switch, session_id: str, text: str, repeats: int
+) -> dict[str, Any]:
+    """Decode tokens/s through the pipeline and bare, alternating, on the same prompt and sampling."""
+    appliance, bare, tokens = [], [], []
+    for _ in range(repeats):
+        pieces: list[str] = []
+        r = pipeline.answer(session_id, text, persist=False, on_token=pieces.append).record
+        decode = r.timings.generate_s - r.timings.ttft_s
+        if r.completion_tokens > 1 and decode > 0:
+            appliance.append((r.completion_tokens - 1) / decode)
+        n, rate = model.bare_generate_tps(switch.last, pipeline.settings.sampling)
+        if rate > 0:
+            bare.append(rate)
+        tokens.append((r.completion_tokens, n))
+    return {"appliance": _median(appliance), "bare": _median(bare), "tokens": tokens}
+
+
+def run_perf(
+    settings: Settings,
+    sessions_file: Path,
+    *,
+    model_name: str | None = None,
+    turns: int = 120,
+    early: int = 5,
+    late: int = 60,
+    gen_tokens: int = 64,
+    repeats: int = 3,
+    summarize: bool = True,
+    progress: Callable[[str], None] = lambda _m: None,
+) -> dict[str, Any]:
+    """Load the model (verified, the configured responder unless named) and take every measurement."""
+    from .build import load_recall, load_responder, load_summarizer
+
+    if not 0 <= early < late < turns - 1:
+        raise InputError(f"need 0 <= --early ({early}) < --late ({late}) < --turns ({turns}) - 1", field="turns")
+    local = evolve(
+        settings,
+        responder={"model": model_name or settings.responder.model, "max_tokens": gen_tokens,
+                   "seed": max(settings.responder.seed, 0)},
+        summarizer={"seed": max(settings.summarizer.seed, 0)},
+    )
+    session = long_session(sessions_file, turns)
+    model = load_responder(local)
+    if not hasattr(model, "bare_generate_tps"):
+        raise InputError(f"{local.responder.model}: bench perf measures a local llama.cpp model, not a remote one",
+                         field="model")
+    summarizer = load_summarizer(local) if summarize else None
+    recall = load_recall(local)
+    runs = {}
+    for policy in POLICIES:
+        progress(f"{policy}: replaying {len(session)} turns")
+        runs[policy] = replay_policy(local, model, summarizer if policy == "rolling" else None, recall, policy, session,
+                                     early=early, late=late, repeats=repeats, measure_gen=policy == "rolling",
+                                     progress=progress)
+    return summarize_runs(runs, local, len(session))
+
+
+def summarize_runs(runs: dict[str, dict[str, Any]], settings: Settings, turns: int) -> dict[str, Any]:
+    """The bench's JSON object from the replays' raw measurements."""
+    rolling = runs["rolling"]
+    tail = [o for o in rolling["overhead"] if o["turn"] >= turns - TAIL_TURNS]
+    every = rolling["overhead"]
+    gen = rolling.get("gen_tps", {"appliance": 0.0, "bare": 0.0})
+    report: dict[str, Any] = {
+        "overhead_ms": {"p50": round(percentile([o["ms"] for o in tail], 50), 3),
+                        "p95": round(percentile([o["ms"] for o in tail], 95), 3)},
+        "gen_tps_ratio": ratio(gen["appliance"], gen["bare"]),
+        "ttft_ratio": {p: ratio(runs[p]["ttft"]["late"]["ttft_s"], runs[p]["ttft"]["early"]["ttft_s"]) for p in runs},
+        "turns": turns,
+        "model": settings.responder.model,
+        "n_threads": settings.responder.n_threads,
+        "overhead_window": [max(0, turns - TAIL_TURNS), turns - 1],
+        "overhead_ms_all": {"p50": round(percentile([o["ms"] for o in every], 50), 3),
+                            "p95": round(percentile([o["ms"] for o in every], 95), 3), "turns": len(every)},
+        "overhead_parts_ms_p50": {k: round(percentile([o[k] for o in tail], 50), 3)
+                                  for k in ("recall_ms", "context_ms", "check_ms", "store_ms", "other_ms")},
+        "overhead_ms_raw": {"p50": round(percentile([o["ms"] for o in runs["raw"]["overhead"]
+                                                     if o["turn"] >= turns - TAIL_TURNS], 50), 3)},
+        "gen_tps": gen,
+        "ttft_s": {p: runs[p]["ttft"] for p in runs},
+        "prefix_reuse": {p: runs[p].get("prefix_reuse", {}) for p in runs},
+        "summarizer": rolling.get("summarizer", {"runs": 0, "accepted": 0, "failures": 0}),
+        "targets": TARGETS,
+    }
+    report["met"] = {
+        "overhead_p50_ms": report["overhead_ms"]["p50"] < TARGETS["overhead_p50_ms"],
+        "gen_tps_ratio": report["gen_tps_ratio"] >= TARGETS["gen_tps_ratio"],
+        "ttft_ratio_rolling": report["ttft_ratio"]["rolling"] <= TARGETS["ttft_ratio_rolling"],
+    }
+    return report
+
+
+def format_text(r: dict[str, Any]) -> str:
+    """The ratios, each beside its target, then the measurements behind them."""
+    yes = {True: "ok", False: "MISSED"}
+    lines = [
+        f"bench perf: {r['model']}, {r['turns']} turns teacher-forced, n_threads={r['n_threads'] or 'one per core'}",
+        f"  overhead per turn (turns {r['overhead_window'][0]}-{r['overhead_window'][1]}): p50 "
+        f"{r['overhead_ms']['p50']:.2f} ms, p95 {r['overhead_ms']['p95']:.2f} ms  (target p50 < 5 ms: "
+        f"{yes[r['met']['overhead_p50_ms']]})",
+        "    parts p50: " + ", ".join(f"{k} {v:.2f}" for k, v in r["overhead_parts_ms_p50"].items()),
+        f"  generation tokens/s, appliance / bare llama-cpp-python: {r['gen_tps']['appliance']:.1f} / "
+        f"{r['gen_tps']['bare']:.1f} = {r['gen_tps_ratio']:.3f}  (target >= 0.95: {yes[r['met']['gen_tps_ratio']]})",
+    ]
+    for p, t in r["ttft_s"].items():
+        target = f"  (target <= 1.2: {yes[r['met']['ttft_ratio_rolling']]})" if p == "rolling" else ""
+        lines.append(
+            f"  TTFT {p}: turn {t['late']['turn']} {t['late']['ttft_s']:.3f} s ({t['late']['prompt_tokens']} tok) / "
+            f"turn {t['early']['turn']} {t['early']['ttft_s']:.3f} s ({t['early']['prompt_tokens']} tok) = "
+            f"{r['ttft_ratio'][p]:.3f}{target}"
+        )
+    for p, pr in r["prefix_reuse"].items():
+        if pr:
+            lines.append(
+                f"  prefix reuse {p}: cold {pr['cold_ttft_s']:.3f} s, same prompt again {pr['repeat_ttft_s']:.3f} s, "
+                f"after previous turn {pr.get('next_turn_ttft_s', 0.0):.3f} s "
+                f"({pr.get('shared_prefix_tokens', 0)}/{pr['prompt_tokens']} tokens shared): "
+                f"{'pays off' if pr['pays_off'] else 'does not pay off'}"
+            )
+    s = r["summarizer"]
+    lines.append(f"  summarizer (rolling): {s['runs']} runs, {s['accepted']} accepted, {s['failures']} failures")
+    return "\n".join(lines)
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def dumps(report: dict[str, Any]) -> str:
+    return json.dumps(report)

@@ -1,0 +1,210 @@
+"""An asynchronous HTTP client of the daemon's native API, for the terminal UI.
+
+The TUI is a client, not a second backend (DESIGN.md): everything it shows comes through here, so
+it never opens the database or a model. Two typed errors tell the edges apart what to do:
+:class:`DaemonUnreachable` (connection refused, reset or timed out: show a banner and reconnect) and
+:class:`DaemonError` (the daemon answered with an error body: show it as a notification).
+Session payloads stay the API's JSON dicts; only the status line is summarised into a dataclass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from .errors import ApplianceError
+
+JSON = dict[str, Any]
+
+
+class DaemonUnreachable(ApplianceError):
+    """The daemon did not answer: not running, restarting, or the network is down."""
+
+    title = "Daemon unreachable"
+
+
+class DaemonError(ApplianceError):
+    """The daemon answered a request with an error (its JSON body's ``type`` and ``message``)."""
+
+    title = "Daemon error"
+
+    def __init__(self, message: str, *, status: int = 0, kind: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Health:
+    """What the status bar shows, from ``/readyz`` and ``/metrics``.
+
+    ``summarizer`` is None when the daemon exports no summarizer metrics (no worker running).
+    """
+
+    ready: bool
+    model: str = ""
+    checks: Mapping[str, bool] = field(default_factory=dict)
+    queue: int = 0
+    answering: bool = False
+    summarizer: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class StreamEvent:
+    """One server-sent event of a streamed answer: ``token`` (``text``), ``done`` (the answer body) or ``error``."""
+
+    kind: str
+    data: JSON
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Prometheus text → ``{"name{labels}": value}``; comments and malformed lines are skipped."""
+    values: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, _, raw = line.rpartition(" ")
+        try:
+            values[name] = float(raw)
+        except ValueError:
+            continue
+    return values
+
+
+def health_from(ready: JSON, metrics: Mapping[str, float]) -> Health:
+    """Combine the two health endpoints into what the status bar needs."""
+    queue = sum(v for k, v in metrics.items() if k.startswith("appliance_queue_waiting"))
+    prefix = "appliance_summarizer_"
+    summarizer = {k[len(prefix):].removesuffix("_total"): v for k, v in metrics.items() if k.startswith(prefix)}
+    return Health(
+        ready=bool(ready.get("ready")),
+        model=str(ready.get("model", "")),
+        checks=dict(ready.get("checks", {})),
+        queue=int(queue),
+        answering=bool(metrics.get("appliance_answering", 0)),
+        summarizer=summarizer or None,
+    )
+
+
+class DaemonClient:
+    """The daemon's sessions API over one pooled :class:`httpx.AsyncClient`."""
+
+    def __init__(self, base_url: str, *, token: str | None = None, timeout_s: float = 10.0) -> None:
+        """``base_url`` is ``http://host:port`` or ``unix:/path/to/appliance.sock``."""
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        # Reads of a streamed answer may wait minutes for a queued model; connecting must fail fast.
+        self._timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0))
+        transport = None
+        url = self.base_url
+        if url.startswith("unix:"):
+            transport = httpx.AsyncHTTPTransport(uds=url.removeprefix("unix:"))
+            url = "http://appliance"
+        self._http = httpx.AsyncClient(base_url=url, headers=headers, timeout=self._timeout, transport=transport)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # plumbing -----------------------------------------------------------------------------------
+
+    async def _request(self, method: str, path: str, *, json_body: Any = None, params: Any = None,
+                       ok: tuple[int, ...] = (200, 201)) -> JSON:
+        try:
+            response = await self._http.request(method, path, json=json_body, params=params)
+        except httpx.TransportError as exc:
+            raise DaemonUnreachable(f"{self.base_url}: {_reason(exc)}") from exc
+        if response.status_code not in ok:
+            raise _error_of(response.status_code, response.content)
+        return response.json()
+
+    # health -------------------------------------------------------------------------------------
+
+    async def health(self) -> Health:
+        """Readiness and metrics; a 503 from ``/readyz`` is a not-ready daemon, not an error."""
+        ready = await self._request("GET", "/readyz", ok=(200, 503))
+        try:
+            response = await self._http.get("/metrics")
+        except httpx.TransportError as exc:
+            raise DaemonUnreachable(f"{self.base_url}: {_reason(exc)}") from exc
+        metrics = parse_metrics(response.text) if response.status_code == 200 else {}
+        return health_from(ready, metrics)
+
+    # sessions -----------------------------------------------------------------------------------
+
+    async def new_session(self, title: str = "") -> JSON:
+        return await self._request("POST", "/v1/sessions", json_body={"title": title} if title else {})
+
+    async def sessions(self, search: str = "", limit: int = 50) -> list[JSON]:
+        body = await self._request("GET", "/v1/sessions", params={"search": search, "limit": limit})
+        return list(body.get("sessions", []))
+
+    async def session(self, session_id: str) -> JSON:
+        """Transcript, summaries, ledger and per-answer records (the API's own shape)."""
+        return await self._request("GET", f"/v1/sessions/{session_id}")
+
+    async def record_turn(self, session_id: str, role: str, text: str) -> JSON:
+        return await self._request("POST", f"/v1/sessions/{session_id}/turns", json_body={"role": role, "text": text})
+
+    async def edit_summary(self, session_id: str, text: str) -> JSON:
+        return await self._request("POST", f"/v1/sessions/{session_id}/summary", json_body={"text": text})
+
+    async def restore_summary(self, session_id: str, version: int) -> JSON:
+        return await self._request("POST", f"/v1/sessions/{session_id}/summary/restore", json_body={"version": version})
+
+    async def set_paused(self, session_id: str, paused: bool) -> JSON:
+        action = "pause" if paused else "resume"
+        return await self._request("POST", f"/v1/sessions/{session_id}/summary/{action}")
+
+    async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
+        """A customer message in; its answer out as ``token`` events, then ``done`` (or ``error``).
+
+        The first event is yielded only once the daemon accepted the message (HTTP 200), so a caller
+        may keep the typed text until then and lose nothing when the daemon is away.
+        """
+        try:
+            async with self._http.stream(
+                "POST", f"/v1/sessions/{session_id}/messages", json={"text": text, "stream": True},
+                timeout=httpx.Timeout(None, connect=self._timeout.connect),
+            ) as response:
+                if response.status_code != 200:
+                    raise _error_of(response.status_code, await response.aread())
+                yield StreamEvent("accepted", {})
+                async for event in _sse(response.aiter_lines()):
+                    yield event
+        except httpx.TransportError as exc:
+            raise DaemonUnreachable(f"{self.base_url}: {_reason(exc)}") from exc
+
+
+async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[StreamEvent]:
+    """Server-sent events from text lines: ``event:`` names the kind, ``data:`` carries JSON."""
+    kind, data = "message", []
+    async for line in lines:
+        if line.startswith("event:"):
+            kind = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif not line and data:
+            yield StreamEvent(kind, json.loads("\n".join(data)))
+            kind, data = "message", []
+    if data:
+        yield StreamEvent(kind, json.loads("\n".join(data)))
+
+
+def _error_of(status: int, content: bytes) -> DaemonError:
+    try:
+        body = json.loads(content)["error"]
+        return DaemonError(str(body.get("message", "")), status=status, kind=str(body.get("type", "")))
+    except (ValueError, KeyError, TypeError):
+        return DaemonError(f"HTTP {status}", status=status)
+
+
+def _reason(exc: httpx.TransportError) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        return "connection refused"
+    if isinstance(exc, httpx.TimeoutException):
+        return "timed out"
+    return str(exc) or type(exc).__name__

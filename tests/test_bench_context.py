@@ -1,0 +1,106 @@
+"""``appliance bench context``: replay, probes, and the summarizer only where a policy reads the summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from appliance.bench_context import BenchSession, Probe, load_sessions, replay
+from appliance.cli import cli
+from appliance.config import SummarizerSettings
+from appliance.context import PromptSpec, RawPolicy, assemble, render_turn
+from appliance.entities import extract
+from appliance.errors import InputError
+from appliance.types import Manifest, Prompt, Snapshot
+from appliance.worker import SummaryWorker
+
+from .conftest import MODELS_DIR, SHARED_DATA, write_config
+from .fakes import FakeResponder
+from .test_summarizer import FakeSummarizer
+
+SUMMARY = "Identifiers, dates, amounts: reference 1YXEN4V3."
+
+
+class DigestPolicy:
+    """A policy that reads the summary: the summary plus the last two turns."""
+
+    name = "digest"
+    uses_summary = True
+
+    def build(self, snap: Snapshot, question: str, spec: PromptSpec, counter) -> Prompt:  # type: ignore[no-untyped-def]
+        summary = snap.summary.text if snap.summary else ""
+        context = "\n".join([summary, *(render_turn(t) for t in snap.turns[-2:])])
+        messages = assemble(spec, context, question)
+        manifest = Manifest(policy=self.name, budget=spec.budget, total_tokens=counter.count(messages), parts=())
+        return Prompt(messages, manifest)
+
+
+def session() -> BenchSession:
+    filler = [("customer", "What about the weather tomorrow then?"), ("agent", "It should be sunny and warm all day.")]
+    booked = [("customer", "Book me a train to Ely please."), ("agent", "Done, your reference is 1YXEN4V3.")]
+    turns = booked + filler * 5
+    probe = Probe(after_turn=len(turns), question="What was my reference?", expected=("1yxen 4v3",))
+    return BenchSession(id="s1", turns=tuple(turns), probes=(probe,))
+
+
+def test_replay_keeps_facts_through_the_summary_and_runs_the_summarizer_only_for_policies_that_read_it():
+    counter = FakeResponder()
+    spec = PromptSpec(system="Be brief.", instruction="Answer.", budget=60)
+    models: list[FakeSummarizer] = []
+
+    def make_worker(store):  # type: ignore[no-untyped-def]
+        models.append(FakeSummarizer(default=SUMMARY))
+        return SummaryWorker(store, models[-1], SummarizerSettings(every_turns=2, languages=("en",)), extract)
+
+    report = replay([session(), session()], {"raw": RawPolicy(), "digest": DigestPolicy()}, spec, counter,
+                    make_worker=make_worker)["policies"]
+    assert report["digest"]["probes"] == report["raw"]["probes"] == 2
+    assert report["digest"]["probe_facts_in_context"] == 1.0  # compared without case, spaces and commas
+    assert report["raw"]["probe_facts_in_context"] == 0.0  # the reference was dropped to fit 60 tokens
+    assert report["raw"]["context_tokens"]["max"] <= 60
+    assert report["raw"]["summarizer"] == {"runs": 0, "failures": 0, "median_s": 0.0}
+    assert report["digest"]["summarizer"]["runs"] == 12 and report["digest"]["summarizer"]["failures"] == 0
+
+
+def test_no_summarizer_is_made_when_no_policy_reads_the_summary():
+    made = []
+    replay([session()], {"raw": RawPolicy()}, PromptSpec("s", "i", 500), FakeResponder(),
+           make_worker=lambda store: made.append(store))  # type: ignore[func-returns-value]
+    assert made == []
+
+
+def test_a_malformed_sessions_file_names_the_line(tmp_path: Path):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"id": "a", "turns": []}\n{"turns": [{"role": "customer"}]}\n')
+    with pytest.raises(InputError, match=r"s\.jsonl:2: not a session line"):
+        load_sessions(path)
+
+
+def test_unknown_policy_exits_2(tmp_path: Path):
+    result = CliRunner().invoke(
+        cli, ["--config", str(write_config(tmp_path)), "bench", "context", "--sessions",
+              str(SHARED_DATA / "dev_sessions.jsonl"), "--policy", "nope"]
+    )
+    assert result.exit_code == 2 and "unknown policy 'nope'" in result.output
+
+
+@pytest.mark.real_model
+def test_cli_json_schema(tmp_path: Path):
+    if not (MODELS_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").is_file():
+        pytest.skip("responder model not fetched: appliance models fetch")
+    result = CliRunner().invoke(
+        cli, ["--config", str(write_config(tmp_path)), "bench", "context", "--sessions",
+              str(SHARED_DATA / "dev_sessions.jsonl"), "--json", "--limit", "1", "--policy", "raw", "--budget", "512"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    (name,) = report["policies"]
+    raw = report["policies"][name]
+    assert name == "raw" and raw["probes"] == 2 and 0.0 <= raw["probe_facts_in_context"] <= 1.0
+    assert set(raw) == {"probes", "probe_facts_in_context", "context_tokens", "build_ms", "summarizer"}
+    assert isinstance(raw["context_tokens"]["median"], int) and 0 < raw["context_tokens"]["max"] <= 512
+    assert isinstance(raw["build_ms"]["p50"], float) and raw["build_ms"]["p95"] >= raw["build_ms"]["p50"]
+    assert raw["summarizer"] == {"runs": 0, "failures": 0, "median_s": 0.0}

@@ -1,0 +1,444 @@
+"""The daemon as a process (real SmolLM2 model): readiness and watchdog messages, SIGTERM, restart,
+the Unix socket, and a client that goes away; plus the per-model queue's fairness on a fake model."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from appliance.api import FairQueue, create_app
+from appliance.config import ROOT
+from appliance.errors import Busy
+from appliance.pipeline import Pipeline
+from appliance.responder import Cancelled
+
+from .conftest import MODELS_DIR, TEST_MODEL, write_config
+from .fakes import FakeResponder
+
+MODEL_FILE = MODELS_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
+needs_model = pytest.mark.skipif(not MODEL_FILE.exists(), reason="run scripts/setup test to fetch SmolLM2-135M")
+
+
+# a real daemon process -------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def model_config(max_tokens: int = 48, extra: str = "") -> str:
+    """The test model, one thread (a shared 2-core box), and only the parts these tests are about:
+    no embedding model to load (recall off), and one generation per answer (the guard flags rather
+    than regenerates, so the streamed text is the stored text)."""
+    return (
+        f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = {max_tokens}\nn_threads = 1\n'
+        f'[context]\nbudget_tokens = 1024\n[recall]\nenabled = false\n[guard]\npolicy = "flag"\n{extra}'
+    )
+
+
+@dataclass
+class Daemon:
+    proc: subprocess.Popen[bytes]
+    url: str
+    log: Path
+    database: Path
+    token: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def client(self, **kwargs: object) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers=self.headers, timeout=300, **kwargs)  # type: ignore[arg-type]
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self, timeout: float = 300) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+
+def start_daemon(
+    tmp_path: Path,
+    *,
+    max_tokens: int = 48,
+    server: str = "",
+    args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    token: str | None = None,
+    name: str = "daemon",
+) -> Daemon:
+    """Start ``appliance serve`` on a free port with the test model, and wait for /readyz."""
+    extra = f"[server]\n{server}"
+    if token is not None:
+        (tmp_path / "token").write_text(token + "\n")
+        extra += f'token_file = "{tmp_path / "token"}"\n'
+    config = write_config(tmp_path, model_config(max_tokens, extra))
+    port = free_port()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("APPLIANCE", "NOTIFY_SOCKET", "WATCHDOG_"))}
+    log = tmp_path / f"{name}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "appliance", "--config", str(config), "serve", "--port", str(port), *args],
+            cwd=ROOT, env={**clean, **(env or {})}, stdout=out, stderr=subprocess.STDOUT,
+        )
+    daemon = Daemon(proc, f"http://127.0.0.1:{port}", log, tmp_path / "app.db", token,
+                    {"Authorization": f"Bearer {token}"} if token else {})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"the daemon exited with {proc.returncode}:\n{daemon.output()}")
+        try:
+            if httpx.get(f"{daemon.url}/readyz", headers=daemon.headers, timeout=2).status_code == 200:
+                return daemon
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    daemon.stop()
+    raise AssertionError(f"the daemon did not become ready:\n{daemon.output()}")
+
+
+class NotifyListener:
+    """A real AF_UNIX datagram socket standing in for systemd's, read by a thread as systemd would."""
+
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(path))
+        self.messages: list[str] = []
+        self.seen = 0
+        self.arrived = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            data = self.sock.recv(4096)
+            with self.arrived:
+                self.messages.append(data.decode())
+                self.arrived.notify_all()
+
+    def until(self, found: Callable[[str], bool], timeout: float = 300) -> list[str]:
+        """The messages after the last call, up to and including the first that ``found`` accepts."""
+        with self.arrived:
+            def ready() -> bool:
+                return any(found(m) for m in self.messages[self.seen:])
+
+            assert self.arrived.wait_for(ready, timeout), f"no such message in {self.messages}"
+            end = next(i for i in range(self.seen, len(self.messages)) if found(self.messages[i])) + 1
+            batch, self.seen = self.messages[self.seen:end], end
+            return batch
+
+
+@pytest.fixture
+def daemons() -> Iterator[list[Daemon]]:
+    """Daemons started by a test; any still running at its end are stopped."""
+    started: list[Daemon] = []
+    yield started
+    for d in started:
+        if d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait(10)
+
+
+def wait_idle(client: httpx.Client, timeout: float = 300) -> None:
+    """Until no answer is being generated (after a cancel, the model stops at its next chunk)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = client.get("/metrics").text
+        if "\nappliance_answering 0\n" in text and re.search(r"^appliance_queue_waiting\{[^}]*\} 0$", text, re.M):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the daemon stayed busy")
+
+
+# readiness, watchdog, SIGTERM, restart ------------------------------------------------------------
+
+
+@pytest.mark.real_model
+@needs_model
+class TestLifecycle:
+    def test_notify_sigterm_and_restart_continue_the_session(self, tmp_path: Path, daemons: list[Daemon]):
+        notify_path = tmp_path / "notify.sock"
+        notify = NotifyListener(notify_path)
+        # A 2 s watchdog window: pings at most once a second.
+        first = start_daemon(tmp_path, env={"NOTIFY_SOCKET": str(notify_path), "WATCHDOG_USEC": "2000000"},
+                             server="shutdown_grace_s = 300\n")
+        daemons.append(first)
+
+        messages = notify.until(lambda m: "READY=1" in m)
+        assert messages[0].startswith("STATUS=")  # loading came before ready
+        assert "STATUS=serving on http://127.0.0.1:" in messages[-1]
+
+        with first.client() as http:
+            session = http.post("/v1/sessions").json()["id"]
+            one = http.post(f"/v1/sessions/{session}/messages", json={"text": "My order is A-5521."})
+            assert one.status_code == 200
+            # An answer in flight when SIGTERM arrives is finished and stored whole.
+            with http.stream("POST", f"/v1/sessions/{session}/messages", json={"text": "Where is it?", "stream": True}) as s:
+                lines = s.iter_lines()
+                assert next(lines) == "event: token"
+                first.proc.send_signal(signal.SIGTERM)
+                rest = "\n".join(lines)
+            assert "event: done" in rest
+
+        later = notify.until(lambda m: m.startswith("STOPPING=1"))
+        assert "WATCHDOG=1" in later
+        assert first.proc.wait(300) == 0, first.output()
+        assert "stopped cleanly" in first.output()
+
+        # A restarted daemon (this time also on a Unix socket) continues the same session.
+        sock_path = tmp_path / "run" / "appliance.sock"
+        second = start_daemon(tmp_path, args=("--socket", str(sock_path)), name="second")
+        daemons.append(second)
+        assert stat.S_IMODE(sock_path.stat().st_mode) == 0o660
+        with httpx.Client(transport=httpx.HTTPTransport(uds=str(sock_path)), base_url="http://appliance", timeout=300) as http:
+            before = http.get(f"/v1/sessions/{session}").json()
+            assert [t["role"] for t in before["turns"]] == ["customer", "agent", "customer", "agent"]
+            assert [r["index"] for r in before["records"]] == [1, 3]
+            answer = http.post(f"/v1/sessions/{session}/messages", json={"text": "Thanks, anything else?"}).json()
+        assert answer["agent"]["index"] == 5
+        assert answer["manifest"]["verbatim_turns"] == [0, 1, 2, 3]  # the raw policy carried the old turns
+        assert second.stop() == 0
+        assert not sock_path.exists()
+
+
+@pytest.mark.real_model
+@needs_model
+class TestClientGoesAway:
+    """A long answer (400 tokens) is cancelled the moment its client leaves; nothing is stored."""
+
+    @pytest.fixture(scope="class")
+    def daemon(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+        # Answers of exactly 400 tokens: long enough that a client always leaves in the middle.
+        d = start_daemon(tmp_path_factory.mktemp("away"), max_tokens=400, env={"APPLIANCE__RESPONDER__IGNORE_EOS": "true"})
+        yield d
+        assert d.stop() == 0, d.output()
+
+    def test_disconnect_mid_stream_stores_nothing(self, daemon: Daemon):
+        with daemon.client() as http:
+            session = http.post("/v1/sessions").json()["id"]
+            with http.stream("POST", f"/v1/sessions/{session}/messages",
+                             json={"text": "Please count from 1 to 300, one number after another, separated by commas.", "stream": True}) as s:
+                lines = s.iter_lines()
+                assert next(lines) == "event: token"
+            wait_idle(http)
+            assert http.get(f"/v1/sessions/{session}").json()["turns"] == []
+            # The session is unharmed: the next answer is turn 0 and 1.
+            again = http.post(f"/v1/sessions/{session}/messages", json={"text": "Hello?"}).json()
+            assert again["customer"]["index"] == 0 and again["agent"]["index"] == 1
+
+    def test_client_timeout_without_streaming_stores_nothing(self, daemon: Daemon):
+        with daemon.client() as http:
+            session = http.post("/v1/sessions").json()["id"]
+        # A client that gives up waiting and goes away (its connection closes with it).
+        with daemon.client() as impatient, pytest.raises(httpx.ReadTimeout):
+            impatient.post(f"/v1/sessions/{session}/messages", timeout=httpx.Timeout(60, read=0.5),
+                           json={"text": "Please count from 1 to 300, one number after another, separated by commas."})
+        with daemon.client() as http:
+            wait_idle(http)
+            assert http.get(f"/v1/sessions/{session}").json()["turns"] == []
+
+    def test_openai_stream_disconnect_stores_nothing(self, daemon: Daemon):
+        with daemon.client() as http:
+            session = http.post("/v1/sessions").json()["id"]
+            body = {"model": "x", "stream": True, "session_id": session,
+                    "messages": [{"role": "user", "content": "Please count from 1 to 300, one number after another, separated by commas."}]}
+            with http.stream("POST", "/v1/chat/completions", json=body) as s:
+                lines = s.iter_lines()
+                assert next(lines).startswith("data: ")
+            wait_idle(http)
+            assert http.get(f"/v1/sessions/{session}").json()["turns"] == []
+
+
+class TestStartupChecks:
+    def test_a_public_address_needs_a_token(self, tmp_path: Path):
+        config = write_config(tmp_path, model_config())
+        done = subprocess.run(
+            [sys.executable, "-m", "appliance", "--config", str(config), "serve", "--host", "0.0.0.0"],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )
+        assert done.returncode == 2
+        assert "server.token_file" in done.stderr
+
+    def test_an_empty_token_file_is_refused(self, tmp_path: Path):
+        (tmp_path / "token").write_text("\n")
+        config = write_config(tmp_path, model_config(extra=f'[server]\ntoken_file = "{tmp_path / "token"}"\n'))
+        done = subprocess.run(
+            [sys.executable, "-m", "appliance", "--config", str(config), "serve"],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )
+        assert done.returncode == 2 and "is empty" in done.stderr
+
+
+# the per-model queue, on a fake model --------------------------------------------------------------
+
+
+class GatedResponder(FakeResponder):
+    """A FakeResponder whose generations wait for ``gate`` (so that a queue builds up behind one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.started = threading.Event()
+
+    def generate(self, messages, sampling, *, on_token=None, cancel=None):  # type: ignore[no-untyped-def]
+        self.started.set()
+        while not self.gate.wait(0.01):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("cancelled while gated")
+        return super().generate(messages, sampling, on_token=on_token, cancel=cancel)
+
+
+class TestFairQueue:
+    def test_sessions_take_turns_and_each_keeps_its_order(self):
+        queue = FairQueue("fake", max_waiting=100, retry_after=1).start()
+        gate = threading.Event()
+        order: list[str] = []
+        blocker = queue.submit("x", lambda job: gate.wait(10))
+        jobs = [queue.submit(key, lambda job, n=n: order.append(n))
+                for key, n in [("a", "a1"), ("a", "a2"), ("a", "a3"), ("b", "b1"), ("b", "b2"), ("c", "c1")]]
+        gate.set()
+        for job in [blocker, *jobs]:
+            job.future.result(10)
+        queue.close(timeout=10)
+        assert order == ["a1", "b1", "c1", "a2", "b2", "a3"]
+
+    def test_a_full_queue_is_busy_with_a_retry_time(self):
+        queue = FairQueue("fake", max_waiting=2, retry_after=3).start()
+        gate = threading.Event()
+        running = queue.submit("a", lambda job: gate.wait(10))
+        while not queue.running:
+            time.sleep(0.001)
+        waiting = [queue.submit("b", lambda job: None), queue.submit("c", lambda job: None)]
+        with pytest.raises(Busy) as info:
+            queue.submit("d", lambda job: None)
+        assert info.value.retry_after == 3
+        gate.set()
+        for job in [running, *waiting]:
+            job.future.result(10)
+        queue.close(timeout=10)
+
+    def test_a_withdrawn_job_never_runs_and_frees_its_place(self):
+        queue = FairQueue("fake", max_waiting=1, retry_after=1).start()
+        gate = threading.Event()
+        ran: list[str] = []
+        running = queue.submit("a", lambda job: gate.wait(10))
+        while not queue.running:
+            time.sleep(0.001)
+        waiting = queue.submit("b", lambda job: ran.append("b"))
+        queue.withdraw(waiting)
+        with pytest.raises(Cancelled):
+            waiting.future.result(1)
+        queue.submit("c", lambda job: ran.append("c"))  # its place is free again
+        gate.set()
+        running.future.result(10)
+        queue.close(timeout=10)
+        assert ran == ["c"]
+
+    def test_stop_accepting_fails_waiting_jobs_and_lets_the_running_one_finish(self):
+        queue = FairQueue("fake", max_waiting=5, retry_after=1).start()
+        gate = threading.Event()
+        running = queue.submit("a", lambda job: gate.wait(10) and "done")
+        while not queue.running:
+            time.sleep(0.001)
+        waiting = queue.submit("b", lambda job: "never")
+        queue.stop_accepting()
+        assert waiting.future.exception(1) is not None
+        gate.set()
+        assert running.future.result(10) == "done"
+        queue.close(timeout=10)
+
+
+class TestBusyOverHttp:
+    """429 with Retry-After, through the real app on a gated fake model; nothing stored."""
+
+    def test_full_queue_answers_429_and_stores_nothing(self, pipeline: Pipeline):
+        responder = GatedResponder()
+        pipeline.responder = responder
+        queue = FairQueue("fake", max_waiting=1, retry_after=4).start()
+        app = create_app(pipeline, queue)
+
+        async def scenario() -> tuple[list[int], str | None, int]:
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
+                ids = [(await http.post("/v1/sessions")).json()["id"] for _ in range(3)]
+                first = asyncio.create_task(http.post(f"/v1/sessions/{ids[0]}/messages", json={"text": "one"}))
+                await asyncio.to_thread(responder.started.wait, 10)
+                second = asyncio.create_task(http.post(f"/v1/sessions/{ids[1]}/messages", json={"text": "two"}))
+                while queue.waiting < 1:
+                    await asyncio.sleep(0.01)
+                third = await http.post(f"/v1/sessions/{ids[2]}/messages", json={"text": "three"})
+                stored_third = len((await http.get(f"/v1/sessions/{ids[2]}")).json()["turns"])
+                responder.gate.set()
+                statuses = [(await first).status_code, (await second).status_code, third.status_code]
+                return statuses, third.headers.get("Retry-After"), stored_third
+
+        statuses, retry_after, stored_third = asyncio.run(scenario())
+        queue.close(timeout=10)
+        assert statuses == [200, 200, 429]
+        assert retry_after == "4"
+        assert stored_third == 0
+
+    def test_an_answer_past_the_request_timeout_is_504_and_stores_nothing(self, pipeline: Pipeline):
+        responder = GatedResponder()  # never opened: the answer can only time out
+        pipeline.responder = responder
+        queue = FairQueue("fake", max_waiting=4, retry_after=1).start()
+        app = create_app(pipeline, queue, request_timeout_s=0.2)
+
+        async def scenario() -> tuple[int, dict, list]:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app") as http:
+                session = (await http.post("/v1/sessions")).json()["id"]
+                reply = await http.post(f"/v1/sessions/{session}/messages", json={"text": "hello"})
+                return reply.status_code, reply.json(), (await http.get(f"/v1/sessions/{session}")).json()["turns"]
+
+        status, body, stored = asyncio.run(scenario())
+        queue.close(timeout=10)
+        assert status == 504 and body["error"]["type"] == "timeout"
+        assert stored == []
+
+
+class TestWatchdog:
+    """A generation that makes no progress stops the watchdog pings (so systemd restarts the daemon)."""
+
+    def test_pings_stop_while_the_model_is_stuck(self, tmp_path: Path):
+        from appliance.daemon import _watchdog
+        from appliance.sdnotify import Notifier
+
+        listener = NotifyListener(tmp_path / "notify")
+        notifier = Notifier(str(tmp_path / "notify"), watchdog_usec=20_000)  # pings every 10 ms at most
+        queue = FairQueue("fake", max_waiting=4, retry_after=1).start()
+
+        async def watch_for(seconds: float) -> None:
+            task = asyncio.create_task(_watchdog(notifier, queue, hung_after_s=0.05))
+            await asyncio.sleep(seconds)
+            task.cancel()
+
+        asyncio.run(watch_for(0.2))
+        assert listener.until(lambda m: m == "WATCHDOG=1")  # a healthy, idle queue is pinged for
+
+        gate = threading.Event()
+        stuck = queue.submit("a", lambda job: gate.wait(30))  # runs, and never reports progress
+        while not queue.stalled(0.05):
+            time.sleep(0.01)
+        with listener.arrived:
+            count = len(listener.messages)
+        asyncio.run(watch_for(0.2))
+        with listener.arrived:
+            assert len(listener.messages) == count
+        gate.set()
+        stuck.future.result(10)
+        queue.close(timeout=10)

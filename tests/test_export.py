@@ -1,0 +1,137 @@
+"""``appliance export-training``: one four-part example per agent turn, with context as of that turn."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from appliance.build import pipeline_settings
+from appliance.cli import cli
+from appliance.config import Settings, load_settings
+from appliance.context import POLICIES
+from appliance.export import export, summary_as_of
+from appliance.pipeline import Pipeline, PipelineSettings
+from appliance.store import Store
+from appliance.types import SummaryVersion
+
+from .conftest import TEST_MODEL, write_config
+from .fakes import FakeResponder
+
+TINY = (
+    ("customer", "I need a taxi at 10:30."),
+    ("agent", "Booked, contact number 07218068540."),
+    ("customer", "Thanks, that's all."),
+    ("agent", "Goodbye!"),
+)
+LONGER = (
+    ("customer", "I need a train to Broxbourne on Monday."),
+    ("agent", "TR5517 arrives at 09:01. Shall I book it?"),
+    ("customer", "Yes, for 5 people please."),
+    ("agent", "Booked. Your reference number is 1YXEN4V3."),
+    ("customer", "I also need a park in the centre."),
+    ("agent", "Cambridge University Botanic Gardens, postcode cb21jf."),
+    ("customer", "Great, what is the entrance fee?"),
+    ("agent", "It is 4 pounds."),
+)
+
+
+@pytest.fixture
+def spec() -> PipelineSettings:
+    return dataclasses.replace(pipeline_settings(Settings()), system_prompt="SYS", instruction="INSTR",
+                               budget_tokens=300)
+
+
+def fill(store: Store, turns, policy: str = "rolling") -> str:  # type: ignore[no-untyped-def]
+    pipeline = Pipeline(store, FakeResponder(), POLICIES, pipeline_settings(Settings()))
+    session = pipeline.new_session(policy=policy)
+    for role, text in turns:
+        pipeline.record_turn(session.id, role, text)
+    return session.id
+
+
+def run(store: Store, spec: PipelineSettings, **kwargs) -> tuple[list[dict], dict]:  # type: ignore[no-untyped-def]
+    out = io.StringIO()
+    counts = export(store, out, spec, FakeResponder(), **kwargs)
+    return [json.loads(line) for line in out.getvalue().splitlines()], counts
+
+
+class TestExamples:
+    def test_exact_jsonl_for_a_tiny_conversation(self, store: Store, spec: PipelineSettings):
+        sid = fill(store, TINY)
+        out = io.StringIO()
+        export(store, out, spec, FakeResponder(), min_turns=2)
+        first_user = (
+            "[CONTEXT]\n(no earlier conversation)\n\n[QUESTION]\nI need a taxi at 10:30.\n\n[INSTRUCTION]\nINSTR"
+        )
+        second_user = (
+            "[CONTEXT]\nExact facts, by the turn they were said in:\nturn 0: time 10:30\nturn 1: phone 07218068540\n\n"
+            "Latest turns:\nCustomer: I need a taxi at 10:30.\nAgent: Booked, contact number 07218068540.\n\n"
+            "[QUESTION]\nThanks, that's all.\n\n[INSTRUCTION]\nINSTR"
+        )
+        expected = [
+            {"session_id": sid, "turn": 1, "stage": "early", "summary_version": None,
+             "prompt": first_user + "\n\n[RESPONSE]\n", "target": "Booked, contact number 07218068540.",
+             "messages": [{"role": "system", "content": "SYS"}, {"role": "user", "content": first_user},
+                          {"role": "assistant", "content": "Booked, contact number 07218068540."}]},
+            {"session_id": sid, "turn": 3, "stage": "early", "summary_version": None,
+             "prompt": second_user + "\n\n[RESPONSE]\n", "target": "Goodbye!",
+             "messages": [{"role": "system", "content": "SYS"}, {"role": "user", "content": second_user},
+                          {"role": "assistant", "content": "Goodbye!"}]},
+        ]
+        assert out.getvalue() == "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in expected)
+
+    def test_context_is_as_of_the_turn_a_later_summary_and_later_facts_are_absent(self, store: Store,
+                                                                                   spec: PipelineSettings):
+        sid = fill(store, LONGER[:7])  # turns 0-6
+        store.add_summary(SummaryVersion(sid, 0, "EARLY-REJECTED", covers_to=1, status="rejected"))
+        store.add_summary(SummaryVersion(sid, 0, "SUMMARY-AFTER-TURN-6 train TR5517 booked.", covers_to=5))
+        pipeline = Pipeline(store, FakeResponder(), POLICIES, pipeline_settings(Settings()))
+        pipeline.record_turn(sid, *LONGER[7])
+        examples, counts = run(store, spec)
+        assert counts == {"sessions": 1, "skipped_sessions": 0, "examples": 4}
+        by_turn = {e["turn"]: e for e in examples}
+        turn3 = by_turn[3]["prompt"]
+        assert by_turn[3]["summary_version"] is None and "SUMMARY-AFTER-TURN-6" not in turn3
+        assert "EARLY-REJECTED" not in turn3
+        assert "1YXEN4V3" not in turn3  # said in turn 3 itself: the target, not the context
+        assert by_turn[3]["target"] == LONGER[3][1] and "[QUESTION]\nYes, for 5 people please." in turn3
+        assert by_turn[7]["summary_version"] == 2 and "SUMMARY-AFTER-TURN-6" in by_turn[7]["prompt"]
+        assert "1YXEN4V3" in by_turn[7]["prompt"]
+
+    def test_summary_as_of_takes_the_latest_accepted_before_the_question(self):
+        versions = (
+            SummaryVersion("s", 1, "a", covers_to=3),
+            SummaryVersion("s", 2, "b", covers_to=5, status="rejected"),
+            SummaryVersion("s", 3, "c", covers_to=7),
+        )
+        assert summary_as_of(versions, 3) is None
+        assert summary_as_of(versions, 6).version == 1  # type: ignore[union-attr]
+        assert summary_as_of(versions, 8).version == 3  # type: ignore[union-attr]
+
+    def test_conversations_outside_the_turn_limits_are_skipped(self, store: Store, spec: PipelineSettings):
+        fill(store, TINY)
+        fill(store, LONGER)
+        examples, counts = run(store, spec, min_turns=5, max_turns=100)
+        assert counts == {"sessions": 1, "skipped_sessions": 1, "examples": 4}
+        assert {e["target"] for e in examples} == {t for r, t in LONGER if r == "agent"}
+
+
+@pytest.mark.real_model
+def test_cli_exports_the_configured_database_with_the_responders_tokenizer(tmp_path: Path):
+    config = write_config(tmp_path, f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 32\n')
+    settings = load_settings(config, env={})
+    store = Store.open(settings.database)
+    fill(store, LONGER)
+    fill(store, TINY)
+    store.close()
+    out = tmp_path / "train.jsonl"
+    result = CliRunner().invoke(cli, ["--config", str(config), "export-training", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 4 and all(e["prompt"].startswith("[CONTEXT]\n") for e in lines)
+    assert "4 examples from 1 conversations (1 outside 5-100 turns)" in result.output

@@ -1,0 +1,638 @@
+"""The terminal UI: driven with Textual's pilot against a real daemon (SmolLM2-135M), and snapshots
+of its main screens rendered from canned data (FakeClient) so that they are deterministic."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from textual.widgets import DataTable, Input, OptionList, Static, TextArea
+
+from appliance.client import DaemonClient, DaemonUnreachable, Health, StreamEvent, health_from, parse_metrics
+from appliance.config import ROOT, TuiSettings
+from appliance.tui import (
+    ApplianceTUI,
+    ConversationView,
+    HelpScreen,
+    TurnView,
+    finding_lines,
+    gauge_text,
+    highlight_findings,
+    ledger_rows,
+    manifest_notes,
+    summarizer_state,
+    summary_head,
+)
+
+from .conftest import MODELS_DIR, TEST_MODEL, write_config
+
+KIOSK_SIZE = (160, 45)
+SMALL_SIZE = (80, 24)
+
+
+def run(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Textual's pilot is async; plain pytest runs it here (no asyncio plugin needed)."""
+    return asyncio.run(coro)
+
+
+async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Pump the app until ``condition`` holds (a generous bound: the model shares 2 busy cores)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        await pilot.pause(0.1)
+
+
+# canned data: the API's shapes, as GET /v1/sessions/{id} returns them -----------------------------
+
+T0 = 1_800_000_000.0
+
+
+def manifest(**extra: Any) -> dict[str, Any]:
+    return {
+        "policy": "rolling",
+        "budget": 1536,
+        "total_tokens": 412,
+        "parts": [
+            {"name": "system", "tokens": 33, "turns": [], "note": ""},
+            {"name": "summary", "tokens": 96, "turns": [0, 1, 2, 3], "note": ""},
+            {"name": "ledger", "tokens": 41, "turns": [0, 2], "note": ""},
+            {"name": "recent", "tokens": 127, "turns": [4, 5], "note": ""},
+            {"name": "question", "tokens": 40, "turns": [], "note": ""},
+            {"name": "instruction", "tokens": 35, "turns": [], "note": ""},
+            {"name": "template", "tokens": 40, "turns": [], "note": "chat template and section markers"},
+        ],
+        "verbatim_turns": [4, 5],
+        "summarized_turns": [0, 1, 2, 3],
+        "recalled_turns": [1],
+        "cut_turns": [],
+        "cuts": ["dropped 1 recalled turn(s) to fit 1536 tokens"],
+        "fallback": False,
+        **extra,
+    }
+
+
+def record(index: int, stage: str, findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "index": index,
+        "stage": stage,
+        "model": "smollm2-135m-instruct",
+        "manifest": manifest(),
+        "prompt_tokens": 412,
+        "completion_tokens": 31,
+        "timings": {"context_ms": 4.0, "ttft_s": 0.4, "generate_s": 1.9, "check_ms": 1.0, "store_ms": 2.0, "total_s": 2.0},
+        "check": {"findings": findings or [], "action": "flag" if findings else "none", "checked": 2, "ok": not findings},
+    }
+
+
+def turn(index: int, role: str, text: str) -> dict[str, Any]:
+    return {"session_id": "cafe01", "index": index, "role": role, "text": text, "created_at": T0 + index}
+
+
+WRONG_ORDER = "Your order A-12346 ships on 3 May."
+
+
+def canned_session() -> dict[str, Any]:
+    flagged = {"entity": {"kind": "order_id", "text": "A-12346", "start": 11, "end": 18, "norm": "A12346"},
+               "status": "contradiction", "expected": "A-12345"}
+    return {
+        "session": {"id": "cafe01", "created_at": T0, "title": "counter 2", "policy": "rolling", "summary_paused": False},
+        "turns": [
+            turn(0, "customer", "Hello, my order A-12345 has not arrived."),
+            turn(1, "agent", "Sorry to hear that. Let me check order A-12345."),
+            turn(2, "customer", "I paid 49.90 EUR on 2 May."),
+            turn(3, "agent", "Thank you, I see the payment of 49.90 EUR."),
+            turn(4, "customer", "When will it ship?"),
+            turn(5, "agent", WRONG_ORDER),
+            turn(6, "customer", "Can a person help me?"),
+            turn(7, "agent", "Of course, this is Maria from the counter. I will call the courier now."),
+        ],
+        "summary": {"session_id": "cafe01", "version": 2, "author": "model", "status": "accepted", "reason": "",
+                    "covers_to": 3, "created_at": T0 + 3.5,
+                    "text": "Customer's order A-12345 has not arrived; paid 49.90 EUR on 2 May."},
+        "summaries": [
+            {"session_id": "cafe01", "version": 1, "author": "model", "status": "accepted", "reason": "", "covers_to": 1,
+             "created_at": T0 + 1.5, "text": "Customer's order A-12345 has not arrived."},
+            {"session_id": "cafe01", "version": 2, "author": "model", "status": "accepted", "reason": "", "covers_to": 3,
+             "created_at": T0 + 3.5, "text": "Customer's order A-12345 has not arrived; paid 49.90 EUR on 2 May."},
+        ],
+        "ledger": [
+            {"kind": "order_id", "value": "A-12345", "turn": 0, "speaker": "customer", "slot": "", "norm": "A12345"},
+            {"kind": "amount", "value": "49.90 EUR", "turn": 2, "speaker": "customer", "slot": "", "norm": "49.90 EUR"},
+            {"kind": "date", "value": "2 May", "turn": 2, "speaker": "customer", "slot": "", "norm": "05-02"},
+        ],
+        "records": [record(1, "early"), record(3, "early"), record(5, "mid", [flagged])],
+    }
+
+
+class FakeClient(DaemonClient):
+    """Canned answers in the daemon's shapes; records what the app asked for."""
+
+    def __init__(self, payload: dict[str, Any] | None = None, *, reachable: bool = True) -> None:
+        super().__init__("http://fake.invalid")
+        self.payload = payload or canned_session()
+        self.reachable = reachable
+        self.calls: list[tuple[str, Any]] = []
+
+    def _check(self) -> None:
+        if not self.reachable:
+            raise DaemonUnreachable("http://fake.invalid: connection refused")
+
+    async def health(self) -> Health:
+        self._check()
+        return Health(ready=True, model="smollm2-135m-instruct", checks={"model": True, "database": True, "worker": True},
+                      queue=0, summarizer={"runs": 2.0, "failures": 0.0, "alive": 1.0})
+
+    async def new_session(self, title: str = "") -> dict[str, Any]:
+        self._check()
+        self.calls.append(("new_session", title))
+        return self.payload["session"]
+
+    async def session(self, session_id: str) -> dict[str, Any]:
+        self._check()
+        return copy.deepcopy(self.payload)
+
+    async def sessions(self, search: str = "", limit: int = 50) -> list[dict[str, Any]]:
+        self._check()
+        return [{**self.payload["session"], "turns": 8, "last_at": T0 + 7}]
+
+    async def edit_summary(self, session_id: str, text: str) -> dict[str, Any]:
+        self.calls.append(("edit_summary", text))
+        version = {**self.payload["summary"], "version": 3, "author": "operator", "text": text,
+                   "covers_to": 7, "created_at": T0 + 8}
+        self.payload["summaries"].append(version)
+        self.payload["summary"] = version
+        return version
+
+    async def restore_summary(self, session_id: str, version: int) -> dict[str, Any]:
+        self.calls.append(("restore_summary", version))
+        old = next(v for v in self.payload["summaries"] if v["version"] == version)
+        new = {**old, "version": len(self.payload["summaries"]) + 1, "author": "operator", "created_at": T0 + 9}
+        self.payload["summaries"].append(new)
+        self.payload["summary"] = new
+        return new
+
+    async def set_paused(self, session_id: str, paused: bool) -> dict[str, Any]:
+        self.calls.append(("set_paused", paused))
+        self.payload["session"]["summary_paused"] = paused
+        return self.payload["session"]
+
+    async def record_turn(self, session_id: str, role: str, text: str) -> dict[str, Any]:
+        self.calls.append(("record_turn", (role, text)))
+        return turn(8, role, text)
+
+    async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
+        self._check()
+        self.calls.append(("message", text))
+        yield StreamEvent("accepted", {})
+        for piece in ("Certainly", ", one", " moment."):
+            yield StreamEvent("token", {"text": piece})
+        yield StreamEvent("done", {"text": "Certainly, one moment."})
+
+    async def aclose(self) -> None:
+        pass
+
+
+def canned_app(*, kiosk: bool = False, session: bool = True, **settings: Any) -> ApplianceTUI:
+    return ApplianceTUI(FakeClient(), TuiSettings(**settings), kiosk=kiosk, session_id="cafe01" if session else None)
+
+
+def sending(app: ApplianceTUI) -> bool:
+    return any(w.group == "send" and not w.is_finished for w in app.workers)
+
+
+async def settle(pilot: Any) -> None:
+    """Let the first poll and load land, and stop the cursor blinking so snapshots are stable."""
+    app = pilot.app
+    app.query_one("#message", Input).cursor_blink = False
+    await wait_for(pilot, lambda: app.health is not None and (app.session_id is None or app.payload is not None))
+    await pilot.pause()
+
+
+# pure rendering --------------------------------------------------------------------------------
+
+
+class TestRendering:
+    def test_flagged_entity_is_highlighted_and_the_ledger_value_shown(self):
+        rec = canned_session()["records"][2]
+        text = highlight_findings(WRONG_ORDER, rec["check"])
+        assert any(WRONG_ORDER[s.start:s.end] == "A-12346" and "red" in str(s.style) for s in text.spans)
+        assert finding_lines(rec["check"])[0] == "⚠ 'A-12346' contradicts the ledger: 'A-12345'"
+
+    def test_highlight_survives_offsets_of_another_draft(self):
+        check = {"findings": [{"entity": {"text": "A-12346", "start": 0, "end": 3}, "status": "unsupported"}]}
+        text = highlight_findings(WRONG_ORDER, check)
+        assert [WRONG_ORDER[s.start:s.end] for s in text.spans] == ["A-12346"]
+
+    def test_gauge_lists_every_part_of_the_manifest(self):
+        shown = gauge_text(manifest()).plain
+        for part in manifest()["parts"]:
+            assert part["name"] in shown
+        assert "412 of 1536 tokens" in shown
+        assert "nothing has been sent" in gauge_text(None).plain
+
+    def test_notes_say_what_was_cut_and_recalled(self):
+        notes = manifest_notes(manifest(cut_turns=[0, 1, 2, 5], fallback=True))
+        assert "turns left out: 0-2, 5" in notes
+        assert "recalled turns: 1" in notes
+        assert any(n.startswith("fallback") for n in notes)
+
+    def test_summary_written_after_the_last_answer_is_marked_unseen(self):
+        payload = canned_session()
+        assert summary_head(payload)[1] == "In the last prompt (96 tokens)."
+        payload["summary"] = {**payload["summary"], "version": 3, "author": "operator", "created_at": T0 + 99}
+        head, seen = summary_head(payload)
+        assert head.startswith("Summary v3 · operator")
+        assert "has not seen" in seen
+
+    def test_ledger_rows_say_what_the_last_prompt_carried(self):
+        payload = canned_session()
+        payload["ledger"].append({"kind": "name", "value": "Maria", "turn": 7, "speaker": "agent"})
+        payload["records"][-1]["manifest"]["parts"][2]["turns"] = [2]  # the ledger part carried turn 2's facts only
+        sent = [row[3] for row in ledger_rows(payload)]
+        assert sent == ["cut", "yes", "yes", "later"]
+
+    def test_summarizer_state(self):
+        payload = canned_session()
+        live = Health(ready=True, checks={"worker": True}, summarizer={"alive": 1.0})
+        assert summarizer_state(live, payload) == "idle"
+        assert summarizer_state(Health(ready=True), payload) == "off"
+        payload["summaries"].append({**payload["summary"], "version": 3, "status": "rejected", "reason": "invented A-9"})
+        assert summarizer_state(live, payload) == "failed: invented A-9"
+        payload["session"]["summary_paused"] = True
+        assert summarizer_state(live, payload) == "paused"
+
+    def test_metrics_parsing(self):
+        text = "# HELP x\nappliance_queue_waiting{model=\"m\"} 3\nappliance_answering 1\nappliance_summarizer_runs_total 4\n"
+        health = health_from({"ready": True, "model": "m", "checks": {}}, parse_metrics(text))
+        assert (health.queue, health.answering, health.summarizer) == (3, True, {"runs": 4.0})
+
+
+# the app on canned data --------------------------------------------------------------------------
+
+
+class TestAppWithFakeClient:
+    def test_operator_turns_and_stages_are_marked(self):
+        async def go() -> None:
+            app = canned_app()
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                views = list(app.query(TurnView))
+                assert len(views) == 8
+                assert "-operator" in views[7].classes
+                assert "Operator (human)" in str(views[7].render())
+                assert "stage mid · flagged" in str(views[5].render())
+                ledger = app.query_one("#ledger", DataTable)
+                assert ledger.row_count == 3
+
+        run(go())
+
+    def test_streamed_answer_clears_input_only_once_accepted(self):
+        async def go() -> None:
+            app = canned_app(session=False)
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                client = app.client
+                assert isinstance(client, FakeClient)
+                client.reachable = False
+                await pilot.click("#message")
+                await pilot.press(*"where is my parcel", "enter")
+                await wait_for(pilot, lambda: not sending(app))
+                assert app.query_one("#message", Input).value == "where is my parcel"  # kept: daemon away
+                client.reachable = True
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: ("message", "where is my parcel") in client.calls and app.payload is not None)
+                assert app.query_one("#message", Input).value == ""
+                assert app.session_id == "cafe01"
+
+        run(go())
+
+    def test_banner_while_the_daemon_is_away_then_reconnects(self):
+        async def go() -> None:
+            client = FakeClient(reachable=False)
+            app = ApplianceTUI(client, TuiSettings(poll_s=0.1), session_id="cafe01")
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                banner = app.query_one("#banner", Static)
+                await wait_for(pilot, lambda: banner.display)
+                assert "Reconnecting" in str(banner.render())
+                await pilot.press(*"still here")
+                client.reachable = True  # the daemon is back (restarted)
+                await wait_for(pilot, lambda: not banner.display and app.payload is not None)
+                assert app.query_one("#message", Input).value == "still here"
+                assert len(app.query(TurnView)) == 8
+
+        run(go())
+
+    def test_summary_panel_follows_new_versions_from_the_daemon(self):
+        async def go() -> None:
+            client = FakeClient()
+            app = ApplianceTUI(client, TuiSettings(poll_s=0.1), session_id="cafe01")
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                head = app.query_one("#summary-head", Static)
+                assert str(head.render()).startswith("Summary v2 · model")
+                # The summarizer stores a version: the next poll shows it, marked as not yet seen by the model.
+                v3 = {**client.payload["summary"], "version": 3, "covers_to": 7, "created_at": T0 + 20,
+                      "text": "Order A-12345 lost; Maria calls the courier."}
+                client.payload["summaries"].append(v3)
+                client.payload["summary"] = v3
+                await wait_for(pilot, lambda: str(head.render()).startswith("Summary v3 · model"))
+                assert "has not seen" in str(app.query_one("#summary-seen", Static).render())
+
+        run(go())
+
+    def test_pause_and_restore(self):
+        async def go() -> None:
+            client = FakeClient()
+            app = ApplianceTUI(client, TuiSettings(), session_id="cafe01")
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                await pilot.press("f5")
+                await wait_for(pilot, lambda: ("set_paused", True) in client.calls)
+                await wait_for(pilot, lambda: "summarizer paused" in str(app.query_one("#status", Static).render()))
+                await pilot.press("f4")
+                await pilot.pause()
+                await pilot.press("down", "enter")  # the list is newest first: v1 is second
+                await wait_for(pilot, lambda: ("restore_summary", 1) in client.calls)
+                head = app.query_one("#summary-head", Static)
+                await wait_for(pilot, lambda: str(head.render()).startswith("Summary v3 · operator"))
+
+        run(go())
+
+    def test_find_and_resume_a_session(self):
+        async def go() -> None:
+            app = canned_app(session=False)
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                await pilot.press("f2")
+                found = app.screen.query_one("#found", OptionList)
+                await wait_for(pilot, lambda: found.option_count == 1)
+                await pilot.press(*"parcel", "enter", "enter")
+                await wait_for(pilot, lambda: app.session_id == "cafe01" and app.payload is not None)
+                assert len(app.query(TurnView)) == 8
+
+        run(go())
+
+    def test_take_over_records_an_agent_turn(self):
+        async def go() -> None:
+            app = canned_app()
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                await pilot.press("f6", *"I am on it", "enter")
+                client = app.client
+                assert isinstance(client, FakeClient)
+                await wait_for(pilot, lambda: ("record_turn", ("agent", "I am on it")) in client.calls)
+
+        run(go())
+
+    def test_help_lists_every_binding(self):
+        async def go() -> None:
+            app = canned_app()
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                await pilot.press("f1")
+                await pilot.pause()
+                assert isinstance(app.screen, HelpScreen)
+                shown = " ".join(what for _, what in app.screen.rows)
+                for binding in ApplianceTUI.BINDINGS:
+                    assert binding.description in shown  # type: ignore[union-attr]
+                assert "Save as new version" in shown
+
+        run(go())
+
+    def test_kiosk_ignores_quit_keys_and_resets_when_idle(self):
+        now = [0.0]
+
+        async def go() -> None:
+            app = ApplianceTUI(FakeClient(), TuiSettings(kiosk_idle_reset_s=60), kiosk=True, session_id="cafe01",
+                               clock=lambda: now[0])
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                await pilot.press("ctrl+q", "ctrl+c", "f3", "ctrl+n")
+                await pilot.pause()
+                assert app.is_running and app.session_id == "cafe01"
+                assert not app.query("#context")
+                now[0] = 61.0
+                app.reset_if_idle()
+                await pilot.pause()
+                assert app.session_id is None and not app.query(TurnView)
+                await pilot.press("f12")
+                await pilot.pause()
+            assert app.return_value == 0
+
+        run(go())
+
+
+# snapshots (pytest-textual-snapshot) -------------------------------------------------------------
+
+
+def test_snapshot_operator_80x24(snap_compare):
+    assert snap_compare(canned_app(), terminal_size=SMALL_SIZE, run_before=settle)
+
+
+def test_snapshot_operator_kiosk_size(snap_compare):
+    assert snap_compare(canned_app(), terminal_size=KIOSK_SIZE, run_before=settle)
+
+
+def test_snapshot_kiosk(snap_compare):
+    assert snap_compare(canned_app(kiosk=True), terminal_size=KIOSK_SIZE, run_before=settle)
+
+
+def test_snapshot_help_80x24(snap_compare):
+    async def before(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("f1")
+
+    assert snap_compare(canned_app(), terminal_size=SMALL_SIZE, run_before=before)
+
+
+def test_snapshot_edit_summary_80x24(snap_compare):
+    async def before(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        pilot.app.screen.query_one(TextArea).cursor_blink = False
+
+    assert snap_compare(canned_app(), terminal_size=SMALL_SIZE, run_before=before)
+
+
+# the unreachable daemon ---------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_closed_port_shows_a_banner_and_keeps_typing():
+    async def go() -> None:
+        client = DaemonClient(f"http://127.0.0.1:{free_port()}")
+        app = ApplianceTUI(client, TuiSettings(poll_s=0.2))
+        async with app.run_test(size=SMALL_SIZE) as pilot:
+            banner = app.query_one("#banner", Static)
+            await wait_for(pilot, lambda: banner.display, timeout=20)
+            assert "Daemon unreachable" in str(banner.render())
+            await pilot.press(*"hello", "enter")
+            await wait_for(pilot, lambda: not sending(app), timeout=20)
+            assert app.query_one("#message", Input).value == "hello"
+            assert app.is_running
+
+    run(go())
+
+
+# against the real daemon ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`appliance serve` with SmolLM2-135M on a free port, as a real subprocess."""
+    if not (MODELS_DIR / "MODELS.toml").exists():
+        pytest.skip("models/ not set up")
+    tmp = tmp_path_factory.mktemp("tui-daemon")
+    config = write_config(tmp, f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\n'
+                               '[context]\npolicy = "rolling"\n')
+    port = free_port()
+    log = (tmp / "daemon.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "appliance", "--config", str(config), "serve", "--port", str(port)],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "APPLIANCE_CONFIG": str(config)},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError((tmp / "daemon.log").read_text()[-2000:])
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.mark.real_model
+def test_one_conversation_end_to_end(daemon: str):
+    """Type, watch the answer stream, edit the summary, and find the new version in the API."""
+
+    async def go() -> None:
+        app = ApplianceTUI(DaemonClient(daemon), TuiSettings(poll_s=0.5))
+        async with app.run_test(size=KIOSK_SIZE) as pilot:
+            await wait_for(pilot, lambda: app.connected is True)
+            progress: list[str] = []
+            original = ConversationView.progress
+
+            def spy(view: ConversationView, text: str) -> None:
+                progress.append(text)
+                original(view, text)
+
+            ConversationView.progress = spy  # type: ignore[method-assign]
+            try:
+                await pilot.click("#message")
+                await pilot.press(*"My order A-12345 has not arrived.", "enter")
+                await wait_for(pilot, lambda: app.payload is not None and len(app.payload["turns"]) == 2, timeout=240)
+            finally:
+                ConversationView.progress = original  # type: ignore[method-assign]
+            assert len(progress) >= 1, "no streamed text was shown"
+            answer = app.payload["turns"][1]["text"]
+            views = list(app.query(TurnView))
+            assert "stage early" in str(views[1].render())
+            assert (answer.strip().splitlines() or [""])[0] in str(views[1].render())
+            assert app.query_one("#message", Input).value == ""
+            assert app.query_one("#gauge", Static).render()
+            # No summarizer worker runs in this daemon yet: an operator edit makes the new version.
+            await pilot.press("f3")
+            await pilot.pause()
+            editor = app.screen.query_one(TextArea)
+            editor.text = "Order A-12345 has not arrived."
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: bool(app.payload and app.payload["summary"]), timeout=30)
+            head = str(app.query_one("#summary-head", Static).render())
+            assert head.startswith("Summary v1 · operator")
+            session_id = app.session_id
+
+        stored = httpx.get(f"{daemon}/v1/sessions/{session_id}", timeout=10).json()
+        assert stored["summary"]["author"] == "operator"
+        assert stored["summary"]["text"] == "Order A-12345 has not arrived."
+        assert [t["role"] for t in stored["turns"]] == ["customer", "agent"]
+
+    run(go())
+
+
+def test_snapshot_kiosk_80x24(snap_compare):
+    assert snap_compare(canned_app(kiosk=True), terminal_size=SMALL_SIZE, run_before=settle)
+
+
+# the command and the kiosk unit ---------------------------------------------------------------------
+
+
+def test_default_url_follows_the_server_settings(tmp_path: Path):
+    from appliance.config import load_settings
+    from appliance.tui import daemon_url
+
+    tcp = load_settings(write_config(tmp_path, "[server]\nport = 9123\n"), env={})
+    assert daemon_url(tcp) == "http://127.0.0.1:9123"
+    assert daemon_url(tcp, "http://box:1") == "http://box:1"
+    unix = load_settings(write_config(tmp_path, '[server]\nhost = ""\nsocket = "run/a.sock"\n'), env={})
+    assert daemon_url(unix) == f"unix:{tmp_path / 'run' / 'a.sock'}"
+
+
+def test_cli_has_the_tui_command():
+    from click.testing import CliRunner
+
+    from appliance.cli import cli
+
+    result = CliRunner().invoke(cli, ["tui", "--help"])
+    assert result.exit_code == 0
+    assert "--kiosk" in result.output and "--url" in result.output
+
+
+def test_kiosk_unit_verifies(tmp_path: Path):
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None or not (ROOT / ".venv" / "bin" / "appliance").exists():
+        pytest.skip("needs systemd-analyze and an installed .venv/bin/appliance")
+    for name in ("appliance.service", "appliance-kiosk.service"):
+        text = (ROOT / "systemd" / name).read_text().replace("/opt/appliance", str(ROOT))
+        (tmp_path / name).write_text(text)
+    done = subprocess.run([analyze, "verify", str(tmp_path / "appliance-kiosk.service"), str(tmp_path / "appliance.service")],
+                          capture_output=True, text=True, env={**os.environ, "SYSTEMD_LOG_LEVEL": "notice"})
+    assert done.returncode == 0, done.stderr
+    unit = (ROOT / "systemd" / "appliance-kiosk.service").read_text()
+    assert "tui --kiosk" in unit and "TTYPath=/dev/tty1" in unit and "Requires=appliance.service" in unit
+
+
+def write_screenshot(path: Path, size: tuple[int, int] = (120, 34)) -> None:
+    """The README's picture: the operator console on canned data (``python -m tests.test_tui docs/tui.svg``)."""
+
+    async def go() -> None:
+        app = canned_app()
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            path.write_text(app.export_screenshot(title="appliance tui"))
+
+    run(go())
+
+
+if __name__ == "__main__":
+    write_screenshot(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/tui.svg"))
