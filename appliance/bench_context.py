@@ -29,8 +29,6 @@ from .summarizer import squash
 from .types import LedgerEntry, Turn
 from .worker import SummaryWorker, WorkerStats
 
-# Policies that read ``Snapshot.summary`` unless a policy says otherwise with ``uses_summary``.
-SUMMARY_POLICIES = frozenset({"rolling", "threshold"})
 
 
 @dataclass(frozen=True)
@@ -93,7 +91,8 @@ def load_sessions(path: Path, limit: int | None = None) -> list[BenchSession]:
 
 
 def uses_summary(name: str, policy: ContextPolicy) -> bool:
-    return bool(getattr(policy, "uses_summary", name in SUMMARY_POLICIES))
+    """Whether sessions of this policy need the summarizer (a policy says so itself)."""
+    return policy.uses_summary
 
 
 def kept(expected: Sequence[str], context: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import stage
-from .config import ResponderSettings, Settings, SummarizerSettings
+from .config import ResponderSettings, Settings, SummarizerSettings, read_token_file
 from .context import ContextOptions, ContextPolicy, make_policies
 from .errors import ConfigError
 from .modelfiles import CATALOG_NAME, find, load_catalog, state, verified_path
@@ -62,7 +62,7 @@ def load_remote(settings: Settings, name: str, knobs: ResponderSettings | Summar
     served = (knobs.remote_model or name) if name == knobs.model else name
     token_file = _relative_to_config(settings, knobs.token_file)
     section = "responder" if isinstance(knobs, ResponderSettings) else "summarizer"
-    token = _read_token(token_file, section) if token_file else None
+    token = read_token_file(token_file, f"{section}.token_file") if token_file else None
     return open_remote(
         knobs.base_url,
         served,
@@ -79,16 +79,6 @@ def _relative_to_config(settings: Settings, value: str) -> Path | None:
     path = Path(value).expanduser()
     base = Path(settings.source).parent if settings.source != "<defaults>" else Path.cwd()
     return path if path.is_absolute() else base / path
-
-
-def _read_token(path: Path, section: str) -> str:
-    try:
-        token = path.read_text().strip()
-    except OSError as exc:
-        raise ConfigError(f"{section}.token_file: cannot read {path}: {exc.strerror}") from None
-    if not token:
-        raise ConfigError(f"{section}.token_file: {path} is empty")
-    return token
 
 
 def load_responder(settings: Settings) -> ChatModel:

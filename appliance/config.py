@@ -14,7 +14,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -45,6 +45,34 @@ def _check_remote(section: str, backend: str, base_url: str) -> None:
         )
 
 
+class _RemoteBackend(_Section):
+    """Where a model runs: in this process, or on an OpenAI-compatible server (for sites that outgrow one box)."""
+
+    _section: ClassVar[str] = ""
+
+    backend: Backend = Field(
+        "local",
+        description="`local`: llama.cpp in this process; `remote`: an OpenAI-compatible server at `base_url` (llama.cpp server, vLLM, Ollama), which then ignores `n_threads` and `n_gpu_layers`.",
+    )
+    base_url: str = Field(
+        "", description="`remote`: the server's OpenAI API root, e.g. `http://10.0.0.5:8000/v1` (required for `remote`)."
+    )
+    remote_model: str = Field("", description="`remote`: the model's name on the server; empty for this section's `model`.")
+    token_file: str = Field(
+        "",
+        description="`remote`: file holding the server's bearer token (never the token itself here); empty for none. Relative paths start at the config file's folder.",
+    )
+    remote_tokenizer: RemoteTokenizer = Field(
+        "auto",
+        description="`remote`: what counts tokens: `local` (a vocab-only copy of this section's `model` GGUF: exact), `server` (the server's tokenize endpoint plus a per-message overhead), `auto` (the local copy when its file is present, checked against the server, else the server).",
+    )
+
+    @model_validator(mode="after")
+    def _remote_needs_url(self) -> "_RemoteBackend":
+        _check_remote(self._section, self.backend, self.base_url)
+        return self
+
+
 class PathsSettings(_Section):
     database: Path = Field(
         Path("data/appliance.db"),
@@ -56,7 +84,9 @@ class PathsSettings(_Section):
     )
 
 
-class ResponderSettings(_Section):
+class ResponderSettings(_RemoteBackend):
+    _section: ClassVar[str] = "responder"
+
     model: str = Field(
         "qwen2.5-coder-1.5b-instruct",
         min_length=1,
@@ -74,27 +104,6 @@ class ResponderSettings(_Section):
     ignore_eos: bool = Field(
         False, description="Never stop before `max_tokens` (fixed-length answers for benchmarks and tests; never in service)."
     )
-    backend: Backend = Field(
-        "local",
-        description="`local`: llama.cpp in this process; `remote`: an OpenAI-compatible server at `responder.base_url` (llama.cpp server, vLLM, Ollama), which then ignores `n_threads` and `n_gpu_layers`.",
-    )
-    base_url: str = Field(
-        "", description="`remote`: the server's OpenAI API root, e.g. `http://10.0.0.5:8000/v1` (required for `remote`)."
-    )
-    remote_model: str = Field("", description="`remote`: the model's name on the server; empty for `responder.model`.")
-    token_file: str = Field(
-        "",
-        description="`remote`: file holding the server's bearer token (never the token itself here); empty for none. Relative paths start at the config file's folder.",
-    )
-    remote_tokenizer: RemoteTokenizer = Field(
-        "auto",
-        description="`remote`: what counts tokens: `local` (a vocab-only copy of `responder.model`'s GGUF: exact), `server` (the server's tokenize endpoint plus a per-message overhead), `auto` (the local copy when its file is present, checked against the server, else the server).",
-    )
-
-    @model_validator(mode="after")
-    def _remote_needs_url(self) -> "ResponderSettings":
-        _check_remote("responder", self.backend, self.base_url)
-        return self
 
 
 class ChatSettings(_Section):
@@ -182,7 +191,9 @@ class RecallSettings(_Section):
     )
 
 
-class SummarizerSettings(_Section):
+class SummarizerSettings(_RemoteBackend):
+    _section: ClassVar[str] = "summarizer"
+
     model: str = Field(
         "qwen2.5-coder-0.5b-instruct",
         min_length=1,
@@ -218,27 +229,6 @@ class SummarizerSettings(_Section):
         min_length=1,
         description="ISO 639-1 codes the language detector chooses among (the first is the fallback); a summary must be in the conversation's language.",
     )
-    backend: Backend = Field(
-        "local",
-        description="`local`: llama.cpp in this process; `remote`: an OpenAI-compatible server at `summarizer.base_url`, which then ignores `n_threads` and `n_gpu_layers`.",
-    )
-    base_url: str = Field(
-        "", description="`remote`: the server's OpenAI API root, e.g. `http://10.0.0.5:8000/v1` (required for `remote`)."
-    )
-    remote_model: str = Field("", description="`remote`: the model's name on the server; empty for `summarizer.model`.")
-    token_file: str = Field(
-        "",
-        description="`remote`: file holding the server's bearer token (never the token itself here); empty for none. Relative paths start at the config file's folder.",
-    )
-    remote_tokenizer: RemoteTokenizer = Field(
-        "auto",
-        description="`remote`: what counts tokens: `local` (a vocab-only copy of `summarizer.model`'s GGUF: exact), `server` (the server's tokenize endpoint plus a per-message overhead), `auto` (the local copy when its file is present, checked against the server, else the server).",
-    )
-
-    @model_validator(mode="after")
-    def _remote_needs_url(self) -> "SummarizerSettings":
-        _check_remote("summarizer", self.backend, self.base_url)
-        return self
 
     @model_validator(mode="after")
     def _cap_fits_window(self) -> "SummarizerSettings":
@@ -533,6 +523,17 @@ def _resolve_paths(settings: Settings, file: Path) -> Settings:
         update={"database": absolute(settings.paths.database), "models_dir": absolute(settings.paths.models_dir)}
     )
     return settings.model_copy(update={"paths": paths, "source": str(file)})
+
+
+def read_token_file(path: Path, key: str) -> str:
+    """The bearer token in ``path`` (named by the config key ``key``); the token itself is never shown."""
+    try:
+        token = path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"{key}: cannot read {path}: {exc.strerror}") from None
+    if not token:
+        raise ConfigError(f"{key}: {path} is empty")
+    return token
 
 
 def reference_table() -> str:

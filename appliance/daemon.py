@@ -27,7 +27,7 @@ import uvicorn
 
 from .api import FairQueue, create_app
 from .build import attach_summary_worker, build_pipeline
-from .config import ServerSettings, Settings
+from .config import ServerSettings, Settings, read_token_file
 from .errors import ConfigError
 from .sdnotify import Notifier
 from .worker import SummaryWorker
@@ -50,7 +50,8 @@ def serve(
     host = cfg.host if host is None else host
     port = cfg.port if port is None else port
     unix = _path(base, cfg.socket if socket_path is None else socket_path)
-    token = read_token(_path(base, cfg.token_file))
+    token_path = _path(base, cfg.token_file)
+    token = read_token_file(token_path, "server.token_file") if token_path is not None else None
     if not host and unix is None:
         raise ConfigError("server.host is empty and no server.socket is set: nothing to listen on")
     if host and not is_loopback(host) and token is None:
@@ -99,9 +100,7 @@ class _WorkerStatus:
         self.worker = worker
 
     def is_alive(self) -> bool:
-        # SummaryWorker offers no public liveness check; its thread is the truth.
-        thread = self.worker._thread
-        return thread is not None and thread.is_alive()
+        return self.worker.is_alive()
 
     def counters(self) -> dict[str, int]:
         st = self.worker.stats()
@@ -116,18 +115,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a host name other than localhost could resolve to anything
-
-
-def read_token(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        token = path.read_text().strip()
-    except OSError as exc:
-        raise ConfigError(f"server.token_file: cannot read {path}: {exc.strerror}") from None
-    if not token:
-        raise ConfigError(f"server.token_file: {path} is empty")
-    return token
 
 
 def bind(host: str, port: int, unix: Path | None) -> tuple[list[socket.socket], str]:

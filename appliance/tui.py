@@ -30,8 +30,7 @@ from textual.widgets import DataTable, Footer, Input, OptionList, Static, TextAr
 from textual.widgets.option_list import Option
 
 from .client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health
-from .config import Settings, TuiSettings
-from .errors import ConfigError
+from .config import Settings, TuiSettings, read_token_file
 
 GAUGE_WIDTH = 12
 EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -954,11 +953,7 @@ def read_token(settings: Settings) -> str | None:
     """The bearer token from ``tui.token_file`` (relative to the config file), or None."""
     if not settings.tui.token_file:
         return None
-    path = _beside_config(settings, settings.tui.token_file)
-    try:
-        return path.read_text().strip() or None
-    except OSError as exc:
-        raise ConfigError(f"tui.token_file: cannot read {path}: {exc.strerror}") from None
+    return read_token_file(_beside_config(settings, settings.tui.token_file), "tui.token_file")
 
 
 def run_tui(settings: Settings, *, url: str | None = None, kiosk: bool = False, session_id: str | None = None) -> int:

@@ -146,6 +146,10 @@ class SummaryWorker:
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def is_alive(self) -> bool:
+        """Whether the background thread is running (readiness checks ask this)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def stats(self) -> WorkerStats:
         with self._stats_lock:
             return self._stats

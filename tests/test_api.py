@@ -171,7 +171,7 @@ class TestNativeApi:
     def test_health_readiness_metrics_and_schema(self, http: httpx.Client):
         assert http.get("/healthz").json() == {"status": "ok"}
         ready = http.get("/readyz").json()
-        assert ready["ready"] is True and ready["checks"] == {"model": True, "database": True}
+        assert ready["ready"] is True and ready["checks"] == {"model": True, "database": True, "worker": True}
         metrics = http.get("/metrics")
         assert metrics.headers["content-type"].startswith("text/plain")
         for name in ("appliance_answers_total", "appliance_answer_seconds_bucket", "appliance_queue_waiting",

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
-import time
 from collections.abc import Sequence
 
 import pytest
@@ -490,13 +488,12 @@ class TestRollingWithTheRealTokenizer:
             assert prompt.manifest.fallback and prompt.manifest.cut_turns  # the oldest turns gave way...
             assert any("gave way" in c for c in prompt.manifest.cuts)  # ...and the manifest says so
 
-    def test_under_5_ms_per_build_at_100_turns(self, real_model):
+    def test_a_100_turn_build_fits_counts_exactly_and_reuses_piece_counts(self, real_model):
         """Two dev sessions back to back cut to 100 turns, with a summary and a 20-entry ledger.
 
-        Medians of 15 builds each, in this thread's CPU time (wall-clock time on a shared 2-core box
-        measures the neighbours), best of three rounds:
-        cold = a fresh counter (every piece tokenized), warm = the same question's pieces counted
-        before, session = one counter for a session growing by a pair per turn, as in the daemon."""
+        The build's speed target (under 5 ms at 100 turns) is measured by `appliance bench context`
+        (build_ms); what makes it fast is tested here: a second build of the same session asks the
+        tokenizer about no piece it has counted before."""
         from appliance.tokens import ResponderCounter
 
         raw = dev_session(0)["turns"] + dev_session(1)["turns"]
@@ -507,35 +504,27 @@ class TestRollingWithTheRealTokenizer:
         spec = PromptSpec("You are a helpful agent.", "Reply briefly.", 512)
         policy = RollingPolicy(recent_pairs=4)
 
-        def ms(build) -> float:
-            t0 = time.thread_time()
-            build()
-            return (time.thread_time() - t0) * 1000
+        class Tally:
+            """The real model, counting how often its tokenizer is asked about a piece of text."""
 
-        def round_() -> tuple[float, float, float]:
-            cold, warm, steady = [], [], []
-            for i in range(15):
-                counter = ResponderCounter(real_model)  # empty cache
-                cold.append(ms(lambda: policy.build(snap, f"What was my reference? ({i})", spec, counter, (12, 40))))
-                warm.append(ms(lambda: policy.build(snap, f"What was my reference? ({i})", spec, counter, (12, 40))))
-            session = ResponderCounter(real_model)
-            for n in range(70, 101, 2):
-                lagging = SummaryVersion("s", 9, LONG_SUMMARY.text, covers_to=n - 11)
-                grown = Snapshot(SESSION, turns[:n], lagging, ledger)
-                steady.append(ms(lambda: policy.build(grown, f"And the time? ({n})", spec, session, (12, 40))))
-            return statistics.median(cold), statistics.median(warm), statistics.median(steady[1:])
+            def __init__(self) -> None:
+                self.pieces = 0
 
-        rounds = []
-        for _ in range(3):
-            rounds.append(round_())
-            if rounds[-1][0] < 10 and max(rounds[-1][1:]) < 5:
-                break
-        cold, warm, steady = (min(r[k] for r in rounds) for k in range(3))
-        print(f"rolling build at 100 turns: cold {cold:.2f} ms, warm {warm:.2f} ms, session {steady:.2f} ms")
-        prompt = policy.build(snap, "What was my reference again?", spec, ResponderCounter(real_model), (12, 40))
+            def count(self, messages):
+                return real_model.count(messages)
+
+            def count_text(self, text):
+                self.pieces += 1
+                return real_model.count_text(text)
+
+        tally = Tally()
+        counter = ResponderCounter(tally)
+        prompt = policy.build(snap, "What was my reference again?", spec, counter, (12, 40))
         assert real_model.count(prompt.messages) == prompt.manifest.total_tokens <= 512
-        assert warm < 5.0 and steady < 5.0
-        assert cold < 10.0  # every piece tokenized anew (tens of microseconds per llama.cpp call)
+        first = tally.pieces
+        again = policy.build(snap, "What was my reference again?", spec, counter, (12, 40))
+        assert again == prompt and first > 0
+        assert tally.pieces == first  # every piece's count came from the cache
 
 
 def test_no_context_placeholder_when_empty():
