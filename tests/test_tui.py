@@ -503,7 +503,9 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip("models/ not set up")
     tmp = tmp_path_factory.mktemp("tui-daemon")
     config = write_config(tmp, f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\n'
-                               '[context]\npolicy = "rolling"\n')
+                               '[context]\npolicy = "rolling"\n'
+                               # the default summarizer, after the first exchange already
+                               '[summarizer]\nevery_turns = 2\nn_threads = 1\ntimeout_s = 300\n')
     port = free_port()
     log = (tmp / "daemon.log").open("w")
     proc = subprocess.Popen(
@@ -534,7 +536,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.mark.real_model
 def test_one_conversation_end_to_end(daemon: str):
-    """Type, watch the answer stream, edit the summary, and find the new version in the API."""
+    """Type, watch the answer stream, see the summarizer's version, edit it, and find the edit in the API."""
 
     async def go() -> None:
         app = ApplianceTUI(DaemonClient(daemon), TuiSettings(poll_s=0.5))
@@ -561,15 +563,29 @@ def test_one_conversation_end_to_end(daemon: str):
             assert (answer.strip().splitlines() or [""])[0] in str(views[1].render())
             assert app.query_one("#message", Input).value == ""
             assert app.query_one("#gauge", Static).render()
-            # No summarizer worker runs in this daemon yet: an operator edit makes the new version.
+            # The summarizer runs after the exchange (off the answer's path) and the panel shows its version.
+            def model_version() -> dict | None:
+                made = [v for v in (app.payload or {}).get("summaries", []) if v["author"] == "model"]
+                return made[-1] if made else None
+
+            await wait_for(pilot, lambda: model_version() is not None, timeout=300)
+            await pilot.pause()
+            made = model_version()
+            assert made is not None
+            if made["status"] == "accepted":
+                assert str(app.query_one("#summary-head", Static).render()).startswith(f"Summary v{made['version']} · model")
+            else:  # a version the validator refused is shown as a failure with its reason, not as context
+                assert made["reason"] and "failed" in str(app.query_one("#status", Static).render())
+            # An operator edit is a new version on top of it.
             await pilot.press("f3")
             await pilot.pause()
             editor = app.screen.query_one(TextArea)
             editor.text = "Order A-12345 has not arrived."
             await pilot.press("ctrl+s")
-            await wait_for(pilot, lambda: bool(app.payload and app.payload["summary"]), timeout=30)
+            await wait_for(pilot, lambda: bool(app.payload and app.payload["summary"]
+                                               and app.payload["summary"]["author"] == "operator"), timeout=30)
             head = str(app.query_one("#summary-head", Static).render())
-            assert head.startswith("Summary v1 · operator")
+            assert head.startswith(f"Summary v{made['version'] + 1} · operator")
             session_id = app.session_id
 
         stored = httpx.get(f"{daemon}/v1/sessions/{session_id}", timeout=10).json()
