@@ -16,7 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -55,35 +55,44 @@ class _Tally:
     build_ms: list[float] = field(default_factory=list)
 
 
-def load_sessions(path: Path, limit: int | None = None) -> list[BenchSession]:
-    """Sessions in the format of ``shared/data/dev_sessions.jsonl``; errors name the file and line."""
-    sessions = []
+def jsonl_records(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line; errors name the file (and line) and ``what`` it holds."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}", field="sessions") from None
+        raise InputError(f"{path}: cannot read: {exc.strerror}", field=what) from None
     for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path}:{number}: not JSON ({exc})", field=what) from None
+
+
+def probe_of(raw: dict[str, Any]) -> Probe:
+    """A probe as written in ``dev_probes.jsonl`` and in a session's ``probes``."""
+    return Probe(
+        after_turn=int(raw["after_turn"]),
+        question=raw["question"],
+        expected=tuple(raw["expected"]),
+        kind=raw.get("kind", ""),
+        first_turn=int(raw.get("first_turn", -1)),
+    )
+
+
+def load_sessions(path: Path, limit: int | None = None) -> list[BenchSession]:
+    """Sessions in the format of ``shared/data/dev_sessions.jsonl``; errors name the file and line."""
+    sessions = []
+    for number, raw in jsonl_records(path, "sessions"):
         try:
-            raw = json.loads(line)
             sessions.append(
                 BenchSession(
                     id=str(raw.get("id", f"line {number}")),
                     turns=tuple((t["role"], t["text"]) for t in raw["turns"]),
-                    probes=tuple(
-                        Probe(
-                            after_turn=int(p["after_turn"]),
-                            question=p["question"],
-                            expected=tuple(p["expected"]),
-                            kind=p.get("kind", ""),
-                            first_turn=int(p.get("first_turn", -1)),
-                        )
-                        for p in raw.get("probes", [])
-                    ),
+                    probes=tuple(probe_of(p) for p in raw.get("probes", [])),
                 )
             )
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"{path}:{number}: not a session line ({exc})", field="sessions") from None
         if limit is not None and len(sessions) >= limit:
             break

@@ -37,7 +37,7 @@ from typing import Any
 from .bench_context import load_sessions
 from .config import Settings
 from .errors import InputError
-from .evaluate import evolve, percentile, production_pipeline
+from .evaluate import Recorder, evolve, percentile, production_pipeline
 from .pipeline import Pipeline
 from .types import Generation, Message, Sampling
 
@@ -72,36 +72,22 @@ def customer_turn_at(turns: Sequence[tuple[str, str]], index: int) -> int:
     raise InputError(f"no answered customer turn at or after turn {index}", field="turns")
 
 
-class Switch:
+class Switch(Recorder):
     """The pipeline's responder during the bench: replays a given text instantly (counting with the real
-    tokenizer), or passes through to the real model; remembers the messages of the last call."""
+    tokenizer), or passes through to the real model; remembers the messages of each call."""
 
     def __init__(self, model: Any) -> None:
-        self.model = model
+        super().__init__(model)
         self.replay: str | None = None
-        self.last: tuple[Message, ...] = ()
 
     @property
-    def name(self) -> str:
-        return str(self.model.name)
-
-    @property
-    def n_ctx(self) -> int:
-        return int(self.model.n_ctx)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.model, name)
-
-    def count(self, messages: Sequence[Message]) -> int:
-        return int(self.model.count(messages))
-
-    def count_text(self, text: str) -> int:
-        return int(self.model.count_text(text))
+    def last(self) -> tuple[Message, ...]:
+        return self.prompts[-1] if self.prompts else ()
 
     def generate(self, messages: Sequence[Message], sampling: Sampling, **kwargs: Any) -> Generation:
-        self.last = tuple(messages)
         if self.replay is None:
-            return self.model.generate(messages, sampling, **kwargs)  # type: ignore[no-any-return]
+            return super().generate(messages, sampling, **kwargs)
+        self.prompts.append(tuple(messages))
         on_token = kwargs.get("on_token")
         if on_token is not None:
             on_token(self.replay)

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bench_context import BenchSession, Probe, kept, load_sessions, uses_summary
+from .bench_context import BenchSession, Probe, jsonl_records, kept, load_sessions, probe_of, uses_summary
 from .config import Settings
 from .errors import ApplianceError, InputError
 from .pipeline import Pipeline
@@ -59,24 +59,10 @@ Point = dict[str, Any]
 def load_probes(path: Path) -> dict[str, list[Probe]]:
     """Probes of ``shared/data/dev_probes.jsonl`` by conversation id; errors name the file and line."""
     out: dict[str, list[Probe]] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}", field="probes") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, raw in jsonl_records(path, "probes"):
         try:
-            raw = json.loads(line)
-            probe = Probe(
-                after_turn=int(raw["after_turn"]),
-                question=raw["question"],
-                expected=tuple(raw["expected"]),
-                kind=raw.get("kind", ""),
-                first_turn=int(raw.get("first_turn", -1)),
-            )
-            out.setdefault(str(raw["conversation_id"]), []).append(probe)
-        except (ValueError, KeyError, TypeError) as exc:
+            out.setdefault(str(raw["conversation_id"]), []).append(probe_of(raw))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(f"{path}:{number}: not a probe line ({exc})", field="probes") from None
     return out
 
@@ -93,14 +79,12 @@ def load_dialogues(
     if conversations is None and sessions is None:
         raise InputError("nothing to evaluate: give --conversations and/or --sessions", field="conversations")
     extra = load_probes(probes) if probes is not None else {}
-    out: list[BenchSession] = []
-    if conversations is not None:
-        for d in load_sessions(conversations, limit):
-            out.append(BenchSession(d.id, d.turns, (*d.probes, *extra.get(d.id, ()))))
-    if sessions is not None:
-        for d in load_sessions(sessions, limit):
-            out.append(BenchSession(d.id, d.turns, (*d.probes, *extra.get(d.id, ()))))
-    return out
+    return [
+        BenchSession(d.id, d.turns, (*d.probes, *extra.get(d.id, ())))
+        for path in (conversations, sessions)
+        if path is not None
+        for d in load_sessions(path, limit)
+    ]
 
 
 def position_stage(index: int, total: int) -> str:
