@@ -18,6 +18,19 @@ MODELS_DIR = ROOT / "models"
 TEST_MODEL = "smollm2-135m-instruct"
 
 
+# Prepended to a `python -c` script: any attempt to reach the network fails and is recorded in `attempts`.
+NO_NETWORK = r"""
+import socket
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(repr(args[:2]))
+    raise OSError("network access is impossible in this test")
+socket.socket.connect = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+"""
+
+
 def write_config(tmp_path: Path, body: str = "") -> Path:
     """A config file in ``tmp_path`` whose database lives there and whose models are the repo's."""
     path = tmp_path / "config.toml"

@@ -21,6 +21,7 @@ from appliance.types import SummaryVersion
 
 from .conftest import TEST_MODEL, write_config
 from .fakes import FakeResponder
+from .test_evaluate import DIALOGUE
 
 TINY = (
     ("customer", "I need a taxi at 10:30."),
@@ -28,16 +29,7 @@ TINY = (
     ("customer", "Thanks, that's all."),
     ("agent", "Goodbye!"),
 )
-LONGER = (
-    ("customer", "I need a train to Broxbourne on Monday."),
-    ("agent", "TR5517 arrives at 09:01. Shall I book it?"),
-    ("customer", "Yes, for 5 people please."),
-    ("agent", "Booked. Your reference number is 1YXEN4V3."),
-    ("customer", "I also need a park in the centre."),
-    ("agent", "Cambridge University Botanic Gardens, postcode cb21jf."),
-    ("customer", "Great, what is the entrance fee?"),
-    ("agent", "It is 4 pounds."),
-)
+LONGER = DIALOGUE  # the eval tests' booking dialogue: train, reference, postcode, price
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from appliance.recall import (
 )
 from appliance.types import Turn
 
-from .conftest import SHARED_DATA
+from .conftest import NO_NETWORK, SHARED_DATA
 
 
 def turns_of(texts: list[str]) -> list[Turn]:
@@ -152,15 +152,7 @@ class TestRealModel:
         assert chosen == (5,)
 
 
-OFFLINE_LOAD = r"""
-import socket
-attempts = []
-def refuse(*args, **kwargs):
-    attempts.append(repr(args[:2]))
-    raise OSError("network access is impossible in this test")
-socket.socket.connect = refuse
-socket.create_connection = refuse
-socket.getaddrinfo = refuse
+OFFLINE_LOAD = NO_NETWORK + r"""
 from appliance.recall import Recall
 r = Recall()
 print(r.embed(["hello"]).shape, attempts)

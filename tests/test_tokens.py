@@ -19,7 +19,7 @@ from appliance.errors import ConfigError, ModelFileError
 from appliance.tokens import ResponderCounter, TiktokenCounter, TokenCounter
 from appliance.types import Message, Session, Snapshot, SummaryVersion, Turn
 
-from .conftest import MODELS_DIR
+from .conftest import MODELS_DIR, NO_NETWORK
 from .fakes import FakeResponder
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
@@ -74,15 +74,8 @@ class TestResponderCounter:
         assert counter.count(msgs) == model.count(msgs)
 
 
-OFFLINE_PROBE = r"""
-import json, os, socket, sys
-attempts = []
-def refuse(*args, **kwargs):
-    attempts.append(repr(args[:2]))
-    raise OSError("network access is impossible in this test")
-socket.socket.connect = refuse
-socket.create_connection = refuse
-socket.getaddrinfo = refuse
+OFFLINE_PROBE = NO_NETWORK + r"""
+import json, os, sys
 from appliance.tokens import TiktokenCounter
 from appliance.types import Message
 file = sys.argv[1] or None
