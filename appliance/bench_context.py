@@ -249,7 +249,7 @@ def run_bench(
 
 
 def _worker(store: Store, *, model: Any, settings: Settings, extract: Callable[[str], Sequence[Any]]) -> SummaryWorker:
-    return SummaryWorker(store, model, settings.summarizer, extract)
+    return SummaryWorker.configured(store, model, settings, extract)
 
 
 def _fact_parts() -> tuple[Callable[[str], Sequence[Any]], Callable[[Turn], Sequence[LedgerEntry]] | None]:

@@ -10,15 +10,17 @@ One long session (the longest of the sessions file, chained with the next longes
   runs in ``flag`` mode here, so a flagged real reply is stored as it was said (and early routing and
   refinement are off: the measured model answers every turn). Reported over the
   answered turns of the session's last 40 turns (around turn 100 of the default 120).
-* **TTFT** at the customer turn nearest ``early`` and ``late`` for each policy, with the real model,
-  each prompt evaluated cold (llama.cpp's cache emptied first), so the ratio shows how the prompt
-  grows with the conversation and nothing else.
+* **TTFT** over a window of ``window`` answered customer turns from ``early`` and from ``late``, for
+  each policy, with the real model, as production sees it: llama.cpp's cache holds the previous
+  answer's prompt, so only what changed since is evaluated (``ttft_ratio``, medians late / early).
+  Each prompt is also timed cold (cache emptied first: ``ttft_cold_ratio``), which shows how the
+  prompt itself grows with the conversation.
 * **Generation speed** through the appliance (the pipeline streaming to a callback) against bare
   llama-cpp-python's token generator on the same loaded model, threads, prompt and sampling
   (:meth:`LlamaChatModel.bare_generate_tps`); decode only, medians of ``repeats`` alternating runs,
   on a question at the late turn that draws a long answer (``GEN_QUESTION``).
-* **Prefix reuse** at the late turn: TTFT of the prompt cold, of the same prompt again (all cached),
-  and after the previous turn's prompt (what production sees: the shared prefix is reused).
+* **Prefix reuse** over the late window: the tokens each prompt shares with the previous answer's,
+  and TTFT cold against after the previous prompt; it pays off when the latter is clearly faster.
 
 The summary worker runs for ``rolling`` as in production and is drained after each turn, so it never
 competes with a measurement.
@@ -74,11 +76,13 @@ def customer_turn_at(turns: Sequence[tuple[str, str]], index: int) -> int:
 
 class Switch(Recorder):
     """The pipeline's responder during the bench: replays a given text instantly (counting with the real
-    tokenizer), or passes through to the real model; remembers the messages of each call."""
+    tokenizer), or passes through to the real model; remembers the messages of each call, and of the
+    last replayed one (the previous answer's prompt, as production would have evaluated it)."""
 
     def __init__(self, model: Any) -> None:
         super().__init__(model)
         self.replay: str | None = None
+        self.replayed: tuple[Message, ...] = ()
 
     @property
     def last(self) -> tuple[Message, ...]:
@@ -88,6 +92,7 @@ class Switch(Recorder):
         if self.replay is None:
             return super().generate(messages, sampling, **kwargs)
         self.prompts.append(tuple(messages))
+        self.replayed = tuple(messages)
         on_token = kwargs.get("on_token")
         if on_token is not None:
             on_token(self.replay)
@@ -112,15 +117,39 @@ def _median(values: Sequence[float]) -> float:
     return round(statistics.median(values), 4) if values else 0.0
 
 
-def _cold_ttft(pipeline: Pipeline, model: Any, session_id: str, text: str, repeats: int) -> tuple[float, int]:
-    """Median TTFT of answering ``text`` (not stored) from an empty llama.cpp cache, and its prompt size."""
-    values, tokens = [], 0
-    for _ in range(repeats):
-        model.forget_prefix()
-        r = pipeline.answer(session_id, text, persist=False).record
-        values.append(r.timings.ttft_s)
-        tokens = r.prompt_tokens
-    return _median(values), tokens
+def _ttft(pipeline: Pipeline, model: Any, switch: Switch, session_id: str, turn: int, text: str,
+          previous: Sequence[Message]) -> dict[str, Any]:
+    """TTFT of answering ``text`` (not stored) cold, and after the previous answer's prompt (what
+    production sees: llama.cpp reuses the prefix the two prompts share)."""
+    model.forget_prefix()
+    cold = pipeline.answer(session_id, text, persist=False).record
+    current = model.tokens(switch.last)
+    model.forget_prefix()
+    shared = 0
+    if previous:
+        model.generate(previous, Sampling(max_tokens=1, temperature=0.0, seed=0))
+        shared = shared_prefix(model.tokens(previous), current)
+    warm = pipeline.answer(session_id, text, persist=False).record
+    return {"turn": turn, "ttft_s": round(warm.timings.ttft_s, 4), "cold_ttft_s": round(cold.timings.ttft_s, 4),
+            "prompt_tokens": len(current), "shared_prefix_tokens": shared}
+
+
+def _window_summary(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of a window's measurements, and the measurements."""
+    med = {k: _median([x[k] for x in samples]) for k in ("ttft_s", "cold_ttft_s", "prompt_tokens", "shared_prefix_tokens")}
+    return {"turns": [x["turn"] for x in samples], **med, "max_ttft_s": max(x["ttft_s"] for x in samples),
+            "samples": list(samples)}
+
+
+def measured_turns(turns: Sequence[tuple[str, str]], start: int, window: int) -> list[int]:
+    """The first ``window`` answered customer turns at or after ``start``."""
+    out = [customer_turn_at(turns, start)]
+    while len(out) < window:
+        try:
+            out.append(customer_turn_at(turns, out[-1] + 1))
+        except InputError:
+            break
+    return out
 
 
 def replay_policy(
@@ -133,12 +162,14 @@ def replay_policy(
     *,
     early: int,
     late: int,
+    window: int,
     repeats: int,
     measure_gen: bool,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
     """One teacher-forced replay of ``turns`` under ``policy`` with every measurement taken on the way."""
     out: dict[str, Any] = {"overhead": [], "ttft": {}}
+    samples: dict[str, list[dict[str, Any]]] = {"early": [], "late": []}
     switch = Switch(model)
     with tempfile.TemporaryDirectory(prefix="bench-perf-") as folder:
         # One model answers every turn, unrewritten: early routing and refinement would replace the replayed text.
@@ -147,7 +178,9 @@ def replay_policy(
         pipeline, worker = production_pipeline(local, switch, summarizer, policy, recall=recall)
         try:
             session = pipeline.new_session(policy=policy, title=f"bench perf {policy}")
-            measured = {customer_turn_at(turns, early): "early", customer_turn_at(turns, late): "late"}
+            measured = {i: "early" for i in measured_turns(turns, early, window)}
+            late_turns = measured_turns(turns, late, window)
+            measured.update({i: "late" for i in late_turns})
             index = 0
             while index < len(turns):
                 role, text = turns[index]
@@ -160,15 +193,14 @@ def replay_policy(
                     continue
                 if index in measured:
                     switch.replay = None
-                    previous = switch.last
                     which = measured[index]
-                    ttft, tokens = _cold_ttft(pipeline, model, session.id, text, repeats)
-                    out["ttft"][which] = {"turn": index, "ttft_s": ttft, "prompt_tokens": tokens}
-                    progress(f"{policy}: turn {index} ({which}): {tokens} prompt tokens, TTFT {ttft:.3f} s cold")
-                    if which == "late":
-                        out["prefix_reuse"] = _prefix_reuse(pipeline, model, switch, session.id, text, previous, ttft)
-                        if measure_gen:
-                            out["gen_tps"] = _gen_tps(pipeline, model, switch, session.id, GEN_QUESTION, repeats)
+                    sample = _ttft(pipeline, model, switch, session.id, index, text, switch.replayed)
+                    samples[which].append(sample)
+                    progress(f"{policy}: turn {index} ({which}): {sample['prompt_tokens']} prompt tokens "
+                             f"({sample['shared_prefix_tokens']} shared with the previous), TTFT "
+                             f"{sample['ttft_s']:.3f} s, cold {sample['cold_ttft_s']:.3f} s")
+                    if index == late_turns[0] and measure_gen:
+                        out["gen_tps"] = _gen_tps(pipeline, model, switch, session.id, GEN_QUESTION, repeats)
                 switch.replay = turns[index + 1][1]
                 result = pipeline.answer(session.id, text)
                 t = result.record.timings
@@ -184,6 +216,7 @@ def replay_policy(
                     - t.check_ms - t.store_ms,
                 })
                 index += 2
+            out["ttft"] = {which: _window_summary(x) for which, x in samples.items()}
         finally:
             switch.replay = None
             if worker is not None:
@@ -192,26 +225,6 @@ def replay_policy(
                 out["summarizer"] = {"runs": stats.runs, "accepted": stats.accepted, "failures": stats.failures}
             pipeline.store.close()
     return out
-
-
-def _prefix_reuse(pipeline: Pipeline, model: Any, switch: Switch, session_id: str, text: str,
-                  previous: Sequence[Message], cold: float) -> dict[str, Any]:
-    """TTFT of the same prompt again (fully cached) and after the previous turn's prompt (production)."""
-    r = pipeline.answer(session_id, text, persist=False).record  # the cache now holds this prompt
-    repeat = r.timings.ttft_s
-    current = model.tokens(switch.last)
-    result: dict[str, Any] = {"prompt_tokens": len(current), "cold_ttft_s": cold, "repeat_ttft_s": round(repeat, 4)}
-    if previous:
-        before = model.tokens(previous)
-        model.forget_prefix()
-        model.generate(previous, Sampling(max_tokens=1, temperature=0.0, seed=0))
-        after = pipeline.answer(session_id, text, persist=False).record.timings.ttft_s
-        result.update(shared_prefix_tokens=shared_prefix(before, current), next_turn_ttft_s=round(after, 4),
-                      next_turn_speedup=ratio(cold, after))
-    result["repeat_speedup"] = ratio(cold, repeat)
-    # What production sees is the next turn after the previous one; a repeat of the same prompt always hits.
-    result["pays_off"] = bool(result.get("next_turn_speedup", result["repeat_speedup"]) > 1.1)
-    return result
 
 
 def _gen_tps(
@@ -240,6 +253,7 @@ def run_perf(
     turns: int = 120,
     early: int = 5,
     late: int = 60,
+    window: int = 5,
     gen_tokens: int = 64,
     repeats: int = 3,
     summarize: bool = True,
@@ -257,6 +271,9 @@ def run_perf(
         summarizer={"seed": max(settings.summarizer.seed, 0)},
     )
     session = long_session(sessions_file, turns)
+    if measured_turns(session, late, window)[0] <= measured_turns(session, early, window)[-1]:
+        raise InputError(f"the early TTFT window (from turn {early}, {window} answers) reaches turn {late}: "
+                         "start --late later or make --window smaller", field="late")
     model = load_responder(local)
     if not hasattr(model, "bare_generate_tps"):
         raise InputError(f"{local.responder.model}: bench perf measures a local llama.cpp model, not a remote one",
@@ -267,7 +284,7 @@ def run_perf(
     for policy in POLICIES:
         progress(f"{policy}: replaying {len(session)} turns")
         runs[policy] = replay_policy(local, model, summarizer if policy == "rolling" else None, recall, policy, session,
-                                     early=early, late=late, repeats=repeats, measure_gen=policy == "rolling",
+                                     early=early, late=late, window=window, repeats=repeats, measure_gen=policy == "rolling",
                                      progress=progress)
     return summarize_runs(runs, local, len(session))
 
@@ -283,6 +300,8 @@ def summarize_runs(runs: dict[str, dict[str, Any]], settings: Settings, turns: i
                         "p95": round(percentile([o["ms"] for o in tail], 95), 3)},
         "gen_tps_ratio": ratio(gen["appliance"], gen["bare"]),
         "ttft_ratio": {p: ratio(runs[p]["ttft"]["late"]["ttft_s"], runs[p]["ttft"]["early"]["ttft_s"]) for p in runs},
+        "ttft_cold_ratio": {p: ratio(runs[p]["ttft"]["late"]["cold_ttft_s"], runs[p]["ttft"]["early"]["cold_ttft_s"])
+                            for p in runs},
         "turns": turns,
         "model": settings.responder.model,
         "n_threads": settings.responder.n_threads,
@@ -295,7 +314,7 @@ def summarize_runs(runs: dict[str, dict[str, Any]], settings: Settings, turns: i
                                                      if o["turn"] >= turns - TAIL_TURNS], 50), 3)},
         "gen_tps": gen,
         "ttft_s": {p: runs[p]["ttft"] for p in runs},
-        "prefix_reuse": {p: runs[p].get("prefix_reuse", {}) for p in runs},
+        "prefix_reuse": {p: prefix_reuse(runs[p]["ttft"]["late"]) for p in runs},
         "summarizer": rolling.get("summarizer", {"runs": 0, "accepted": 0, "failures": 0}),
         "targets": TARGETS,
     }
@@ -305,6 +324,18 @@ def summarize_runs(runs: dict[str, dict[str, Any]], settings: Settings, turns: i
         "ttft_ratio_rolling": report["ttft_ratio"]["rolling"] <= TARGETS["ttft_ratio_rolling"],
     }
     return report
+
+
+def prefix_reuse(late: dict[str, Any]) -> dict[str, Any]:
+    """Whether llama.cpp's prefix cache pays off at the late turns: what production saves over cold."""
+    speedup = ratio(late["cold_ttft_s"], late["ttft_s"])
+    return {"prompt_tokens": late["prompt_tokens"], "shared_prefix_tokens": late["shared_prefix_tokens"],
+            "cold_ttft_s": late["cold_ttft_s"], "next_turn_ttft_s": late["ttft_s"], "speedup": speedup,
+            "pays_off": speedup > 1.1}
+
+
+def _span(window: dict[str, Any]) -> str:
+    return f"{window['turns'][0]}-{window['turns'][-1]}"
 
 
 def format_text(r: dict[str, Any]) -> str:
@@ -321,19 +352,21 @@ def format_text(r: dict[str, Any]) -> str:
     ]
     for p, t in r["ttft_s"].items():
         target = f"  (target <= 1.2: {yes[r['met']['ttft_ratio_rolling']]})" if p == "rolling" else ""
+        late, early = t["late"], t["early"]
         lines.append(
-            f"  TTFT {p}: turn {t['late']['turn']} {t['late']['ttft_s']:.3f} s ({t['late']['prompt_tokens']} tok) / "
-            f"turn {t['early']['turn']} {t['early']['ttft_s']:.3f} s ({t['early']['prompt_tokens']} tok) = "
-            f"{r['ttft_ratio'][p]:.3f}{target}"
+            f"  TTFT {p}, median after the previous answer: turns {_span(late)} {late['ttft_s']:.3f} s / "
+            f"turns {_span(early)} {early['ttft_s']:.3f} s = {r['ttft_ratio'][p]:.3f}{target}"
+        )
+        lines.append(
+            f"    cold: {late['cold_ttft_s']:.3f} s ({late['prompt_tokens']:.0f} tok) / {early['cold_ttft_s']:.3f} s "
+            f"({early['prompt_tokens']:.0f} tok) = {r['ttft_cold_ratio'][p]:.3f}; slowest late turn {late['max_ttft_s']:.3f} s"
         )
     for p, pr in r["prefix_reuse"].items():
-        if pr:
-            lines.append(
-                f"  prefix reuse {p}: cold {pr['cold_ttft_s']:.3f} s, same prompt again {pr['repeat_ttft_s']:.3f} s, "
-                f"after previous turn {pr.get('next_turn_ttft_s', 0.0):.3f} s "
-                f"({pr.get('shared_prefix_tokens', 0)}/{pr['prompt_tokens']} tokens shared): "
-                f"{'pays off' if pr['pays_off'] else 'does not pay off'}"
-            )
+        lines.append(
+            f"  prefix reuse {p} (late turns, medians): {pr['shared_prefix_tokens']:.0f} of {pr['prompt_tokens']:.0f} "
+            f"prompt tokens shared with the previous answer's; TTFT {pr['next_turn_ttft_s']:.3f} s against "
+            f"{pr['cold_ttft_s']:.3f} s cold: {'pays off' if pr['pays_off'] else 'does not pay off'}"
+        )
     s = r["summarizer"]
     lines.append(f"  summarizer (rolling): {s['runs']} runs, {s['accepted']} accepted, {s['failures']} failures")
     return "\n".join(lines)

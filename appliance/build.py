@@ -175,8 +175,8 @@ def attach_summary_worker(settings: Settings, pipeline: Pipeline) -> SummaryWork
         return None
     from .entities import extract
 
-    worker = SummaryWorker(
-        pipeline.store, load_summarizer(settings), settings.summarizer, extract, answering=pipeline.answering
+    worker = SummaryWorker.configured(
+        pipeline.store, load_summarizer(settings), settings, extract, answering=pipeline.answering
     )
 
     def notify(session_id: str) -> None:

@@ -381,8 +381,9 @@ def bench() -> None:
               show_default=True, help="Sessions file; the longest session is chained with the next ones up to --turns.")
 @click.option("--model", "model_name", metavar="NAME", help="models/MODELS.toml entry to measure (default: responder.model).")
 @click.option("--turns", type=click.IntRange(8), default=120, show_default=True, help="Turns replayed teacher-forced.")
-@click.option("--early", type=click.IntRange(0), default=5, show_default=True, help="Turn of the early TTFT measurement.")
-@click.option("--late", type=click.IntRange(1), default=60, show_default=True, help="Turn of the late TTFT measurement.")
+@click.option("--early", type=click.IntRange(0), default=5, show_default=True, help="Turn where the early TTFT window starts.")
+@click.option("--late", type=click.IntRange(1), default=60, show_default=True, help="Turn where the late TTFT window starts.")
+@click.option("--window", type=click.IntRange(1, 50), default=5, show_default=True, help="Answered customer turns in each TTFT window (medians).")
 @click.option("--gen-tokens", type=click.IntRange(2, 4096), default=64, show_default=True, help="Most tokens generated per measured answer.")
 @click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True, help="Repeats of each timed generation (medians).")
 @click.option("--no-summarizer", is_flag=True, help="Replay `rolling` without the summary worker (faster, but no summaries).")
@@ -390,12 +391,12 @@ def bench() -> None:
 @pass_ctx
 @edge
 def bench_perf_cmd(obj: Context, sessions_file: Path, model_name: str | None, turns: int, early: int, late: int,
-                   gen_tokens: int, repeats: int, no_summarizer: bool, as_json: bool) -> None:
+                   window: int, gen_tokens: int, repeats: int, no_summarizer: bool, as_json: bool) -> None:
     """Appliance overhead per turn, generation speed against bare llama-cpp-python, TTFT late/early, prefix reuse."""
     from .bench_perf import dumps, format_text, run_perf, say
 
     report = run_perf(obj.settings, sessions_file, model_name=model_name, turns=turns, early=early, late=late,
-                      gen_tokens=gen_tokens, repeats=repeats, summarize=not no_summarizer, progress=say)
+                      window=window, gen_tokens=gen_tokens, repeats=repeats, summarize=not no_summarizer, progress=say)
     click.echo(dumps(report) if as_json else format_text(report))
 
 

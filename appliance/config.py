@@ -206,10 +206,10 @@ class SummarizerSettings(_RemoteBackend):
     max_tokens: int = Field(250, ge=16, le=4096, description="The summary's cap in tokens (seed 002: 250); a longer version is rejected.")
     seed: int = Field(-1, ge=-1, description="Summarizer sampling seed; -1 picks a random one per start.")
     every_turns: int = Field(
-        4,
+        8,
         ge=1,
         le=1000,
-        description="Summarize once this many turns are not yet covered by the current summary (4 = two turn pairs; the turns not yet covered stay in the prompt verbatim).",
+        description="Summarize once this many turns, beyond the `context.recent_pairs` kept verbatim, are not yet covered by the current summary. The uncovered turns stay in the prompt verbatim; between updates the prompt only grows at its end, so llama.cpp reuses its cached prefix.",
     )
     resummarize_every: int = Field(
         16,

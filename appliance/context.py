@@ -731,32 +731,34 @@ class _RollingFit:
         if self.summary_on and self.summary is not None:
             covered = self.covered
             out.append(("summary", f"{self.summary_header}\n{self.summary_text()}", self.summary_cost, covered))
-        if self.fact_from < len(self.facts):
-            cost = self.ledger_header + self.fact_sum
-            turns = tuple(sorted({e.turn for e in self.facts[self.fact_from :]}))
-            out.append(("ledger", LEDGER_HEADER + "\n" + render_facts(self.facts[self.fact_from :]), cost, turns))
+        if self.verbatim_from < len(self.verbatim):
+            lines = self.verbatim_lines[self.verbatim_from :]
+            cost = self.verbatim_header + self.verbatim_sum
+            turns = tuple(t.index for t in self.verbatim[self.verbatim_from :])
+            out.append(("recent", RECENT_HEADER + "\n" + "\n".join(lines), cost, turns))
         if self.recalled_n:
             kept = sorted(range(self.recalled_n), key=lambda k: self.recalled[k].index)
             lines = [self.recalled_lines[k] for k in kept]
             cost = self.recalled_header + self.recalled_sum
             turns = tuple(self.recalled[k].index for k in kept)
             out.append(("recalled", RECALLED_HEADER + "\n" + "\n".join(lines), cost, turns))
-        if self.verbatim_from < len(self.verbatim):
-            lines = self.verbatim_lines[self.verbatim_from :]
-            cost = self.verbatim_header + self.verbatim_sum
-            turns = tuple(t.index for t in self.verbatim[self.verbatim_from :])
-            out.append(("recent", RECENT_HEADER + "\n" + "\n".join(lines), cost, turns))
+        if self.fact_from < len(self.facts):
+            cost = self.ledger_header + self.fact_sum
+            turns = tuple(sorted({e.turn for e in self.facts[self.fact_from :]}))
+            out.append(("ledger", LEDGER_HEADER + "\n" + render_facts(self.facts[self.fact_from :]), cost, turns))
         return out
 
 
 class RollingPolicy:
     """The appliance's own policy (DESIGN.md, "What goes into every answer's prompt").
 
-    [CONTEXT] holds, in this order so that the prompt's prefix stays the same from turn to turn
-    (llama.cpp reuses its cache): the summary (turns ``0..covers_to``), the fact ledger (latest value
-    per slot, with its turn), recalled older turns, and the latest turns verbatim (the last
+    [CONTEXT] holds the summary (turns ``0..covers_to``), the latest turns verbatim (the last
     ``recent_pairs`` pairs, plus every turn the summary does not cover yet: seed 002's fallback of
-    previous summary + verbatim newer turns).
+    previous summary + verbatim newer turns), recalled older turns, and the fact ledger (latest value
+    per slot, with its turn). The order is chosen for llama.cpp's prefix cache: the summary worker
+    moves the summary only in batches (``summarizer.every_turns``) and leaves the latest turns out
+    of it, so between two updates the prompt grows only after its last verbatim turn, and what changes
+    from question to question (recalled turns, new ledger entries) comes last, next to the question.
 
     When the parts do not fit ``spec.budget`` they give way in a fixed order, each step logged in
     ``Manifest.cuts``: recalled turns (the least relevant first); the oldest latest turns (the last

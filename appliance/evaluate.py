@@ -47,7 +47,7 @@ from .errors import ApplianceError, InputError
 from .pipeline import Pipeline
 from .types import STAGES, Generation, Message, Sampling, TurnResult
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 HISTORY_TURNS = 6  # real turns shown to the judge before a sampled question
 JUDGE_DIMENSIONS = ("human_likeness", "continuity", "tone_clarity", "task_appropriateness")
 Point = dict[str, Any]
@@ -188,7 +188,7 @@ def production_pipeline(
     pipeline = build_pipeline(settings, responder=responder, recall=recall if recall is not None else False)
     worker = getattr(pipeline, "worker", None)
     if worker is None and summarizer is not None and uses_summary(policy, pipeline.policies[policy]):
-        worker = SummaryWorker(pipeline.store, summarizer, settings.summarizer, extract, answering=pipeline.answering)
+        worker = SummaryWorker.configured(pipeline.store, summarizer, settings, extract, answering=pipeline.answering)
         pipeline.after_store.append(worker.notify)
     return pipeline, worker
 
@@ -235,6 +235,8 @@ def _probe_point(rig: Rig, session_id: str, probe: Probe, index: int, total: int
         expected=list(probe.expected),
         in_context=kept(probe.expected, context),
         correct=kept(probe.expected, point["answer"]),
+        # The answer as the policy's context alone produced it: the guard's retry lists the ledger's facts.
+        correct_unguarded=kept(probe.expected, point["first_answer"]),
     )
     return point
 
@@ -247,7 +249,7 @@ def _ask(rig: Rig, session_id: str, question: str, index: int, total: int) -> Po
         result: TurnResult = rig.pipeline.answer(session_id, question, persist=False)
     except ApplianceError as exc:  # e.g. a message that cannot fit the budget: scored as a miss, run goes on
         return {"turn": index, "turns_total": total, "stage": position_stage(index, total), "question": question,
-                "answer": "", "error": f"{type(exc).__name__}: {exc}", "_sent": ()}
+                "answer": "", "first_answer": "", "error": f"{type(exc).__name__}: {exc}", "_sent": ()}
     r = result.record
     sent = rig.recorder.prompts[0] if rig.recorder.prompts else ()
     return {
@@ -257,6 +259,7 @@ def _ask(rig: Rig, session_id: str, question: str, index: int, total: int) -> Po
         "detected_stage": r.stage,
         "question": question,
         "answer": result.agent.text,
+        "first_answer": r.check.original or result.agent.text,
         "context_tokens": r.manifest.total_tokens,
         "prompt_tokens": r.prompt_tokens,
         "completion_tokens": r.completion_tokens,
@@ -386,6 +389,7 @@ def point_metrics(points: Sequence[Point]) -> dict[str, Any]:
         "probes": len(probes),
         "probe_facts_in_context": share([p["in_context"] for p in probes]),
         "probe_answers_correct": share([p["correct"] for p in probes]),
+        "probe_answers_correct_unguarded": share([p["correct_unguarded"] for p in probes]),
         "answers": len(points),
         "errors": len(failed),
         "context_tokens": {
@@ -628,10 +632,11 @@ def format_markdown(report: Mapping[str, Any], units: Sequence[Mapping[str, Any]
         short = {k: v for k, v in run.items() if not isinstance(v, (dict, list)) and len(str(v)) <= 60}
         out += [", ".join(f"{k}: `{v}`" for k, v in short.items()), ""]
     out += ["## Overall", "", _table(
-        ("policy", "probes", "facts in context", "answers correct", "answers", "ctx tokens median", "p95", "max",
-         "ratio to raw", "TTFT p50 s", "p95", "turn p50 s", "p95"),
+        ("policy", "probes", "facts in context", "answers correct", "before guard", "answers", "ctx tokens median",
+         "p95", "max", "ratio to raw", "TTFT p50 s", "p95", "turn p50 s", "p95"),
         ((name, str(m["probes"]), _f(m["probe_facts_in_context"], True), _f(m["probe_answers_correct"], True),
-          str(m["answers"]), _f(m["context_tokens"]["median"]), _f(m["context_tokens"]["p95"]),
+          _f(m["probe_answers_correct_unguarded"], True), str(m["answers"]), _f(m["context_tokens"]["median"]),
+          _f(m["context_tokens"]["p95"]),
           str(m["context_tokens"]["max"]), _f(m["context_tokens"]["ratio_to_raw"]), _f(m["ttft_s"]["p50"]),
           _f(m["ttft_s"]["p95"]), _f(m["turn_s"]["p50"]), _f(m["turn_s"]["p95"])) for name, m in pol.items()),
     ), ""]

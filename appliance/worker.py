@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import summarizer
-from .config import SummarizerSettings
+from .config import Settings, SummarizerSettings
 from .errors import ApplianceError, Cancelled
 from .responder import ChatModel
 from .store import Store
@@ -89,9 +89,14 @@ class SummaryWorker:
         extract: Extract,
         answering: Any = None,
         *,
+        keep_turns: int = 0,
         start: bool = True,
     ) -> None:
         self.store = store
+        # The newest turns the summary leaves out: the context carries them verbatim anyway
+        # (``2 * context.recent_pairs``), and a summary that moves only in batches of ``every_turns``
+        # leaves the responder's prompt prefix unchanged (and cached by llama.cpp) in between.
+        self.keep_turns = keep_turns
         self.model = model
         self.settings = settings
         self.extract = extract
@@ -116,6 +121,14 @@ class SummaryWorker:
         self._thread: threading.Thread | None = None
         if start:
             self.start()
+
+    @classmethod
+    def configured(
+        cls, store: Store, model: ChatModel, settings: Settings, extract: Extract, answering: Any = None
+    ) -> "SummaryWorker":
+        """The worker as the appliance runs it: ``[summarizer]`` settings, and the turns that
+        ``context.recent_pairs`` carries verbatim left out of the summary."""
+        return cls(store, model, settings.summarizer, extract, answering, keep_turns=2 * settings.context.recent_pairs)
 
     # control ------------------------------------------------------------------------------------
 
@@ -201,7 +214,8 @@ class SummaryWorker:
             return None
         turns, base = snap.turns, snap.summary
         covered = base.covers_to if base is not None else -1
-        pending = [t for t in turns if t.index > covered]
+        eligible = list(turns[: max(0, len(turns) - self.keep_turns)])
+        pending = [t for t in eligible if t.index > covered]
         if len(pending) < self.settings.every_turns or len(turns) < self._retry_at.get(session_id, 0):
             return None
         s = self.settings
@@ -215,8 +229,8 @@ class SummaryWorker:
         )
         previous = None if full else base
         language = summarizer.conversation_language(turns, s.languages)
-        chunk = self._fit(previous, list(turns) if full else pending, language)
-        if full and base is not None and len(chunk) < len(turns):
+        chunk = self._fit(previous, eligible if full else pending, language)
+        if full and base is not None and len(chunk) < len(eligible):
             # The transcript has outgrown the window: a full re-summary would cover less than the
             # current version does, so roll on from it instead.
             full, previous = False, base

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from appliance.bench_perf import customer_turn_at, long_session, shared_prefix, summarize_runs
+from appliance.bench_perf import (
+    _window_summary,
+    customer_turn_at,
+    format_text,
+    long_session,
+    measured_turns,
+    shared_prefix,
+    summarize_runs,
+)
 from appliance.cli import cli
 from appliance.config import Settings
 from appliance.errors import InputError
@@ -50,22 +58,42 @@ class TestSession:
         assert shared_prefix([1, 2, 3], [1, 2, 4, 5]) == 2 and shared_prefix([], [1]) == 0
 
 
+def window(turn: int, warm: float, cold: float, tokens: int, shared: int) -> dict:
+    sample = {"turn": turn, "ttft_s": warm, "cold_ttft_s": cold, "prompt_tokens": tokens, "shared_prefix_tokens": shared}
+    return _window_summary([sample, {**sample, "turn": turn + 2}])
+
+
 def test_ratios_come_from_the_measurements():
-    def run(late: float, overhead: list[float]) -> dict:
+    def run(late: float, overhead: list[float], cold: float = 2.0) -> dict:
         return {
             "overhead": [{"turn": 2 * i, "ms": ms, "recall_ms": 0.0, "context_ms": ms / 2, "check_ms": 0.1,
                           "store_ms": 0.2, "other_ms": 0.0} for i, ms in enumerate(overhead)],
-            "ttft": {"early": {"turn": 4, "ttft_s": 0.5, "prompt_tokens": 100},
-                     "late": {"turn": 60, "ttft_s": late, "prompt_tokens": 300}},
-            "prefix_reuse": {},
+            "ttft": {"early": window(4, 0.5, 0.5, 100, 60), "late": window(60, late, cold, 300, 250)},
         }
 
     rolling = {**run(0.55, [1.0, 2.0, 3.0, 10.0]), "gen_tps": {"appliance": 19.0, "bare": 20.0}}
-    report = summarize_runs({"rolling": rolling, "raw": run(1.5, [1.0])}, Settings(), turns=8)
+    report = summarize_runs({"rolling": rolling, "raw": run(1.5, [1.0], cold=1.6)}, Settings(), turns=8)
     assert report["ttft_ratio"] == {"rolling": 1.1, "raw": 3.0}
+    assert report["ttft_cold_ratio"] == {"rolling": 4.0, "raw": 3.2}
+    assert report["prefix_reuse"]["rolling"]["pays_off"] and not report["prefix_reuse"]["raw"]["pays_off"]
     assert report["gen_tps_ratio"] == 0.95
     assert report["overhead_ms"]["p50"] == 2.5 and report["turns"] == 8
     assert report["met"] == {"overhead_p50_ms": True, "gen_tps_ratio": True, "ttft_ratio_rolling": True}
+    assert "= 1.100  (target <= 1.2: ok)" in format_text(report)
+
+
+def test_measured_windows_are_answered_customer_turns():
+    turns = [("customer", "a"), ("agent", "b"), ("customer", "c"), ("customer", "d"), ("agent", "e"),
+             ("customer", "f"), ("agent", "g")]
+    assert measured_turns(turns, 0, 5) == [0, 3, 5]
+
+
+def test_overlapping_windows_are_an_input_error(tmp_path: Path):
+    config = write_config(tmp_path, "")
+    args = ["--config", str(config), "bench", "perf", "--sessions", str(SHARED_DATA / "dev_sessions.jsonl"),
+            "--turns", "40", "--early", "2", "--late", "8", "--window", "5"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code != 0 and "--window" in result.output
 
 
 @pytest.mark.real_model
@@ -79,7 +107,7 @@ def test_json_schema_on_a_short_session_with_the_tiny_model(tmp_path: Path):
     )
     args = ["--config", str(config), "bench", "perf", "--json", "--model", TEST_MODEL,
             "--sessions", str(SHARED_DATA / "dev_sessions.jsonl"), "--turns", "12", "--early", "2", "--late", "8",
-            "--gen-tokens", "8", "--repeats", "1"]
+            "--window", "2", "--gen-tokens", "8", "--repeats", "1"]
     result = CliRunner().invoke(cli, args)  # click 8.2+: ``stdout`` apart from the progress lines on stderr
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout.strip().splitlines()[-1])
@@ -88,5 +116,9 @@ def test_json_schema_on_a_short_session_with_the_tiny_model(tmp_path: Path):
     assert isinstance(report["gen_tps_ratio"], float) and report["gen_tps_ratio"] > 0
     assert set(report["ttft_ratio"]) == {"rolling", "raw"} and all(v > 0 for v in report["ttft_ratio"].values())
     assert report["turns"] == 12 and report["model"] == TEST_MODEL
-    assert report["ttft_s"]["rolling"]["late"]["prompt_tokens"] > report["ttft_s"]["rolling"]["early"]["prompt_tokens"]
-    assert {"cold_ttft_s", "repeat_ttft_s", "pays_off"} <= set(report["prefix_reuse"]["rolling"])
+    late, early = report["ttft_s"]["rolling"]["late"], report["ttft_s"]["rolling"]["early"]
+    assert late["turns"] == [8, 10] and early["turns"] == [2, 4]
+    assert late["prompt_tokens"] > early["prompt_tokens"]
+    # Consecutive prompts share a prefix (at least the system message), and the cache holds it.
+    assert all(0 < x["shared_prefix_tokens"] < x["prompt_tokens"] for x in late["samples"])
+    assert {"cold_ttft_s", "next_turn_ttft_s", "speedup", "pays_off"} <= set(report["prefix_reuse"]["rolling"])

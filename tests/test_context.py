@@ -260,11 +260,12 @@ class TestRolling:
         b = policy.build(snapshot(texts, summary, _ledger()), "And now?", SPEC, FakeCounter(), recalled=(2,))
         ca, cb = context_of(a), context_of(b)
         assert_accounted(snapshot(texts[:12]), a)
-        head = ca[: ca.index("Earlier turns recalled")]
-        assert cb.startswith(head)  # system, summary and ledger: the same prefix for llama.cpp's cache
+        head = ca[: ca.index("\n\nEarlier turns recalled")]
+        # Summary and latest turns: two turns later the prompt only grows after them (llama.cpp's cache).
+        assert cb.startswith(head + "\n") and "Agent: turn 11 text." in head
         assert head.startswith("Summary of turns 0-5:\nThe customer wants a refund.")
         assert [p.name for p in a.manifest.parts] == [
-            "system", "summary", "ledger", "recalled", "recent", "question", "instruction", "template"
+            "system", "summary", "recent", "recalled", "ledger", "question", "instruction", "template"
         ]
         assert a.manifest.recalled_turns == (3,)
         # Turns 6-7 are neither summarized yet nor among the last 2 pairs: kept verbatim (seed 002's fallback).
@@ -475,7 +476,7 @@ class TestRollingWithTheRealTokenizer:
         prompt = RollingPolicy(recent_pairs=4).build(snap, question, spec, real_model, recalled=(5, 13))
         assert real_model.count(prompt.messages) == prompt.manifest.total_tokens <= 512
         context = context_of(prompt)
-        facts = context[context.index("Exact facts") : context.index("Latest turns")]
+        facts = context[context.index("Exact facts") :]
         for e in current_facts(ledger):
             assert f"{e.kind} {e.value}" in facts
         assert "turn 17: amount 115.5 GBP; reference OYNGUI4L" in facts

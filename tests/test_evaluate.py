@@ -41,7 +41,7 @@ DIALOGUE = (
     ("agent", "It is 4 pounds."),
 )
 PROBE = Probe(after_turn=8, question="What was my reference number again?", expected=("1YXEN4V3",), kind="reference")
-STAGE_KEYS = {"probes", "probe_facts_in_context", "probe_answers_correct", "answers", "errors", "context_tokens",
+STAGE_KEYS = {"probes", "probe_facts_in_context", "probe_answers_correct", "probe_answers_correct_unguarded", "answers", "errors", "context_tokens",
               "ttft_s", "turn_s", "guard"}
 POLICY_KEYS = STAGE_KEYS | {"by_stage", "summarizer", "dialogues"}
 
@@ -69,7 +69,7 @@ def check_schema(report: dict, policies: list[str]) -> None:
     for m in report["policies"].values():
         assert POLICY_KEYS <= set(m)
         assert isinstance(m["probes"], int)
-        for key in ("probe_facts_in_context", "probe_answers_correct"):
+        for key in ("probe_facts_in_context", "probe_answers_correct", "probe_answers_correct_unguarded"):
             assert m[key] is None if m["probes"] == 0 else 0.0 <= m[key] <= 1.0
         assert {"median", "p95", "max", "ratio_to_raw"} <= set(m["context_tokens"])
         assert {"p50", "p95"} <= set(m["ttft_s"]) and {"p50", "p95"} <= set(m["turn_s"])
@@ -103,19 +103,23 @@ class TestPureParts:
 
     def test_report_ratio_to_raw_and_stage_split(self):
         point = {"kind": "probe", "turn": 8, "stage": "late", "in_context": True, "correct": False,
-                 "context_tokens": 100, "ttft_s": 0.1, "turn_s": 0.2, "flagged": True, "guard_action": "flag",
+                 "correct_unguarded": False, "context_tokens": 100, "ttft_s": 0.1, "turn_s": 0.2, "flagged": True, "guard_action": "flag",
                  "fallback": False}
         units = [
-            {"policy": "raw", "points": [point],
+            # raw's answer was right only after the guard's retry
+            {"policy": "raw", "points": [{**point, "correct": True}],
              "summarizer": {"runs": 0, "accepted": 0, "failures": 0, "durations_s": []}},
-            {"policy": "rolling", "points": [{**point, "context_tokens": 50, "correct": True, "fallback": True}],
+            {"policy": "rolling", "points": [{**point, "context_tokens": 50, "correct": True, "correct_unguarded": True,
+                                                 "fallback": True}],
              "summarizer": {"runs": 2, "accepted": 1, "failures": 1, "durations_s": [1.0, 3.0]}},
         ]
         report = build_report(units, ["rolling", "raw"], {})
         check_schema(report, ["rolling", "raw"])
         rolling = report["policies"]["rolling"]
         assert rolling["context_tokens"]["ratio_to_raw"] == 0.5
-        assert rolling["probe_answers_correct"] == 1.0 and report["policies"]["raw"]["probe_answers_correct"] == 0.0
+        raw = report["policies"]["raw"]
+        assert rolling["probe_answers_correct"] == 1.0 and raw["probe_answers_correct"] == 1.0
+        assert rolling["probe_answers_correct_unguarded"] == 1.0 and raw["probe_answers_correct_unguarded"] == 0.0
         assert rolling["by_stage"]["late"]["probes"] == 1 and rolling["by_stage"]["early"]["probes"] == 0
         assert rolling["by_stage"]["early"]["probe_answers_correct"] is None  # no probes: no score, not 0 %
         assert rolling["summarizer"] == {"runs": 2, "accepted": 1, "failures": 1, "fallbacks": 1, "time_s": 4.0,
@@ -175,7 +179,9 @@ class CountingResponder(FakeResponder):
 @pytest.fixture
 def flag_settings(tmp_path: Path) -> Settings:
     """The guard only flags, so each answer is exactly one generation (the counts below rely on it)."""
-    return load_settings(write_config(tmp_path, '[guard]\npolicy = "flag"\n'), env={})
+    # The summarizer after every exchange beyond the last one, so these short dialogues get summaries.
+    config = '[guard]\npolicy = "flag"\n[summarizer]\nevery_turns = 2\n[context]\nrecent_pairs = 1\n'
+    return load_settings(write_config(tmp_path, config), env={})
 
 
 class TestReplayAndCache:

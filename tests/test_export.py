@@ -61,8 +61,8 @@ class TestExamples:
             "[CONTEXT]\n(no earlier conversation)\n\n[QUESTION]\nI need a taxi at 10:30.\n\n[INSTRUCTION]\nINSTR"
         )
         second_user = (
-            "[CONTEXT]\nExact facts, by the turn they were said in:\nturn 0: time 10:30\nturn 1: phone 07218068540\n\n"
-            "Latest turns:\nCustomer: I need a taxi at 10:30.\nAgent: Booked, contact number 07218068540.\n\n"
+            "[CONTEXT]\nLatest turns:\nCustomer: I need a taxi at 10:30.\nAgent: Booked, contact number 07218068540.\n\n"
+            "Exact facts, by the turn they were said in:\nturn 0: time 10:30\nturn 1: phone 07218068540\n\n"
             "[QUESTION]\nThanks, that's all.\n\n[INSTRUCTION]\nINSTR"
         )
         expected = [

@@ -78,6 +78,29 @@ class TestSummarizing:
         rolling = model.calls[1][0][1].content
         assert GOOD in rolling and DIALOGUE[4][1] in rolling and DIALOGUE[0][1] not in rolling
 
+    def test_the_latest_turns_stay_out_of_the_summary_and_it_moves_in_batches(self, store: Store, session_id: str):
+        # Two turns kept out, two more needed: the summary moves at 4 and 6 turns, not at 5.
+        model = FakeSummarizer([EARLY, GOOD])
+        worker = make(store, model, start=False, keep_turns=2)
+        record(store, session_id, None, DIALOGUE[:3])
+        assert worker.run_once(session_id) == ()
+        record(store, session_id, None, DIALOGUE[3:4])
+        (first,) = worker.run_once(session_id)
+        assert first.covers_to == 1 and DIALOGUE[2][1] not in model.calls[0][0][1].content
+        record(store, session_id, None, DIALOGUE[4:5])
+        assert worker.run_once(session_id) == ()
+        record(store, session_id, None, DIALOGUE[5:])
+        (second,) = worker.run_once(session_id)
+        assert second.covers_to == 3
+
+    def test_the_configured_worker_keeps_the_recent_pairs_of_the_context_out(self, store: Store):
+        settings = Settings.model_validate({"context": {"recent_pairs": 3}})
+        worker = SummaryWorker.configured(store, FakeSummarizer([]), settings, extract)
+        try:
+            assert worker.keep_turns == 6 and worker.settings == settings.summarizer
+        finally:
+            worker.stop()
+
     def test_every_n_turns_the_summary_is_made_again_from_the_whole_transcript(self, store: Store, session_id: str):
         settings = SETTINGS.model_copy(update={"resummarize_every": 6})
         model = FakeSummarizer([EARLY, GOOD, GOOD + " Postcode cb21jf."])
