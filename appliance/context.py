@@ -531,6 +531,7 @@ def _recent_start(turns: Sequence[Turn], pairs: int) -> int:
 
 SUMMARY_HEADER = "Summary of turns {first}-{last}:"
 LEDGER_HEADER = "Exact facts, by the turn they were said in:"
+LATEST_LEDGER_HEADER = "Exact facts of the latest turns:"
 RECALLED_HEADER = "Earlier turns recalled for this question:"
 RECENT_HEADER = "Latest turns:"
 
@@ -577,7 +578,10 @@ class _RollingFit:
         self.fact_costs: list[int] | None = None
         self.fact_from = 0
         self.fact_sum = c(render_facts(facts)) + 1 if facts else 0
+        # Facts of turns after the summary go in a second block, with its own header (see ``sections``).
+        self.split_after = summary.covers_to if summary is not None else -1
         self.ledger_header = c(LEDGER_HEADER + "\n") + 2 if facts else 0
+        self.latest_header = c(LATEST_LEDGER_HEADER + "\n") + 2 if facts else 0
         # Recalled: one count per line (each may give way on its own), counted in ``count_verbatim``.
         self.recalled_lines = [f"(turn {t.index}) {render_turn(t)}" for t in recalled]
         self.recalled_costs = [0] * len(recalled)
@@ -621,8 +625,10 @@ class _RollingFit:
     def estimate(self) -> int:
         """Estimated tokens of [CONTEXT] as it stands; O(1), kept up to date by every step."""
         total = self.summary_cost if self.summary_on else 0
-        if self.fact_from < len(self.facts):
-            total += self.ledger_header + self.fact_sum
+        if self.fact_from < len(self.facts):  # facts are oldest first: each block is there if its end is kept
+            total += self.fact_sum
+            total += self.ledger_header if self.facts[self.fact_from].turn <= self.split_after else 0
+            total += self.latest_header if self.facts[-1].turn > self.split_after else 0
         if self.recalled_n:
             total += self.recalled_header + self.recalled_sum
         if self.verbatim_from < len(self.verbatim):
@@ -726,39 +732,53 @@ class _RollingFit:
         return " ".join(out)
 
     def sections(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
-        """(name, text, estimated tokens, turns) of each part that is not empty, in prompt order."""
+        """(name, text, estimated tokens, turns) of each part that is not empty, in prompt order.
+
+        The ledger is split at the summary's ``covers_to``: facts of summarized turns come after the
+        summary, and change only when the summary moves (or a fact is corrected); facts of the turns
+        after it come last, where the prompt changes anyway. So what llama.cpp must evaluate afresh
+        at each turn stays small however long the conversation grows.
+        """
+        kept = self.facts[self.fact_from :]
+        older = [e for e in kept if e.turn <= self.split_after]
+        latest = kept[len(older) :]
         out = []
         if self.summary_on and self.summary is not None:
             covered = self.covered
             out.append(("summary", f"{self.summary_header}\n{self.summary_text()}", self.summary_cost, covered))
+        if older:
+            out.append(self._ledger_part("ledger", LEDGER_HEADER, older))
         if self.verbatim_from < len(self.verbatim):
             lines = self.verbatim_lines[self.verbatim_from :]
             cost = self.verbatim_header + self.verbatim_sum
             turns = tuple(t.index for t in self.verbatim[self.verbatim_from :])
             out.append(("recent", RECENT_HEADER + "\n" + "\n".join(lines), cost, turns))
         if self.recalled_n:
-            kept = sorted(range(self.recalled_n), key=lambda k: self.recalled[k].index)
-            lines = [self.recalled_lines[k] for k in kept]
+            kept_recalled = sorted(range(self.recalled_n), key=lambda k: self.recalled[k].index)
+            lines = [self.recalled_lines[k] for k in kept_recalled]
             cost = self.recalled_header + self.recalled_sum
-            turns = tuple(self.recalled[k].index for k in kept)
+            turns = tuple(self.recalled[k].index for k in kept_recalled)
             out.append(("recalled", RECALLED_HEADER + "\n" + "\n".join(lines), cost, turns))
-        if self.fact_from < len(self.facts):
-            cost = self.ledger_header + self.fact_sum
-            turns = tuple(sorted({e.turn for e in self.facts[self.fact_from :]}))
-            out.append(("ledger", LEDGER_HEADER + "\n" + render_facts(self.facts[self.fact_from :]), cost, turns))
+        if latest:
+            out.append(self._ledger_part("ledger-latest", LATEST_LEDGER_HEADER, latest))
         return out
+
+    def _ledger_part(self, name: str, header: str, facts: list[LedgerEntry]) -> tuple[str, str, int, tuple[int, ...]]:
+        text = header + "\n" + render_facts(facts)
+        return name, text, self.counter.count_text(text) + 2, tuple(sorted({e.turn for e in facts}))
 
 
 class RollingPolicy:
     """The appliance's own policy (DESIGN.md, "What goes into every answer's prompt").
 
-    [CONTEXT] holds the summary (turns ``0..covers_to``), the latest turns verbatim (the last
-    ``recent_pairs`` pairs, plus every turn the summary does not cover yet: seed 002's fallback of
-    previous summary + verbatim newer turns), recalled older turns, and the fact ledger (latest value
-    per slot, with its turn). The order is chosen for llama.cpp's prefix cache: the summary worker
-    moves the summary only in batches (``summarizer.every_turns``) and leaves the latest turns out
-    of it, so between two updates the prompt grows only after its last verbatim turn, and what changes
-    from question to question (recalled turns, new ledger entries) comes last, next to the question.
+    [CONTEXT] holds the summary (turns ``0..covers_to``), the fact ledger's entries of those turns
+    (latest value per slot, with its turn), the latest turns verbatim (the last ``recent_pairs``
+    pairs, plus every turn the summary does not cover yet: seed 002's fallback of previous summary +
+    verbatim newer turns), recalled older turns, and the ledger's entries of the turns after the
+    summary. The order is chosen for llama.cpp's prefix cache: the summary worker moves the summary
+    only in batches (``summarizer.every_turns``) and leaves the latest turns out of it, so between
+    two updates each prompt extends the previous one after its last verbatim turn, and what changes
+    from question to question (recalled turns, new facts) comes last, next to the question.
 
     When the parts do not fit ``spec.budget`` they give way in a fixed order, each step logged in
     ``Manifest.cuts``: recalled turns (the least relevant first); the oldest latest turns (the last

@@ -34,7 +34,8 @@ from .config import Settings, TuiSettings, read_token_file
 
 GAUGE_WIDTH = 12
 EIGHTHS = " ▏▎▍▌▋▊▉"
-PART_ORDER = ("system", "summary", "ledger", "recalled", "recent", "history", "question", "instruction", "template")
+PART_ORDER = ("system", "summary", "ledger", "recent", "recalled", "ledger-latest", "history", "question", "instruction",
+              "template")
 
 
 # pure rendering: payload dicts of the API → rich Text ------------------------------------------
@@ -187,16 +188,18 @@ def ledger_rows(payload: JSON | None) -> list[tuple[str, str, str, str]]:
     ``later``: stated after that prompt was built; ``no``: the prompt had no ledger part at all.
     """
     record = last_record(payload)
-    part = next((p for p in record["manifest"].get("parts", []) if p.get("name") == "ledger"), None) if record else None
+    # ``rolling`` puts the facts of summarized turns and of the latest turns in two parts.
+    parts = [p for p in (record["manifest"].get("parts", []) if record else []) if str(p.get("name", "")).startswith("ledger")]
+    sent_turns = {t for p in parts for t in p.get("turns", [])}
     rows = []
     for entry in (payload or {}).get("ledger", []):
         turn = int(entry.get("turn", -1))
         if record is None or turn >= int(record["index"]) - 1:
             sent = "later" if record is None or turn >= int(record["index"]) else "question"
-        elif part is None:
+        elif not parts:
             sent = "no"
         else:
-            sent = "yes" if turn in part.get("turns", []) else "cut"
+            sent = "yes" if turn in sent_turns else "cut"
         rows.append((str(entry.get("kind", "")), str(entry.get("value", "")), str(turn), sent))
     return rows
 

@@ -261,12 +261,16 @@ class TestRolling:
         ca, cb = context_of(a), context_of(b)
         assert_accounted(snapshot(texts[:12]), a)
         head = ca[: ca.index("\n\nEarlier turns recalled")]
-        # Summary and latest turns: two turns later the prompt only grows after them (llama.cpp's cache).
+        # Summary, facts of the summarized turns, latest turns: two turns later the prompt only grows
+        # after them (llama.cpp's cache); the facts of turn 7 (after the summary) come last.
         assert cb.startswith(head + "\n") and "Agent: turn 11 text." in head
         assert head.startswith("Summary of turns 0-5:\nThe customer wants a refund.")
+        assert "turn 1: reference AB12CD\nturn 5: phone 01223 555999\n\nLatest turns:" in head
+        assert ca.endswith("Exact facts of the latest turns:\nturn 7: amount £45.50")
         assert [p.name for p in a.manifest.parts] == [
-            "system", "summary", "recent", "recalled", "ledger", "question", "instruction", "template"
+            "system", "summary", "ledger", "recent", "recalled", "ledger-latest", "question", "instruction", "template"
         ]
+        assert [p.turns for p in a.manifest.parts if p.name.startswith("ledger")] == [(1, 5), (7,)]
         assert a.manifest.recalled_turns == (3,)
         # Turns 6-7 are neither summarized yet nor among the last 2 pairs: kept verbatim (seed 002's fallback).
         assert a.manifest.verbatim_turns == tuple(range(6, 12)) and a.manifest.fallback
@@ -476,7 +480,8 @@ class TestRollingWithTheRealTokenizer:
         prompt = RollingPolicy(recent_pairs=4).build(snap, question, spec, real_model, recalled=(5, 13))
         assert real_model.count(prompt.messages) == prompt.manifest.total_tokens <= 512
         context = context_of(prompt)
-        facts = context[context.index("Exact facts") :]
+        # Both ledger blocks (summarized turns, latest turns): the lines after each header up to a blank one.
+        facts = "\n".join(block.split("\n\n")[0] for block in context.split("Exact facts")[1:])
         for e in current_facts(ledger):
             assert f"{e.kind} {e.value}" in facts
         assert "turn 17: amount 115.5 GBP; reference OYNGUI4L" in facts

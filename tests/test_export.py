@@ -62,7 +62,7 @@ class TestExamples:
         )
         second_user = (
             "[CONTEXT]\nLatest turns:\nCustomer: I need a taxi at 10:30.\nAgent: Booked, contact number 07218068540.\n\n"
-            "Exact facts, by the turn they were said in:\nturn 0: time 10:30\nturn 1: phone 07218068540\n\n"
+            "Exact facts of the latest turns:\nturn 0: time 10:30\nturn 1: phone 07218068540\n\n"
             "[QUESTION]\nThanks, that's all.\n\n[INSTRUCTION]\nINSTR"
         )
         expected = [

@@ -264,6 +264,13 @@ class TestRendering:
         sent = [row[3] for row in ledger_rows(payload)]
         assert sent == ["cut", "yes", "yes", "later"]
 
+    def test_ledger_rows_count_both_ledger_parts_of_rolling(self):
+        payload = canned_session()
+        parts = payload["records"][-1]["manifest"]["parts"]
+        parts[2]["turns"] = [2]
+        parts.append({"name": "ledger-latest", "tokens": 9, "turns": [0]})
+        assert [row[3] for row in ledger_rows(payload)] == ["yes", "yes", "yes"]
+
     def test_summarizer_state(self):
         payload = canned_session()
         live = Health(ready=True, checks={"worker": True}, summarizer={"alive": 1.0})
