@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from appliance.build import pipeline_settings
@@ -36,6 +40,42 @@ def write_config(tmp_path: Path, body: str = "") -> Path:
     path = tmp_path / "config.toml"
     path.write_text(f'[paths]\ndatabase = "{tmp_path / "app.db"}"\nmodels_dir = "{MODELS_DIR}"\n{body}')
     return path
+
+
+def free_port() -> int:
+    """A loopback TCP port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_ready(
+    proc: subprocess.Popen[bytes], url: str, log: Path, *, headers: dict[str, str] | None = None,
+    timeout: float = 120.0,
+) -> None:
+    """Poll ``url`` until it answers 200; fail with the server's log if ``proc`` exits or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise AssertionError(f"the server exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
+        try:
+            if httpx.get(url, headers=headers or {}, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{url} never answered 200:\n{log.read_text(errors='replace')}")
+        time.sleep(0.1)
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    """SIGTERM, and SIGKILL if it has not exited within ``timeout`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from appliance.errors import Busy
 from appliance.pipeline import Pipeline
 from appliance.responder import Cancelled
 
-from .conftest import MODELS_DIR, TEST_MODEL, write_config
+from .conftest import MODELS_DIR, TEST_MODEL, free_port, wait_until_ready, write_config
 from .fakes import FakeResponder
 
 MODEL_FILE = MODELS_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -34,12 +34,6 @@ needs_model = pytest.mark.skipif(not MODEL_FILE.exists(), reason="run scripts/se
 
 
 # a real daemon process -------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def model_config(max_tokens: int = 48, extra: str = "") -> str:
@@ -99,18 +93,12 @@ def start_daemon(
         )
     daemon = Daemon(proc, f"http://127.0.0.1:{port}", log, tmp_path / "app.db", token,
                     {"Authorization": f"Bearer {token}"} if token else {})
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"the daemon exited with {proc.returncode}:\n{daemon.output()}")
-        try:
-            if httpx.get(f"{daemon.url}/readyz", headers=daemon.headers, timeout=2).status_code == 200:
-                return daemon
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    daemon.stop()
-    raise AssertionError(f"the daemon did not become ready:\n{daemon.output()}")
+    try:
+        wait_until_ready(proc, f"{daemon.url}/readyz", log, headers=daemon.headers)
+    except AssertionError:
+        daemon.stop()
+        raise
+    return daemon
 
 
 class NotifyListener:

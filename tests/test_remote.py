@@ -3,16 +3,13 @@ serving the tiny SmolLM2-135M model and requiring a bearer token."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from appliance.build import load_model
@@ -24,14 +21,14 @@ from appliance.remote import (
     REPLY_OVERHEAD,
     RemoteChatModel,
     ServerTokenizer,
-    sse_event,
     choose_counter,
     open_remote,
+    sse_event,
 )
 from appliance.store import Store
 from appliance.types import Message, Sampling
 
-from .conftest import MODELS_DIR, TEST_MODEL, write_config
+from .conftest import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
 
 pytestmark = pytest.mark.real_model
 
@@ -56,12 +53,6 @@ class Server:
     root: str
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     port = free_port()
@@ -74,24 +65,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         )
     root = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, f"the server exited: {log.read_text()[-2000:]}"
-            assert time.monotonic() < deadline, f"the server never answered: {log.read_text()[-2000:]}"
-            try:
-                if httpx.get(f"{root}/v1/models", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
+        wait_until_ready(proc, f"{root}/v1/models", log, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
         yield Server(url=f"{root}/v1", root=root)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import asyncio
 import copy
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -35,7 +34,7 @@ from appliance.tui import (
     summary_head,
 )
 
-from .conftest import MODELS_DIR, TEST_MODEL, write_config
+from .conftest import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
 
 KIOSK_SIZE = (160, 45)
 SMALL_SIZE = (80, 24)
@@ -478,12 +477,6 @@ def test_snapshot_edit_summary_80x24(snap_compare):
 # the unreachable daemon ---------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_closed_port_shows_a_banner_and_keeps_typing():
     async def go() -> None:
         client = DaemonClient(f"http://127.0.0.1:{free_port()}")
@@ -514,31 +507,18 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                '[context]\npolicy = "rolling"\nrecent_pairs = 0\n'
                                '[summarizer]\nevery_turns = 2\nn_threads = 1\ntimeout_s = 300\n')
     port = free_port()
-    log = (tmp / "daemon.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "appliance", "--config", str(config), "serve", "--port", str(port)],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "APPLIANCE_CONFIG": str(config)},
-    )
+    log = tmp / "daemon.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "appliance", "--config", str(config), "serve", "--port", str(port)],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "APPLIANCE_CONFIG": str(config)},
+        )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError((tmp / "daemon.log").read_text()[-2000:])
-            time.sleep(0.2)
+        wait_until_ready(proc, f"{url}/readyz", log)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_process(proc)
 
 
 @pytest.mark.real_model
