@@ -117,10 +117,10 @@ def _median(values: Sequence[float]) -> float:
     return round(statistics.median(values), 4) if values else 0.0
 
 
-def _ttft(pipeline: Pipeline, model: Any, switch: Switch, session_id: str, turn: int, text: str,
-          previous: Sequence[Message]) -> dict[str, Any]:
+def _ttft(pipeline: Pipeline, model: Any, switch: Switch, session_id: str, turn: int, text: str) -> dict[str, Any]:
     """TTFT of answering ``text`` (not stored) cold, and after the previous answer's prompt (what
     production sees: llama.cpp reuses the prefix the two prompts share)."""
+    previous = switch.replayed
     model.forget_prefix()
     cold = pipeline.answer(session_id, text, persist=False).record
     current = model.tokens(switch.last)
@@ -160,16 +160,16 @@ def replay_policy(
     policy: str,
     turns: Sequence[tuple[str, str]],
     *,
-    early: int,
-    late: int,
-    window: int,
+    windows: dict[str, list[int]],
     repeats: int,
     measure_gen: bool,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
-    """One teacher-forced replay of ``turns`` under ``policy`` with every measurement taken on the way."""
+    """One teacher-forced replay of ``turns`` under ``policy`` with every measurement taken on the way;
+    TTFT at the customer turns of ``windows`` ("early" and "late", see :func:`measured_turns`)."""
     out: dict[str, Any] = {"overhead": [], "ttft": {}}
-    samples: dict[str, list[dict[str, Any]]] = {"early": [], "late": []}
+    samples: dict[str, list[dict[str, Any]]] = {which: [] for which in windows}
+    measured = {i: which for which, window in windows.items() for i in window}
     switch = Switch(model)
     with tempfile.TemporaryDirectory(prefix="bench-perf-") as folder:
         # One model answers every turn, unrewritten: early routing and refinement would replace the replayed text.
@@ -178,9 +178,6 @@ def replay_policy(
         pipeline, worker = production_pipeline(local, switch, summarizer, policy, recall=recall)
         try:
             session = pipeline.new_session(policy=policy, title=f"bench perf {policy}")
-            measured = {i: "early" for i in measured_turns(turns, early, window)}
-            late_turns = measured_turns(turns, late, window)
-            measured.update({i: "late" for i in late_turns})
             index = 0
             while index < len(turns):
                 role, text = turns[index]
@@ -194,12 +191,12 @@ def replay_policy(
                 if index in measured:
                     switch.replay = None
                     which = measured[index]
-                    sample = _ttft(pipeline, model, switch, session.id, index, text, switch.replayed)
+                    sample = _ttft(pipeline, model, switch, session.id, index, text)
                     samples[which].append(sample)
                     progress(f"{policy}: turn {index} ({which}): {sample['prompt_tokens']} prompt tokens "
                              f"({sample['shared_prefix_tokens']} shared with the previous), TTFT "
                              f"{sample['ttft_s']:.3f} s, cold {sample['cold_ttft_s']:.3f} s")
-                    if index == late_turns[0] and measure_gen:
+                    if index == windows["late"][0] and measure_gen:
                         out["gen_tps"] = _gen_tps(pipeline, model, switch, session.id, GEN_QUESTION, repeats)
                 switch.replay = turns[index + 1][1]
                 result = pipeline.answer(session.id, text)
@@ -271,7 +268,8 @@ def run_perf(
         summarizer={"seed": max(settings.summarizer.seed, 0)},
     )
     session = long_session(sessions_file, turns)
-    if measured_turns(session, late, window)[0] <= measured_turns(session, early, window)[-1]:
+    windows = {"early": measured_turns(session, early, window), "late": measured_turns(session, late, window)}
+    if windows["late"][0] <= windows["early"][-1]:
         raise InputError(f"the early TTFT window (from turn {early}, {window} answers) reaches turn {late}: "
                          "start --late later or make --window smaller", field="late")
     model = load_responder(local)
@@ -284,7 +282,7 @@ def run_perf(
     for policy in POLICIES:
         progress(f"{policy}: replaying {len(session)} turns")
         runs[policy] = replay_policy(local, model, summarizer if policy == "rolling" else None, recall, policy, session,
-                                     early=early, late=late, window=window, repeats=repeats, measure_gen=policy == "rolling",
+                                     windows=windows, repeats=repeats, measure_gen=policy == "rolling",
                                      progress=progress)
     return summarize_runs(runs, local, len(session))
 

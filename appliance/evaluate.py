@@ -636,8 +636,8 @@ def format_markdown(report: Mapping[str, Any], units: Sequence[Mapping[str, Any]
          "p95", "max", "ratio to raw", "TTFT p50 s", "p95", "turn p50 s", "p95"),
         ((name, str(m["probes"]), _f(m["probe_facts_in_context"], True), _f(m["probe_answers_correct"], True),
           _f(m["probe_answers_correct_unguarded"], True), str(m["answers"]), _f(m["context_tokens"]["median"]),
-          _f(m["context_tokens"]["p95"]),
-          str(m["context_tokens"]["max"]), _f(m["context_tokens"]["ratio_to_raw"]), _f(m["ttft_s"]["p50"]),
+          _f(m["context_tokens"]["p95"]), str(m["context_tokens"]["max"]), _f(m["context_tokens"]["ratio_to_raw"]),
+          _f(m["ttft_s"]["p50"]),
           _f(m["ttft_s"]["p95"]), _f(m["turn_s"]["p50"]), _f(m["turn_s"]["p95"])) for name, m in pol.items()),
     ), ""]
     out += ["## By stage", "", _table(

@@ -189,7 +189,8 @@ def ledger_rows(payload: JSON | None) -> list[tuple[str, str, str, str]]:
     """
     record = last_record(payload)
     # ``rolling`` puts the facts of summarized turns and of the latest turns in two parts.
-    parts = [p for p in (record["manifest"].get("parts", []) if record else []) if str(p.get("name", "")).startswith("ledger")]
+    manifest_parts = record["manifest"].get("parts", []) if record else []
+    parts = [p for p in manifest_parts if str(p.get("name", "")).startswith("ledger")]
     sent_turns = {t for p in parts for t in p.get("turns", [])}
     rows = []
     for entry in (payload or {}).get("ledger", []):
