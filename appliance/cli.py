@@ -10,10 +10,10 @@ from typing import Any, TextIO
 
 import click
 
-from . import modelfiles
-from .config import Settings, load_settings, reference_table
-from .errors import ApplianceError, InputError, ModelFileError
-from .types import TurnResult
+from appliance.config import Settings, load_settings, reference_table
+from appliance.errors import ApplianceError, InputError, ModelFileError
+from appliance.models import files as modelfiles
+from appliance.types import TurnResult
 
 EXIT_USAGE = 2
 
@@ -53,8 +53,19 @@ pass_ctx = click.make_pass_decorator(Context)
 
 
 @click.group()
-@click.option("--config", "config", metavar="FILE", help="Config file (default: $APPLIANCE_CONFIG, else ./config.toml of the install).")
-@click.option("--set", "overrides", metavar="KEY=VALUE", multiple=True, help="Override one setting, e.g. --set responder.n_threads=4.")
+@click.option(
+    "--config",
+    "config",
+    metavar="FILE",
+    help="Config file (default: $APPLIANCE_CONFIG, else ./config.toml of the install).",
+)
+@click.option(
+    "--set",
+    "overrides",
+    metavar="KEY=VALUE",
+    multiple=True,
+    help="Override one setting, e.g. --set responder.n_threads=4.",
+)
 @click.version_option(package_name="appliance")
 @click.pass_context
 def cli(ctx: click.Context, config: str | None, overrides: tuple[str, ...]) -> None:
@@ -68,7 +79,9 @@ def cli(ctx: click.Context, config: str | None, overrides: tuple[str, ...]) -> N
 @cli.command()
 @click.option("--session", "session_id", metavar="ID", help="Resume this session instead of starting a new one.")
 @click.option("--policy", metavar="NAME", help="Context policy for a new session (default: context.policy).")
-@click.option("--verbose", "-v", is_flag=True, help="After each answer, print prompt tokens, speed and latency to stderr.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="After each answer, print prompt tokens, speed and latency to stderr."
+)
 @pass_ctx
 @edge
 def chat(obj: Context, session_id: str | None, policy: str | None, verbose: bool) -> None:
@@ -77,7 +90,7 @@ def chat(obj: Context, session_id: str | None, policy: str | None, verbose: bool
     When standard input is not a terminal, each line is one customer message and each answer is
     printed on one line; the command exits 0 at the end of input.
     """
-    from .build import attach_summary_worker, build_pipeline
+    from appliance.app import attach_summary_worker, build_pipeline
 
     settings = obj.settings
     pipeline = build_pipeline(settings)
@@ -103,7 +116,9 @@ def chat(obj: Context, session_id: str | None, policy: str | None, verbose: bool
                 shown = _Streamer(prefix="agent> ", out=sys.stdout)
             else:
                 # Line mode prints the stored answer once it is final (the guard may replace it).
-                shown = _Streamer(prefix="", out=None, started=(lambda: click.echo("[answering]", err=True)) if verbose else None)
+                shown = _Streamer(
+                    prefix="", out=None, started=(lambda: click.echo("[answering]", err=True)) if verbose else None
+                )
             try:
                 result = pipeline.answer(session.id, text, on_token=shown.write)
             except InputError as exc:
@@ -127,9 +142,7 @@ def chat(obj: Context, session_id: str | None, policy: str | None, verbose: bool
 class _Streamer:
     """Shows an answer as it streams (interactive mode), and notices when it starts."""
 
-    def __init__(
-        self, *, prefix: str, out: TextIO | None, started: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, *, prefix: str, out: TextIO | None, started: Callable[[], None] | None = None) -> None:
         self.prefix = prefix
         self.out = out
         self.started = started
@@ -182,14 +195,16 @@ def _describe_turn(result: TurnResult) -> str:
 
 
 @cli.command()
-@click.option("--url", metavar="URL", help="The daemon's base URL (default: tui.url, else http://127.0.0.1:<server.port>).")
+@click.option(
+    "--url", metavar="URL", help="The daemon's base URL (default: tui.url, else http://127.0.0.1:<server.port>)."
+)
 @click.option("--kiosk", is_flag=True, help="Customer-facing: one conversation, large text, no operator panes.")
 @click.option("--session", "session_id", metavar="ID", help="Open this session (operator mode).")
 @pass_ctx
 @edge
 def tui(obj: Context, url: str | None, kiosk: bool, session_id: str | None) -> None:
     """Open the operator (or, with --kiosk, the customer) terminal UI on a running daemon."""
-    from .tui import run_tui
+    from appliance.tui.app import run_tui
 
     sys.exit(run_tui(obj.settings, url=url, kiosk=kiosk, session_id=session_id))
 
@@ -199,8 +214,14 @@ def tui(obj: Context, url: str | None, kiosk: bool, session_id: str | None) -> N
 
 @cli.command()
 @click.option("--kiosk", is_flag=True, help="Open the customer-facing kiosk instead of the operator console.")
-@click.option("--wait", "wait_s", type=float, default=600.0, show_default=True,
-              help="Seconds to wait for a freshly started daemon to load and verify its models.")
+@click.option(
+    "--wait",
+    "wait_s",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait for a freshly started daemon to load and verify its models.",
+)
 @pass_ctx
 @edge
 def start(obj: Context, kiosk: bool, wait_s: float) -> None:
@@ -212,7 +233,7 @@ def start(obj: Context, kiosk: bool, wait_s: float) -> None:
     import subprocess
     import time
 
-    from .tui import daemon_url, run_tui
+    from appliance.tui.app import daemon_url, run_tui
 
     settings = obj.settings
     url = daemon_url(settings)
@@ -225,8 +246,9 @@ def start(obj: Context, kiosk: bool, wait_s: float) -> None:
         for item in obj.overrides:
             args += ["--set", item]
         with log.open("ab") as out:
-            daemon = subprocess.Popen([*args, "serve"], stdout=out, stderr=out, stdin=subprocess.DEVNULL,
-                                      start_new_session=True)
+            daemon = subprocess.Popen(
+                [*args, "serve"], stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         click.echo(f"starting the daemon (pid {daemon.pid}, log {log}); loading and verifying models...", err=True)
         deadline = time.monotonic() + wait_s
         while not _ready(url):
@@ -259,12 +281,17 @@ def _ready(url: str) -> bool:
 @cli.command()
 @click.option("--host", metavar="H", help="Listen on this address (default: server.host, 127.0.0.1); empty for none.")
 @click.option("--port", type=click.IntRange(0, 65535), metavar="P", help="TCP port (default: server.port).")
-@click.option("--socket", "socket_path", metavar="PATH", help="Also serve on this Unix socket, mode 0660 (default: server.socket).")
+@click.option(
+    "--socket",
+    "socket_path",
+    metavar="PATH",
+    help="Also serve on this Unix socket, mode 0660 (default: server.socket).",
+)
 @pass_ctx
 @edge
 def serve(obj: Context, host: str | None, port: int | None, socket_path: str | None) -> None:
     """Run the daemon: load and verify the models, then serve the HTTP API until SIGTERM."""
-    from .daemon import serve as run_daemon
+    from appliance.serve.daemon import serve as run_daemon
 
     run_daemon(obj.settings, host=host, port=port, socket_path=socket_path)
 
@@ -326,8 +353,12 @@ def models_verify(obj: Context, role: str | None, every: bool) -> None:
 
 @models.command("fetch")
 @click.option("--role", help="Only the model(s) of this role (responder, summarizer, test).")
-@click.option("--from", "wheelhouse", type=click.Path(file_okay=False, path_type=Path),
-              help="Take the packages from this folder of wheels instead of the registry.")
+@click.option(
+    "--from",
+    "wheelhouse",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Take the packages from this folder of wheels instead of the registry.",
+)
 @pass_ctx
 @edge
 def models_fetch(obj: Context, role: str | None, wheelhouse: Path | None) -> None:
@@ -376,36 +407,95 @@ def bench() -> None:
 
 
 @bench.command("perf")
-@click.option("--sessions", "sessions_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "dev_sessions.jsonl"),
-              show_default=True, help="Sessions file; the longest session is chained with the next ones up to --turns.")
-@click.option("--model", "model_name", metavar="NAME", help="models/MODELS.toml entry to measure (default: responder.model).")
+@click.option(
+    "--sessions",
+    "sessions_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "dev_sessions.jsonl"),
+    show_default=True,
+    help="Sessions file; the longest session is chained with the next ones up to --turns.",
+)
+@click.option(
+    "--model", "model_name", metavar="NAME", help="models/MODELS.toml entry to measure (default: responder.model)."
+)
 @click.option("--turns", type=click.IntRange(8), default=120, show_default=True, help="Turns replayed teacher-forced.")
-@click.option("--early", type=click.IntRange(0), default=5, show_default=True, help="Turn where the early TTFT window starts.")
-@click.option("--late", type=click.IntRange(1), default=60, show_default=True, help="Turn where the late TTFT window starts.")
-@click.option("--window", type=click.IntRange(1, 50), default=5, show_default=True, help="Answered customer turns in each TTFT window (medians).")
-@click.option("--gen-tokens", type=click.IntRange(2, 4096), default=64, show_default=True, help="Most tokens generated per measured answer.")
-@click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True, help="Repeats of each timed generation (medians).")
-@click.option("--no-summarizer", is_flag=True, help="Replay `rolling` without the summary worker (faster, but no summaries).")
+@click.option(
+    "--early", type=click.IntRange(0), default=5, show_default=True, help="Turn where the early TTFT window starts."
+)
+@click.option(
+    "--late", type=click.IntRange(1), default=60, show_default=True, help="Turn where the late TTFT window starts."
+)
+@click.option(
+    "--window",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    help="Answered customer turns in each TTFT window (medians).",
+)
+@click.option(
+    "--gen-tokens",
+    type=click.IntRange(2, 4096),
+    default=64,
+    show_default=True,
+    help="Most tokens generated per measured answer.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="Repeats of each timed generation (medians).",
+)
+@click.option(
+    "--no-summarizer", is_flag=True, help="Replay `rolling` without the summary worker (faster, but no summaries)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @pass_ctx
 @edge
-def bench_perf_cmd(obj: Context, sessions_file: Path, model_name: str | None, turns: int, early: int, late: int,
-                   window: int, gen_tokens: int, repeats: int, no_summarizer: bool, as_json: bool) -> None:
+def bench_perf_cmd(
+    obj: Context,
+    sessions_file: Path,
+    model_name: str | None,
+    turns: int,
+    early: int,
+    late: int,
+    window: int,
+    gen_tokens: int,
+    repeats: int,
+    no_summarizer: bool,
+    as_json: bool,
+) -> None:
     """Appliance overhead per turn, generation speed against bare llama-cpp-python, TTFT late/early, prefix reuse."""
-    from .bench_perf import dumps, format_text, run_perf, say
+    from appliance.lab.bench_perf import dumps, format_text, run_perf, say
 
-    report = run_perf(obj.settings, sessions_file, model_name=model_name, turns=turns, early=early, late=late,
-                      window=window, gen_tokens=gen_tokens, repeats=repeats, summarize=not no_summarizer, progress=say)
+    report = run_perf(
+        obj.settings,
+        sessions_file,
+        model_name=model_name,
+        turns=turns,
+        early=early,
+        late=late,
+        window=window,
+        gen_tokens=gen_tokens,
+        repeats=repeats,
+        summarize=not no_summarizer,
+        progress=say,
+    )
     click.echo(dumps(report) if as_json else format_text(report))
 
 
 @bench.command("guards")
-@click.option("--conversations", "conversations_file", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Dialogues, one JSON object a line (as shared/data/dev_conversations.jsonl).")
+@click.option(
+    "--conversations",
+    "conversations_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Dialogues, one JSON object a line (as shared/data/dev_conversations.jsonl).",
+)
 @click.option("--limit", type=click.IntRange(1), help="Only the first N dialogues.")
-@click.option("--generate", is_flag=True, help="Also answer every customer turn with the configured responder and guard it.")
+@click.option(
+    "--generate", is_flag=True, help="Also answer every customer turn with the configured responder and guard it."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @pass_ctx
 @edge
@@ -413,34 +503,57 @@ def bench_guards_cmd(obj: Context, conversations_file: Path, limit: int | None, 
     """Entity-check accuracy on real and one-character-altered quoted facts, stage agreement, check time."""
     import json
 
-    from .bench_guards import format_table, run_bench, say
+    from appliance.lab.bench_guards import format_table, run_bench, say
 
     report = run_bench(obj.settings, conversations_file, limit=limit, generate=generate, progress=say)
     click.echo(json.dumps(report) if as_json else format_table(report))
 
 
 @bench.command("context")
-@click.option("--sessions", "sessions_file", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Sessions with probes, one JSON object a line (as shared/data/dev_sessions.jsonl).")
-@click.option("--policy", "policy_names", metavar="NAME", multiple=True, help="A policy to measure (repeatable; default: all).")
+@click.option(
+    "--sessions",
+    "sessions_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Sessions with probes, one JSON object a line (as shared/data/dev_sessions.jsonl).",
+)
+@click.option(
+    "--policy", "policy_names", metavar="NAME", multiple=True, help="A policy to measure (repeatable; default: all)."
+)
 @click.option("--limit", type=click.IntRange(1), help="Only the first N sessions.")
 @click.option("--budget", type=click.IntRange(64), help="Prompt budget in tokens (default: context.budget_tokens).")
-@click.option("--no-summarizer", "no_summarizer", is_flag=True,
-              help="Replay without the summarizer, as when it is down (summary policies show their fallback).")
+@click.option(
+    "--no-summarizer",
+    "no_summarizer",
+    is_flag=True,
+    help="Replay without the summarizer, as when it is down (summary policies show their fallback).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @pass_ctx
 @edge
 def bench_context_cmd(
-    obj: Context, sessions_file: Path, policy_names: tuple[str, ...], limit: int | None, budget: int | None,
-    no_summarizer: bool, as_json: bool,
+    obj: Context,
+    sessions_file: Path,
+    policy_names: tuple[str, ...],
+    limit: int | None,
+    budget: int | None,
+    no_summarizer: bool,
+    as_json: bool,
 ) -> None:
     """Replay sessions and count the probed early facts each policy keeps in the context it would send."""
     import json
 
-    from .bench_context import format_table, run_bench, say
+    from appliance.lab.bench_context import format_table, run_bench, say
 
-    report = run_bench(obj.settings, sessions_file, policy_names=policy_names, limit=limit, budget=budget,
-                       summarizer=not no_summarizer, progress=say)
+    report = run_bench(
+        obj.settings,
+        sessions_file,
+        policy_names=policy_names,
+        limit=limit,
+        budget=budget,
+        summarizer=not no_summarizer,
+        progress=say,
+    )
     click.echo(json.dumps(report) if as_json else format_table(report))
 
 
@@ -452,12 +565,14 @@ def bench_context_cmd(
 @click.option("--socket", "socket_path", metavar="PATH", help="Connect through this Unix socket instead of TCP.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @edge
-def bench_load(url: str, clients: int, turns: int, token_file: Path | None, socket_path: str | None, as_json: bool) -> None:
+def bench_load(
+    url: str, clients: int, turns: int, token_file: Path | None, socket_path: str | None, as_json: bool
+) -> None:
     """Drive N concurrent sessions through a running daemon; check every answered turn is stored."""
     import asyncio
     import json
 
-    from .bench_load import run_load
+    from appliance.lab.bench_load import run_load
 
     token = token_file.read_text().strip() if token_file else None
     report = asyncio.run(run_load(url, clients, turns, token=token, socket_path=socket_path))
@@ -478,50 +593,108 @@ def bench_load(url: str, clients: int, turns: int, token_file: Path | None, sock
 
 
 @cli.command("eval")
-@click.option("--conversations", "conversations_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Dialogues, one JSON object a line (as shared/data/dev_conversations.jsonl).")
-@click.option("--sessions", "sessions_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Sessions with inline probes (as shared/data/dev_sessions.jsonl).")
-@click.option("--probes", "probes_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Probes by conversation id (as shared/data/dev_probes.jsonl).")
-@click.option("--policy", "policies", metavar="NAME", multiple=True, required=True, help="A policy to evaluate (repeatable).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for report.json, report.md, the plots and the resumable cache.")
+@click.option(
+    "--conversations",
+    "conversations_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Dialogues, one JSON object a line (as shared/data/dev_conversations.jsonl).",
+)
+@click.option(
+    "--sessions",
+    "sessions_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Sessions with inline probes (as shared/data/dev_sessions.jsonl).",
+)
+@click.option(
+    "--probes",
+    "probes_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Probes by conversation id (as shared/data/dev_probes.jsonl).",
+)
+@click.option(
+    "--policy", "policies", metavar="NAME", multiple=True, required=True, help="A policy to evaluate (repeatable)."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for report.json, report.md, the plots and the resumable cache.",
+)
 @click.option("--limit", type=click.IntRange(1), help="Only the first N dialogues of each file.")
-@click.option("--judge", metavar="MODEL", help="models/MODELS.toml entry that scores sampled answers (seed 002's four dimensions).")
-@click.option("--samples", type=click.IntRange(0, 1000), default=3, show_default=True,
-              help="Customer turns per dialogue answered beside the real agent's reply.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of sampling, summaries and turn choice.")
+@click.option(
+    "--judge",
+    metavar="MODEL",
+    help="models/MODELS.toml entry that scores sampled answers (seed 002's four dimensions).",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(0, 1000),
+    default=3,
+    show_default=True,
+    help="Customer turns per dialogue answered beside the real agent's reply.",
+)
+@click.option(
+    "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of sampling, summaries and turn choice."
+)
 @click.option("--no-progress", is_flag=True, help="No progress bars on stderr.")
 @pass_ctx
 @edge
-def eval_cmd(obj: Context, conversations_file: Path | None, sessions_file: Path | None, probes_file: Path | None,
-             policies: tuple[str, ...], out_dir: Path, limit: int | None, judge: str | None, samples: int, seed: int,
-             no_progress: bool) -> None:
+def eval_cmd(
+    obj: Context,
+    conversations_file: Path | None,
+    sessions_file: Path | None,
+    probes_file: Path | None,
+    policies: tuple[str, ...],
+    out_dir: Path,
+    limit: int | None,
+    judge: str | None,
+    samples: int,
+    seed: int,
+    no_progress: bool,
+) -> None:
     """Replay real dialogues through the pipeline, score fact-recall probes, write a report with plots."""
-    from .evaluate import EvalOptions, format_summary, run_eval
+    from appliance.lab.evaluate import EvalOptions, format_summary, run_eval
 
-    options = EvalOptions(policies=tuple(dict.fromkeys(policies)), out=out_dir, conversations=conversations_file,
-                          sessions=sessions_file, probes=probes_file, limit=limit, judge=judge, samples=samples,
-                          seed=seed, progress=not no_progress)
+    options = EvalOptions(
+        policies=tuple(dict.fromkeys(policies)),
+        out=out_dir,
+        conversations=conversations_file,
+        sessions=sessions_file,
+        probes=probes_file,
+        limit=limit,
+        judge=judge,
+        samples=samples,
+        seed=seed,
+        progress=not no_progress,
+    )
     report = run_eval(obj.settings, options)
     click.echo(format_summary(report))
     click.echo(f"report: {out_dir / 'report.md'}")
 
 
 @cli.command("export-training")
-@click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL file to write.")
-@click.option("--min-turns", type=click.IntRange(1), default=5, show_default=True, help="Skip conversations with fewer turns.")
-@click.option("--max-turns", type=click.IntRange(1), default=100, show_default=True, help="Skip conversations with more turns.")
+@click.option(
+    "--out", "out_file", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL file to write."
+)
+@click.option(
+    "--min-turns", type=click.IntRange(1), default=5, show_default=True, help="Skip conversations with fewer turns."
+)
+@click.option(
+    "--max-turns", type=click.IntRange(1), default=100, show_default=True, help="Skip conversations with more turns."
+)
 @pass_ctx
 @edge
 def export_training(obj: Context, out_file: Path, min_turns: int, max_turns: int) -> None:
     """One four-part-prompt example per stored agent turn, with context as of that turn (for fine-tuning)."""
-    from .export import run_export
+    from appliance.lab.export import run_export
 
     counts = run_export(obj.settings, out_file, min_turns=min_turns, max_turns=max_turns)
-    click.echo(f"{counts['examples']} examples from {counts['sessions']} conversations "
-               f"({counts['skipped_sessions']} outside {min_turns}-{max_turns} turns) -> {out_file}", err=True)
+    click.echo(
+        f"{counts['examples']} examples from {counts['sessions']} conversations "
+        f"({counts['skipped_sessions']} outside {min_turns}-{max_turns} turns) -> {out_file}",
+        err=True,
+    )
 
 
 def main() -> None:

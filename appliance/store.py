@@ -20,8 +20,8 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
-from .errors import SessionNotFound, StoreError
-from .types import (
+from appliance.errors import SessionNotFound, StoreError
+from appliance.types import (
     LedgerEntry,
     Session,
     Snapshot,
@@ -60,12 +60,10 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     )
     # The transcript is never rewritten: refuse updates and deletes at the lowest level.
     db.execute(
-        "CREATE TRIGGER turns_no_update BEFORE UPDATE ON turns "
-        "BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"
+        "CREATE TRIGGER turns_no_update BEFORE UPDATE ON turns BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"
     )
     db.execute(
-        "CREATE TRIGGER turns_no_delete BEFORE DELETE ON turns "
-        "BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"
+        "CREATE TRIGGER turns_no_delete BEFORE DELETE ON turns BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"
     )
     db.execute(
         """CREATE TABLE turn_records (
@@ -134,7 +132,7 @@ class Store:
         self._lock = threading.RLock()
 
     @classmethod
-    def open(cls, path: Path | str) -> "Store":
+    def open(cls, path: Path | str) -> Store:
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -204,8 +202,10 @@ class Store:
             "SELECT session_id, idx, role, text, created_at FROM turns WHERE session_id = ? ORDER BY idx",
             [session_id],
         )
-        return tuple(Turn(session_id=r["session_id"], index=r["idx"], role=r["role"], text=r["text"],
-                          created_at=r["created_at"]) for r in rows)
+        return tuple(
+            Turn(session_id=r["session_id"], index=r["idx"], role=r["role"], text=r["text"], created_at=r["created_at"])
+            for r in rows
+        )
 
     def snapshot(self, session_id: str) -> Snapshot:
         with self._lock:
@@ -341,9 +341,7 @@ class Store:
                 db["embeddings"].insert_all(rows, replace=True)
 
     def embeddings(self, session_id: str, model: str) -> dict[int, bytes]:
-        rows = self._rows(
-            "SELECT idx, vector FROM embeddings WHERE session_id = ? AND model = ?", [session_id, model]
-        )
+        rows = self._rows("SELECT idx, vector FROM embeddings WHERE session_id = ? AND model = ?", [session_id, model])
         return {r["idx"]: r["vector"] for r in rows}
 
     def integrity_ok(self) -> bool:

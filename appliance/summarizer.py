@@ -17,10 +17,9 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
-from .errors import ConfigError
-from .types import Entity, Generation, Message, Sampling, SummaryVersion, Turn
+from appliance.errors import ConfigError
+from appliance.types import ChatModel, Entity, Message, Sampling, SummaryVersion, TokenCounter, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
 
@@ -29,17 +28,40 @@ CATEGORIES: tuple[tuple[str, str], ...] = (
     ("Issue and status", "what the customer wants and where it stands"),
     ("Names", "names of the customer, the agent and any person, place or business named"),
     ("Verification", "verification steps done and still pending"),
-    ("Identifiers, dates, amounts", "every reference, booking or order number, phone number, postcode, "
-     "train or flight number, date, time and amount, copied character for character"),
+    (
+        "Identifiers, dates, amounts",
+        "every reference, booking or order number, phone number, postcode, "
+        "train or flight number, date, time and amount, copied character for character",
+    ),
     ("Commitments and deadlines", "what either side promised, and by when"),
     ("Current state", "what was last said and what happens next"),
 )
 
 LANGUAGE_NAMES = {
-    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
-    "pt": "Portuguese", "pl": "Polish", "sv": "Swedish", "da": "Danish", "nb": "Norwegian", "fi": "Finnish",
-    "cs": "Czech", "tr": "Turkish", "ru": "Russian", "uk": "Ukrainian", "ar": "Arabic", "zh": "Chinese",
-    "ja": "Japanese", "ko": "Korean", "hi": "Hindi", "el": "Greek", "ro": "Romanian", "hu": "Hungarian",
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+    "pl": "Polish",
+    "sv": "Swedish",
+    "da": "Danish",
+    "nb": "Norwegian",
+    "fi": "Finnish",
+    "cs": "Czech",
+    "tr": "Turkish",
+    "ru": "Russian",
+    "uk": "Ukrainian",
+    "ar": "Arabic",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "hi": "Hindi",
+    "el": "Greek",
+    "ro": "Romanian",
+    "hu": "Hungarian",
 }
 
 # Entity kinds that a summary may legitimately paraphrase; every other kind is an exact fact that
@@ -54,18 +76,6 @@ _EMPTY_VALUE = re.compile(
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^\s*```[a-z]*\s*$", re.IGNORECASE)
-
-
-class Counter(Protocol):
-    def count_text(self, text: str) -> int: ...
-
-
-class SummaryModel(Protocol):
-    """What this stage needs of a model (``responder.ChatModel`` fits; stages do not import each other)."""
-
-    def generate(
-        self, messages: Sequence[Message], sampling: Sampling, *, cancel: threading.Event | None = None
-    ) -> Generation: ...
 
 
 Extract = Callable[[str], Sequence[Entity]]
@@ -126,7 +136,7 @@ def summary_prompt(
 
 
 def summarize(
-    model: SummaryModel,
+    model: ChatModel,
     messages: Sequence[Message],
     sampling: Sampling,
     *,
@@ -204,7 +214,7 @@ def validate(
     previous: SummaryVersion | None,
     transcript_text: str,
     cap_tokens: int,
-    counter: Counter,
+    counter: TokenCounter,
     extract: Extract,
     language: str | None,
     languages: Sequence[str] = (),

@@ -1,17 +1,23 @@
-"""Small frozen dataclasses passed between the stages.
+"""Small frozen dataclasses passed between the stages, and the protocols the parts share.
 
 Every stage maps one of these to the next and does no I/O, so each is cheap to build in tests.
 ``to_dict``/``from_dict`` turn them into JSON-ready dicts and back (the store keeps manifests and
-check results as JSON; the API returns them as they are).
+check results as JSON; the API returns them as they are). The protocols are declared here once,
+because parts never import each other: a model, a counter or a recaller is handed to whoever needs it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import types as _pytypes
 import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Role = Literal["customer", "agent"]
 Stage = Literal["early", "mid", "late"]
@@ -222,6 +228,74 @@ class TurnResult:
     customer: Turn
     agent: Turn
     record: TurnRecord
+
+
+# Shared protocols ---------------------------------------------------------------------------------
+
+OnToken = Callable[[str], None]
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens the way the responder sees them: a whole chat prompt, or a piece of text alone."""
+
+    def count(self, messages: Sequence[Message]) -> int:
+        """Tokens of the prompt these messages become under the model's own chat template."""
+        ...
+
+    def count_text(self, text: str) -> int:
+        """Tokens of a piece of text on its own (for the manifest's per-part counts)."""
+        ...
+
+
+@runtime_checkable
+class ChatModel(TokenCounter, Protocol):
+    """What the turn needs from a model that answers (or summarizes): count a prompt, and generate.
+
+    The real ones live in ``appliance.models`` (llama.cpp, a remote OpenAI-compatible server); tests
+    pass fakes that follow the same protocol.
+    """
+
+    name: str
+    n_ctx: int
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        sampling: Sampling,
+        *,
+        on_token: OnToken | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Generation:
+        """Generate an answer, calling ``on_token`` with each piece of text as it comes.
+
+        Raises ``appliance.errors.Cancelled`` if ``cancel`` is set before the answer is complete.
+        """
+        ...
+
+
+class Recaller(Protocol):
+    """What the turn needs from recall (``appliance.context.recall.Recall``)."""
+
+    model_name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def points_back(self, question: str) -> bool: ...
+
+    def select(
+        self, question: str, candidates: Sequence[Turn], vectors: np.ndarray, k: int, min_score: float
+    ) -> tuple[int, ...]: ...
+
+
+class WorkerStatus(Protocol):
+    """What the edges need from a background worker (the summarizer): liveness and counters."""
+
+    def is_alive(self) -> bool: ...
+
+    def counters(self) -> Mapping[str, int]:
+        """Monotonic counts such as ``{"runs": 12, "failures": 1}``."""
+        ...
 
 
 T = TypeVar("T")

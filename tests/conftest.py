@@ -9,11 +9,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from appliance.build import pipeline_settings
+from appliance.app import pipeline_settings
 from appliance.config import ROOT, Settings, load_settings
-from appliance.context import POLICIES
-from appliance.pipeline import Pipeline
+from appliance.context.policies import POLICIES
 from appliance.store import Store
+from appliance.turn.pipeline import Pipeline
 
 from .fakes import FakeResponder
 
@@ -50,7 +50,11 @@ def free_port() -> int:
 
 
 def wait_until_ready(
-    proc: subprocess.Popen[bytes], url: str, log: Path, *, headers: dict[str, str] | None = None,
+    proc: subprocess.Popen[bytes],
+    url: str,
+    log: Path,
+    *,
+    headers: dict[str, str] | None = None,
     timeout: float = 120.0,
 ) -> None:
     """Poll ``url`` until it answers 200; fail with the server's log if ``proc`` exits or time runs out."""

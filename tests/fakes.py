@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from appliance.responder import Cancelled, OnToken, Sampling
-from appliance.types import Generation, Message
+from appliance.errors import Cancelled
+from appliance.types import Generation, Message, OnToken, Sampling
 
 
 class FakeResponder:

@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from appliance.api import fit_messages
+from appliance.serve.api import fit_messages
 from appliance.types import Message
 
 from .fakes import FakeResponder
@@ -80,10 +80,14 @@ class TestOpenAIClient:
         assert 0 < reply.usage.completion_tokens <= 8
 
     def test_streaming_without_a_session(self, client: openai.OpenAI):
-        chunks = list(client.chat.completions.create(
-            model="anything", stream=True, max_tokens=8,
-            messages=[{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello."}],
-        ))
+        chunks = list(
+            client.chat.completions.create(
+                model="anything",
+                stream=True,
+                max_tokens=8,
+                messages=[{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello."}],
+            )
+        )
         assert chunks[0].choices[0].delta.role == "assistant"
         text = "".join(c.choices[0].delta.content or "" for c in chunks)
         assert text.strip()
@@ -103,9 +107,11 @@ class TestOpenAIClient:
 
     def test_a_session_named_by_user_streams_and_is_stored(self, client: openai.OpenAI, http: httpx.Client):
         session = new_session(http)
-        chunks = list(client.chat.completions.create(
-            model="x", stream=True, user=session, messages=[{"role": "user", "content": "Hello there."}]
-        ))
+        chunks = list(
+            client.chat.completions.create(
+                model="x", stream=True, user=session, messages=[{"role": "user", "content": "Hello there."}]
+            )
+        )
         text = "".join(c.choices[0].delta.content or "" for c in chunks)
         stored = turns(http, session)
         assert [t["role"] for t in stored] == ["customer", "agent"]
@@ -113,7 +119,9 @@ class TestOpenAIClient:
 
     def test_unknown_session_is_a_404_for_the_client(self, client: openai.OpenAI):
         with pytest.raises(openai.NotFoundError):
-            client.chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}], user="no-such-session")
+            client.chat.completions.create(
+                model="x", messages=[{"role": "user", "content": "hi"}], user="no-such-session"
+            )
 
     def test_wrong_key_is_a_401_for_the_client(self, daemon: Daemon):
         bad = openai.OpenAI(base_url=f"{daemon.url}/v1", api_key="wrong", max_retries=0)
@@ -174,8 +182,12 @@ class TestNativeApi:
         assert ready["ready"] is True and ready["checks"] == {"model": True, "database": True, "worker": True}
         metrics = http.get("/metrics")
         assert metrics.headers["content-type"].startswith("text/plain")
-        for name in ("appliance_answers_total", "appliance_answer_seconds_bucket", "appliance_queue_waiting",
-                     "appliance_checker_flags_total"):
+        for name in (
+            "appliance_answers_total",
+            "appliance_answer_seconds_bucket",
+            "appliance_queue_waiting",
+            "appliance_checker_flags_total",
+        ):
             assert name in metrics.text
         paths = http.get("/openapi.json").json()["paths"]
         for path in ("/v1/sessions", "/v1/sessions/{session_id}/messages", "/v1/chat/completions", "/v1/models"):
@@ -266,8 +278,12 @@ class TestRejections:
             ("turns", b'["role", "agent"]', "body"),
         ],
     )
-    def test_invalid_body_is_422_naming_the_field(self, http: httpx.Client, session: str, path: str, content: bytes, field: str):
-        reply = http.post(f"/v1/sessions/{session}/{path}", content=content, headers={"Content-Type": "application/json"})
+    def test_invalid_body_is_422_naming_the_field(
+        self, http: httpx.Client, session: str, path: str, content: bytes, field: str
+    ):
+        reply = http.post(
+            f"/v1/sessions/{session}/{path}", content=content, headers={"Content-Type": "application/json"}
+        )
         assert reply.status_code == 422
         error = reply.json()["error"]
         assert error["field"] == field and error["type"] == "invalid_request"
@@ -277,8 +293,11 @@ class TestRejections:
         assert http.post("/v1/sessions", json={"title": 7}).status_code == 422
 
     def test_openai_invalid_messages_are_422(self, http: httpx.Client, session: str):
-        for body in [{"model": "x", "messages": []}, {"model": "x", "messages": [{"role": "robot", "content": "x"}]},
-                     {"model": "x", "session_id": session, "messages": [{"role": "assistant", "content": "x"}]}]:
+        for body in [
+            {"model": "x", "messages": []},
+            {"model": "x", "messages": [{"role": "robot", "content": "x"}]},
+            {"model": "x", "session_id": session, "messages": [{"role": "assistant", "content": "x"}]},
+        ]:
             reply = http.post("/v1/chat/completions", json=body)
             assert reply.status_code == 422
             assert reply.json()["error"]["field"].startswith("messages")
@@ -289,9 +308,11 @@ class TestFitMessages:
 
     def test_oldest_turns_give_way(self):
         model = FakeResponder()
-        messages = [Message("system", "be brief"), *(Message("user" if i % 2 == 0 else "assistant", f"word {i} " * 10)
-                                                       for i in range(6))]
+        messages = [
+            Message("system", "be brief"),
+            *(Message("user" if i % 2 == 0 else "assistant", f"word {i} " * 10) for i in range(6)),
+        ]
         fitted = fit_messages(messages, model.count, 80)
         assert fitted[0] == messages[0] and fitted[-1] == messages[-1]
         assert model.count(fitted) <= 80 and len(fitted) < len(messages)
-        assert list(fitted[1:]) == messages[len(messages) - len(fitted) + 1:]
+        assert list(fitted[1:]) == messages[len(messages) - len(fitted) + 1 :]

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from appliance.bench_context import BenchSession, Probe, load_sessions, replay
 from appliance.cli import cli
 from appliance.config import SummarizerSettings
-from appliance.context import PromptSpec, RawPolicy, assemble, render_turn
-from appliance.entities import extract
+from appliance.context.policies import PromptSpec, RawPolicy, assemble, render_turn
 from appliance.errors import InputError
+from appliance.facts.entities import extract
+from appliance.lab.bench_context import BenchSession, Probe, load_sessions, replay
+from appliance.turn.worker import SummaryWorker
 from appliance.types import Manifest, Prompt, Snapshot
-from appliance.worker import SummaryWorker
 
 from .conftest import MODELS_DIR, SHARED_DATA, write_config
 from .fakes import FakeResponder
@@ -55,8 +55,9 @@ def test_replay_keeps_facts_through_the_summary_and_runs_the_summarizer_only_for
         models.append(FakeSummarizer(default=SUMMARY))
         return SummaryWorker(store, models[-1], SummarizerSettings(every_turns=2, languages=("en",)), extract)
 
-    report = replay([session(), session()], {"raw": RawPolicy(), "digest": DigestPolicy()}, spec, counter,
-                    make_worker=make_worker)["policies"]
+    report = replay(
+        [session(), session()], {"raw": RawPolicy(), "digest": DigestPolicy()}, spec, counter, make_worker=make_worker
+    )["policies"]
     assert report["digest"]["probes"] == report["raw"]["probes"] == 2
     assert report["digest"]["probe_facts_in_context"] == 1.0  # compared without case, spaces and commas
     assert report["raw"]["probe_facts_in_context"] == 0.0  # the reference was dropped to fit 60 tokens
@@ -67,8 +68,13 @@ def test_replay_keeps_facts_through_the_summary_and_runs_the_summarizer_only_for
 
 def test_no_summarizer_is_made_when_no_policy_reads_the_summary():
     made = []
-    replay([session()], {"raw": RawPolicy()}, PromptSpec("s", "i", 500), FakeResponder(),
-           make_worker=lambda store: made.append(store))  # type: ignore[func-returns-value]
+    replay(
+        [session()],
+        {"raw": RawPolicy()},
+        PromptSpec("s", "i", 500),
+        FakeResponder(),
+        make_worker=lambda store: made.append(store),
+    )  # type: ignore[func-returns-value]
     assert made == []
 
 
@@ -81,8 +87,17 @@ def test_a_malformed_sessions_file_names_the_line(tmp_path: Path):
 
 def test_unknown_policy_exits_2(tmp_path: Path):
     result = CliRunner().invoke(
-        cli, ["--config", str(write_config(tmp_path)), "bench", "context", "--sessions",
-              str(SHARED_DATA / "dev_sessions.jsonl"), "--policy", "nope"]
+        cli,
+        [
+            "--config",
+            str(write_config(tmp_path)),
+            "bench",
+            "context",
+            "--sessions",
+            str(SHARED_DATA / "dev_sessions.jsonl"),
+            "--policy",
+            "nope",
+        ],
     )
     assert result.exit_code == 2 and "unknown policy 'nope'" in result.output
 
@@ -92,8 +107,22 @@ def test_cli_json_schema(tmp_path: Path):
     if not (MODELS_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").is_file():
         pytest.skip("responder model not fetched: appliance models fetch")
     result = CliRunner().invoke(
-        cli, ["--config", str(write_config(tmp_path)), "bench", "context", "--sessions",
-              str(SHARED_DATA / "dev_sessions.jsonl"), "--json", "--limit", "1", "--policy", "raw", "--budget", "512"]
+        cli,
+        [
+            "--config",
+            str(write_config(tmp_path)),
+            "bench",
+            "context",
+            "--sessions",
+            str(SHARED_DATA / "dev_sessions.jsonl"),
+            "--json",
+            "--limit",
+            "1",
+            "--policy",
+            "raw",
+            "--budget",
+            "512",
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout.strip().splitlines()[-1])

@@ -6,7 +6,9 @@ import json
 import subprocess
 import sys
 
-from appliance.bench_guards import (
+from appliance.config import ROOT, Settings
+from appliance.facts.entities import extract
+from appliance.lab.bench_guards import (
     alter,
     context_before,
     generate_report,
@@ -17,8 +19,6 @@ from appliance.bench_guards import (
     score_stage,
     to_turns,
 )
-from appliance.config import ROOT, Settings
-from appliance.entities import extract
 from appliance.stage import LATE_CUES, OPEN_CUES
 
 from .conftest import SHARED_DATA, write_config
@@ -61,7 +61,14 @@ class TestScores:
         assert "reference:w9945xis" not in said_keys(turns[:5])
 
     def test_position_labels(self):
-        assert [position_label(i, 20) for i in (0, 3, 4, 17, 18, 19)] == ["early", "early", "mid", "mid", "late", "late"]
+        assert [position_label(i, 20) for i in (0, 3, 4, 17, 18, 19)] == [
+            "early",
+            "early",
+            "mid",
+            "mid",
+            "late",
+            "late",
+        ]
 
     def test_stage_scores_customer_turns_only(self):
         conversations = [to_turns(c) for c in load_conversations(CONVERSATIONS, limit=3)]
@@ -80,7 +87,6 @@ class TestScores:
         assert report["examples"][0]["findings"] == ["case 'CX-99120' unsupported"]
         assert "No numbers, codes, amounts, dates or names are known yet" in fake.prompts[1][-1].content
 
-
     def test_generate_with_the_redact_policy(self):
         conversations = [to_turns(c)[:2] for c in load_conversations(CONVERSATIONS, limit=1)]
         fake = FakeResponder(["Your case number is CX-99120."])
@@ -93,15 +99,30 @@ class TestCommand:
     def test_json_schema(self, tmp_path):
         cfg = write_config(tmp_path)
         done = subprocess.run(
-            [sys.executable, "-m", "appliance", "--config", str(cfg), "bench", "guards",
-             "--conversations", str(CONVERSATIONS), "--limit", "5", "--json"],
-            capture_output=True, text=True, cwd=ROOT, check=True,
+            [
+                sys.executable,
+                "-m",
+                "appliance",
+                "--config",
+                str(cfg),
+                "bench",
+                "guards",
+                "--conversations",
+                str(CONVERSATIONS),
+                "--limit",
+                "5",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
         )
         report = json.loads(done.stdout)
         assert set(report) >= {"checker", "stage", "generate"}
-        assert {k: type(report["checker"][k]) for k in ("altered", "altered_flagged", "real", "real_flagged")} == dict.fromkeys(
-            ("altered", "altered_flagged", "real", "real_flagged"), int
-        )
+        assert {
+            k: type(report["checker"][k]) for k in ("altered", "altered_flagged", "real", "real_flagged")
+        } == dict.fromkeys(("altered", "altered_flagged", "real", "real_flagged"), int)
         assert isinstance(report["stage"]["turns"], int) and isinstance(report["stage"]["agreement"], float)
         assert report["generate"] is None
         assert set(report["checker"]["check_ms"]) == {"p50", "p95"}
@@ -109,8 +130,22 @@ class TestCommand:
     def test_table(self, tmp_path):
         cfg = write_config(tmp_path)
         done = subprocess.run(
-            [sys.executable, "-m", "appliance", "--config", str(cfg), "bench", "guards",
-             "--conversations", str(CONVERSATIONS), "--limit", "2"],
-            capture_output=True, text=True, cwd=ROOT, check=True,
+            [
+                sys.executable,
+                "-m",
+                "appliance",
+                "--config",
+                str(cfg),
+                "bench",
+                "guards",
+                "--conversations",
+                str(CONVERSATIONS),
+                "--limit",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
         )
         assert "altered facts flagged" in done.stdout and "agreement with positions" in done.stdout

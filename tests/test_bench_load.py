@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from appliance.bench_load import percentile
 from appliance.config import ROOT
+from appliance.lab.bench_load import percentile
 
 from .test_daemon import Daemon, needs_model, start_daemon
 
@@ -24,9 +24,26 @@ class TestBenchLoad:
         (tmp_path / "client-token").write_text("bench-token\n")
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "appliance", "bench", "load", "--url", daemon.url, "--clients", "3",
-                 "--turns", "2", "--token-file", str(tmp_path / "client-token"), "--json"],
-                cwd=ROOT, capture_output=True, text=True, timeout=600,
+                [
+                    sys.executable,
+                    "-m",
+                    "appliance",
+                    "bench",
+                    "load",
+                    "--url",
+                    daemon.url,
+                    "--clients",
+                    "3",
+                    "--turns",
+                    "2",
+                    "--token-file",
+                    str(tmp_path / "client-token"),
+                    "--json",
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=600,
             )
             assert done.returncode == 0, done.stdout + done.stderr
             report = json.loads(done.stdout)
@@ -45,7 +62,10 @@ class TestBenchLoad:
 def test_an_unreachable_daemon_exits_2():
     done = subprocess.run(
         [sys.executable, "-m", "appliance", "bench", "load", "--url", "http://127.0.0.1:9", "--json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2 and "cannot reach the daemon" in done.stderr
 

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from appliance.bench_perf import (
+from appliance.cli import cli
+from appliance.config import Settings
+from appliance.errors import InputError
+from appliance.lab.bench_perf import (
     _window_summary,
     customer_turn_at,
     format_text,
@@ -17,9 +20,6 @@ from appliance.bench_perf import (
     shared_prefix,
     summarize_runs,
 )
-from appliance.cli import cli
-from appliance.config import Settings
-from appliance.errors import InputError
 
 from .conftest import SHARED_DATA, TEST_MODEL, write_config
 
@@ -59,15 +59,31 @@ class TestSession:
 
 
 def window(turn: int, warm: float, cold: float, tokens: int, shared: int) -> dict:
-    sample = {"turn": turn, "ttft_s": warm, "cold_ttft_s": cold, "prompt_tokens": tokens, "shared_prefix_tokens": shared}
+    sample = {
+        "turn": turn,
+        "ttft_s": warm,
+        "cold_ttft_s": cold,
+        "prompt_tokens": tokens,
+        "shared_prefix_tokens": shared,
+    }
     return _window_summary([sample, {**sample, "turn": turn + 2}])
 
 
 def test_ratios_come_from_the_measurements():
     def run(late: float, overhead: list[float], cold: float = 2.0) -> dict:
         return {
-            "overhead": [{"turn": 2 * i, "ms": ms, "recall_ms": 0.0, "context_ms": ms / 2, "check_ms": 0.1,
-                          "store_ms": 0.2, "other_ms": 0.0} for i, ms in enumerate(overhead)],
+            "overhead": [
+                {
+                    "turn": 2 * i,
+                    "ms": ms,
+                    "recall_ms": 0.0,
+                    "context_ms": ms / 2,
+                    "check_ms": 0.1,
+                    "store_ms": 0.2,
+                    "other_ms": 0.0,
+                }
+                for i, ms in enumerate(overhead)
+            ],
             "ttft": {"early": window(4, 0.5, 0.5, 100, 60), "late": window(60, late, cold, 300, 250)},
         }
 
@@ -83,15 +99,36 @@ def test_ratios_come_from_the_measurements():
 
 
 def test_measured_windows_are_answered_customer_turns():
-    turns = [("customer", "a"), ("agent", "b"), ("customer", "c"), ("customer", "d"), ("agent", "e"),
-             ("customer", "f"), ("agent", "g")]
+    turns = [
+        ("customer", "a"),
+        ("agent", "b"),
+        ("customer", "c"),
+        ("customer", "d"),
+        ("agent", "e"),
+        ("customer", "f"),
+        ("agent", "g"),
+    ]
     assert measured_turns(turns, 0, 5) == [0, 3, 5]
 
 
 def test_overlapping_windows_are_an_input_error(tmp_path: Path):
     config = write_config(tmp_path, "")
-    args = ["--config", str(config), "bench", "perf", "--sessions", str(SHARED_DATA / "dev_sessions.jsonl"),
-            "--turns", "40", "--early", "2", "--late", "8", "--window", "5"]
+    args = [
+        "--config",
+        str(config),
+        "bench",
+        "perf",
+        "--sessions",
+        str(SHARED_DATA / "dev_sessions.jsonl"),
+        "--turns",
+        "40",
+        "--early",
+        "2",
+        "--late",
+        "8",
+        "--window",
+        "5",
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0 and "--window" in result.output
 
@@ -105,9 +142,29 @@ def test_json_schema_on_a_short_session_with_the_tiny_model(tmp_path: Path):
         f'[summarizer]\nmodel = "{TEST_MODEL}"\nn_ctx = 1024\nmax_tokens = 48\nevery_turns = 6\nn_threads = 1\n'
         "[recall]\nenabled = false\n",
     )
-    args = ["--config", str(config), "bench", "perf", "--json", "--model", TEST_MODEL,
-            "--sessions", str(SHARED_DATA / "dev_sessions.jsonl"), "--turns", "12", "--early", "2", "--late", "8",
-            "--window", "2", "--gen-tokens", "8", "--repeats", "1"]
+    args = [
+        "--config",
+        str(config),
+        "bench",
+        "perf",
+        "--json",
+        "--model",
+        TEST_MODEL,
+        "--sessions",
+        str(SHARED_DATA / "dev_sessions.jsonl"),
+        "--turns",
+        "12",
+        "--early",
+        "2",
+        "--late",
+        "8",
+        "--window",
+        "2",
+        "--gen-tokens",
+        "8",
+        "--repeats",
+        "1",
+    ]
     result = CliRunner().invoke(cli, args)  # click 8.2+: ``stdout`` apart from the progress lines on stderr
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout.strip().splitlines()[-1])

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import time
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,11 @@ TINY = f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 48\ntem
 def chat(cfg: Path, *args: str, stdin: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "appliance", "--config", str(cfg), "chat", *args],
-        input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=300,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
     )
 
 
@@ -92,7 +96,10 @@ class TestKilledMidTurn:
         cfg = write_config(tmp_path, TINY.replace("max_tokens = 48", "max_tokens = 400\nignore_eos = true"))
         proc = subprocess.Popen(
             [sys.executable, "-m", "appliance", "--config", str(cfg), "chat", "--verbose"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
         )
         assert proc.stdin and proc.stdout and proc.stderr
         proc.stdin.write(b"Hello!\n")
@@ -127,9 +134,8 @@ class TestKilledMidTurn:
 
 class TestDefaultResponder:
     def test_loads_counts_exactly_and_generates(self, tmp_path: Path):
-        from appliance.build import load_responder
-        from appliance.responder import Sampling
-        from appliance.types import Message
+        from appliance.app import load_responder
+        from appliance.types import Message, Sampling
 
         settings = load_settings(write_config(tmp_path), env={})
         model = load_responder(settings)  # the default responder, sha256-verified first

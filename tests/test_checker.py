@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from appliance.checker import check, redact, strict_instruction
-from appliance.ledger import current, entries
+from appliance.facts.checker import check, redact, strict_instruction
+from appliance.facts.ledger import current, entries
 from appliance.types import CheckResult, Turn
 
 from .conftest import dev_conversations

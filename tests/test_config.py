@@ -70,8 +70,12 @@ class TestRejection:
         self.check(tmp_path, '[context]\npolicy = "everything"\n', "context.policy")
 
     def test_budget_must_leave_room_for_the_answer(self, tmp_path: Path):
-        self.check(tmp_path, "[responder]\nn_ctx = 1024\nmax_tokens = 512\n[context]\nbudget_tokens = 900\n",
-                   "context.budget_tokens", "responder.n_ctx")
+        self.check(
+            tmp_path,
+            "[responder]\nn_ctx = 1024\nmax_tokens = 512\n[context]\nbudget_tokens = 900\n",
+            "context.budget_tokens",
+            "responder.n_ctx",
+        )
 
     def test_malformed_toml(self, tmp_path: Path):
         self.check(tmp_path, "[responder\n", "not valid TOML")
@@ -90,7 +94,9 @@ class TestRejection:
         cfg.write_text("[chat]\nmax_mesage_chars = 5\n")
         done = subprocess.run(
             [sys.executable, "-m", "appliance", "--config", str(cfg), "config", "check"],
-            capture_output=True, text=True, cwd=ROOT,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
         )
         assert done.returncode == 2
         assert str(cfg) in done.stderr and "did you mean 'chat.max_message_chars'" in done.stderr
@@ -102,6 +108,7 @@ class TestReadme:
         table = reference_table()
         assert table in readme, "README's configuration table is stale: paste `appliance config docs`"
         keys = set(re.findall(r"^\| `([a-z_]+\.[a-z_]+)`", table, re.M))
-        expected = {f"{s}.{k}" for s, m in Settings.model_fields.items() if not m.exclude
-                    for k in m.annotation.model_fields}  # type: ignore[union-attr]
+        expected = {
+            f"{s}.{k}" for s, m in Settings.model_fields.items() if not m.exclude for k in m.annotation.model_fields
+        }  # type: ignore[union-attr]
         assert keys == expected

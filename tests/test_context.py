@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from appliance.context import (
+from appliance.context.policies import (
     NO_CONTEXT,
     POLICIES,
     ContextOptions,
@@ -268,7 +268,15 @@ class TestRolling:
         assert "turn 1: reference AB12CD\nturn 5: phone 01223 555999\n\nLatest turns:" in head
         assert ca.endswith("Exact facts of the latest turns:\nturn 7: amount £45.50")
         assert [p.name for p in a.manifest.parts] == [
-            "system", "summary", "ledger", "recent", "recalled", "ledger-latest", "question", "instruction", "template"
+            "system",
+            "summary",
+            "ledger",
+            "recent",
+            "recalled",
+            "ledger-latest",
+            "question",
+            "instruction",
+            "template",
         ]
         assert [p.turns for p in a.manifest.parts if p.name.startswith("ledger")] == [(1, 5), (7,)]
         assert a.manifest.recalled_turns == (3,)
@@ -285,7 +293,9 @@ class TestRolling:
     def test_ledger_keeps_the_latest_value_per_slot(self):
         facts = current_facts(_ledger())
         assert [(e.kind, e.value, e.turn) for e in facts] == [
-            ("reference", "AB12CD", 1), ("phone", "01223 555999", 5), ("amount", "£45.50", 7)
+            ("reference", "AB12CD", 1),
+            ("phone", "01223 555999", 5),
+            ("amount", "£45.50", 7),
         ]
         prompt = RollingPolicy().build(snapshot(["a", "b"], None, _ledger()), "q", SPEC, FakeCounter())
         assert "turn 1: reference AB12CD\nturn 5: phone 01223 555999\nturn 7: amount £45.50" in context_of(prompt)
@@ -312,9 +322,7 @@ class TestRolling:
                 kind = cut.split(" ")[0] if not cut.startswith("the ") else " ".join(cut.split(" ")[:3])
                 if kind not in seen and not cut.startswith("turns "):
                     seen.append(kind)
-        assert seen == [
-            "recalled", "the oldest latest", "summary:", "ledger:", "summary", "the last pair's"
-        ]
+        assert seen == ["recalled", "the oldest latest", "summary:", "ledger:", "summary", "the last pair's"]
 
     def test_the_last_pair_stays_until_the_summary_is_gone(self):
         summary = SummaryVersion("s", 1, "First. Middle one. Middle two. Middle three. Last.", covers_to=3)
@@ -353,28 +361,41 @@ def cases(draw):
     texts = [draw(words) for _ in range(n)]
     roles = draw(st.sampled_from(["alternate", "random"]))
     turns = tuple(
-        Turn("s", i, ("customer" if i % 2 == 0 else "agent") if roles == "alternate"
-             else draw(st.sampled_from(["customer", "agent"])), t)
+        Turn(
+            "s",
+            i,
+            ("customer" if i % 2 == 0 else "agent")
+            if roles == "alternate"
+            else draw(st.sampled_from(["customer", "agent"])),
+            t,
+        )
         for i, t in enumerate(texts)
     )
     summary = None
     if draw(st.booleans()):
         sentences = draw(st.lists(st.text(alphabet="abc xyz", min_size=1, max_size=30), min_size=0, max_size=8))
         summary = SummaryVersion(
-            "s", 1, ". ".join(sentences) + ("." if sentences else ""),
+            "s",
+            1,
+            ". ".join(sentences) + ("." if sentences else ""),
             covers_to=draw(st.integers(-1, n + 2)),
             status=draw(st.sampled_from(["accepted", "accepted", "rejected"])),
         )
     ledger = tuple(
         LedgerEntry(
-            draw(st.sampled_from(["reference", "phone", "amount"])), draw(words), draw(st.integers(0, max(n, 1))),
-            "agent", slot=draw(st.sampled_from(["", "a", "b"])),
+            draw(st.sampled_from(["reference", "phone", "amount"])),
+            draw(words),
+            draw(st.integers(0, max(n, 1))),
+            "agent",
+            slot=draw(st.sampled_from(["", "a", "b"])),
         )
         for _ in range(draw(st.integers(0, 12)))
     )
     options = ContextOptions(
-        recent_pairs=draw(st.integers(0, 5)), seed_recent_pairs=draw(st.integers(0, 8)),
-        seed_older_pairs=draw(st.integers(0, 12)), threshold_tokens=draw(st.integers(1, 300)),
+        recent_pairs=draw(st.integers(0, 5)),
+        seed_recent_pairs=draw(st.integers(0, 8)),
+        seed_older_pairs=draw(st.integers(0, 12)),
+        threshold_tokens=draw(st.integers(1, 300)),
     )
     policy = draw(st.sampled_from(sorted(POLICIES)))
     recalled = tuple(draw(st.lists(st.integers(-2, n + 2), max_size=5)))
@@ -417,7 +438,7 @@ TINY = MODELS_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
 def real_model():
     if not TINY.is_file():
         pytest.skip(f"{TINY} is not fetched (appliance models fetch --role test)")
-    from appliance.llm import LlamaChatModel
+    from appliance.models.llama import LlamaChatModel
 
     return LlamaChatModel(TINY, name="t", n_ctx=2048)
 
@@ -452,7 +473,8 @@ def first_session_snapshot(summary: SummaryVersion | None) -> tuple[Snapshot, li
 
 
 LONG_SUMMARY = SummaryVersion(
-    "s", 4,
+    "s",
+    4,
     "The customer booked a table for 7 at La Tasca, a Spanish restaurant in the centre, at 17:00 on Thursday. "
     "They then needed a train from Cambridge to Peterborough on Friday arriving by 14:45, for seven people. "
     "The agent booked it and the fee is payable at the station. "
@@ -500,7 +522,7 @@ class TestRollingWithTheRealTokenizer:
         The build's speed target (under 5 ms at 100 turns) is measured by `appliance bench context`
         (build_ms); what makes it fast is tested here: a second build of the same session asks the
         tokenizer about no piece it has counted before."""
-        from appliance.tokens import ResponderCounter
+        from appliance.context.tokens import ResponderCounter
 
         raw = dev_session(0)["turns"] + dev_session(1)["turns"]
         turns = tuple(Turn("s", i, t["role"], t["text"]) for i, t in enumerate(raw[:100]))
@@ -540,6 +562,10 @@ def test_no_context_placeholder_when_empty():
 
 
 def test_pairs_of_handles_uneven_transcripts():
-    turns = (Turn("s", 0, "agent", "Welcome"), Turn("s", 1, "customer", "Hi"), Turn("s", 2, "customer", "Hello?"),
-             Turn("s", 3, "agent", "Yes"))
+    turns = (
+        Turn("s", 0, "agent", "Welcome"),
+        Turn("s", 1, "customer", "Hi"),
+        Turn("s", 2, "customer", "Hello?"),
+        Turn("s", 3, "agent", "Yes"),
+    )
     assert [tuple(t.index if t else None for t in p) for p in pairs_of(turns)] == [(None, 0), (1, None), (2, 3)]

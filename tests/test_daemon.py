@@ -20,11 +20,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from appliance.api import FairQueue, create_app
 from appliance.config import ROOT
-from appliance.errors import Busy
-from appliance.pipeline import Pipeline
-from appliance.responder import Cancelled
+from appliance.errors import Busy, Cancelled
+from appliance.serve.api import FairQueue, create_app
+from appliance.turn.pipeline import Pipeline
 
 from .conftest import MODELS_DIR, TEST_MODEL, free_port, wait_until_ready, write_config
 from .fakes import FakeResponder
@@ -89,10 +88,19 @@ def start_daemon(
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "appliance", "--config", str(config), "serve", "--port", str(port), *args],
-            cwd=ROOT, env={**clean, **(env or {})}, stdout=out, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env={**clean, **(env or {})},
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
-    daemon = Daemon(proc, f"http://127.0.0.1:{port}", log, tmp_path / "app.db", token,
-                    {"Authorization": f"Bearer {token}"} if token else {})
+    daemon = Daemon(
+        proc,
+        f"http://127.0.0.1:{port}",
+        log,
+        tmp_path / "app.db",
+        token,
+        {"Authorization": f"Bearer {token}"} if token else {},
+    )
     try:
         wait_until_ready(proc, f"{daemon.url}/readyz", log, headers=daemon.headers)
     except AssertionError:
@@ -122,12 +130,13 @@ class NotifyListener:
     def until(self, found: Callable[[str], bool], timeout: float = 300) -> list[str]:
         """The messages after the last call, up to and including the first that ``found`` accepts."""
         with self.arrived:
+
             def ready() -> bool:
-                return any(found(m) for m in self.messages[self.seen:])
+                return any(found(m) for m in self.messages[self.seen :])
 
             assert self.arrived.wait_for(ready, timeout), f"no such message in {self.messages}"
             end = next(i for i in range(self.seen, len(self.messages)) if found(self.messages[i])) + 1
-            batch, self.seen = self.messages[self.seen:end], end
+            batch, self.seen = self.messages[self.seen : end], end
             return batch
 
 
@@ -163,8 +172,11 @@ class TestLifecycle:
         notify_path = tmp_path / "notify.sock"
         notify = NotifyListener(notify_path)
         # A 2 s watchdog window: pings at most once a second.
-        first = start_daemon(tmp_path, env={"NOTIFY_SOCKET": str(notify_path), "WATCHDOG_USEC": "2000000"},
-                             server="shutdown_grace_s = 300\n")
+        first = start_daemon(
+            tmp_path,
+            env={"NOTIFY_SOCKET": str(notify_path), "WATCHDOG_USEC": "2000000"},
+            server="shutdown_grace_s = 300\n",
+        )
         daemons.append(first)
 
         messages = notify.until(lambda m: "READY=1" in m)
@@ -176,7 +188,9 @@ class TestLifecycle:
             one = http.post(f"/v1/sessions/{session}/messages", json={"text": "My order is A-5521."})
             assert one.status_code == 200
             # An answer in flight when SIGTERM arrives is finished and stored whole.
-            with http.stream("POST", f"/v1/sessions/{session}/messages", json={"text": "Where is it?", "stream": True}) as s:
+            with http.stream(
+                "POST", f"/v1/sessions/{session}/messages", json={"text": "Where is it?", "stream": True}
+            ) as s:
                 lines = s.iter_lines()
                 assert next(lines) == "event: token"
                 first.proc.send_signal(signal.SIGTERM)
@@ -193,7 +207,9 @@ class TestLifecycle:
         second = start_daemon(tmp_path, args=("--socket", str(sock_path)), name="second")
         daemons.append(second)
         assert stat.S_IMODE(sock_path.stat().st_mode) == 0o660
-        with httpx.Client(transport=httpx.HTTPTransport(uds=str(sock_path)), base_url="http://appliance", timeout=300) as http:
+        with httpx.Client(
+            transport=httpx.HTTPTransport(uds=str(sock_path)), base_url="http://appliance", timeout=300
+        ) as http:
             before = http.get(f"/v1/sessions/{session}").json()
             assert [t["role"] for t in before["turns"]] == ["customer", "agent", "customer", "agent"]
             assert [r["index"] for r in before["records"]] == [1, 3]
@@ -212,15 +228,23 @@ class TestClientGoesAway:
     @pytest.fixture(scope="class")
     def daemon(self, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
         # Answers of exactly 400 tokens: long enough that a client always leaves in the middle.
-        d = start_daemon(tmp_path_factory.mktemp("away"), max_tokens=400, env={"APPLIANCE__RESPONDER__IGNORE_EOS": "true"})
+        d = start_daemon(
+            tmp_path_factory.mktemp("away"), max_tokens=400, env={"APPLIANCE__RESPONDER__IGNORE_EOS": "true"}
+        )
         yield d
         assert d.stop() == 0, d.output()
 
     def test_disconnect_mid_stream_stores_nothing(self, daemon: Daemon):
         with daemon.client() as http:
             session = http.post("/v1/sessions").json()["id"]
-            with http.stream("POST", f"/v1/sessions/{session}/messages",
-                             json={"text": "Please count from 1 to 300, one number after another, separated by commas.", "stream": True}) as s:
+            with http.stream(
+                "POST",
+                f"/v1/sessions/{session}/messages",
+                json={
+                    "text": "Please count from 1 to 300, one number after another, separated by commas.",
+                    "stream": True,
+                },
+            ) as s:
                 lines = s.iter_lines()
                 assert next(lines) == "event: token"
             wait_idle(http)
@@ -234,8 +258,11 @@ class TestClientGoesAway:
             session = http.post("/v1/sessions").json()["id"]
         # A client that gives up waiting and goes away (its connection closes with it).
         with daemon.client() as impatient, pytest.raises(httpx.ReadTimeout):
-            impatient.post(f"/v1/sessions/{session}/messages", timeout=httpx.Timeout(60, read=0.5),
-                           json={"text": "Please count from 1 to 300, one number after another, separated by commas."})
+            impatient.post(
+                f"/v1/sessions/{session}/messages",
+                timeout=httpx.Timeout(60, read=0.5),
+                json={"text": "Please count from 1 to 300, one number after another, separated by commas."},
+            )
         with daemon.client() as http:
             wait_idle(http)
             assert http.get(f"/v1/sessions/{session}").json()["turns"] == []
@@ -243,8 +270,17 @@ class TestClientGoesAway:
     def test_openai_stream_disconnect_stores_nothing(self, daemon: Daemon):
         with daemon.client() as http:
             session = http.post("/v1/sessions").json()["id"]
-            body = {"model": "x", "stream": True, "session_id": session,
-                    "messages": [{"role": "user", "content": "Please count from 1 to 300, one number after another, separated by commas."}]}
+            body = {
+                "model": "x",
+                "stream": True,
+                "session_id": session,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": "Please count from 1 to 300, one number after another, separated by commas.",
+                    }
+                ],
+            }
             with http.stream("POST", "/v1/chat/completions", json=body) as s:
                 lines = s.iter_lines()
                 assert next(lines).startswith("data: ")
@@ -257,7 +293,10 @@ class TestStartupChecks:
         config = write_config(tmp_path, model_config())
         done = subprocess.run(
             [sys.executable, "-m", "appliance", "--config", str(config), "serve", "--host", "0.0.0.0"],
-            cwd=ROOT, capture_output=True, text=True, timeout=300,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert done.returncode == 2
         assert "server.token_file" in done.stderr
@@ -267,7 +306,10 @@ class TestStartupChecks:
         config = write_config(tmp_path, model_config(extra=f'[server]\ntoken_file = "{tmp_path / "token"}"\n'))
         done = subprocess.run(
             [sys.executable, "-m", "appliance", "--config", str(config), "serve"],
-            cwd=ROOT, capture_output=True, text=True, timeout=300,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert done.returncode == 2 and "is empty" in done.stderr
 
@@ -297,8 +339,10 @@ class TestFairQueue:
         gate = threading.Event()
         order: list[str] = []
         blocker = queue.submit("x", lambda job: gate.wait(10))
-        jobs = [queue.submit(key, lambda job, n=n: order.append(n))
-                for key, n in [("a", "a1"), ("a", "a2"), ("a", "a3"), ("b", "b1"), ("b", "b2"), ("c", "c1")]]
+        jobs = [
+            queue.submit(key, lambda job, n=n: order.append(n))
+            for key, n in [("a", "a1"), ("a", "a2"), ("a", "a3"), ("b", "b1"), ("b", "b2"), ("c", "c1")]
+        ]
         gate.set()
         for job in [blocker, *jobs]:
             job.future.result(10)
@@ -403,8 +447,8 @@ class TestWatchdog:
     """A generation that makes no progress stops the watchdog pings (so systemd restarts the daemon)."""
 
     def test_pings_stop_while_the_model_is_stuck(self, tmp_path: Path):
-        from appliance.daemon import _watchdog
-        from appliance.sdnotify import Notifier
+        from appliance.serve.daemon import _watchdog
+        from appliance.serve.sdnotify import Notifier
 
         listener = NotifyListener(tmp_path / "notify")
         notifier = Notifier(str(tmp_path / "notify"), watchdog_usec=20_000)  # pings every 10 ms at most

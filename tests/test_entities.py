@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from appliance.entities import extract, parse_number
+from appliance.facts.entities import extract, parse_number
 
 from .conftest import dev_conversations
 
@@ -30,7 +31,11 @@ class TestRealDialogueLines:
             (
                 "multiwoz21:PMUL4583",
                 7,
-                [("postcode", "CB23QB", "cb23qb"), ("phone", "01223842725", "01223842725"), ("amount", "5 pounds", "5gbp")],
+                [
+                    ("postcode", "CB23QB", "cb23qb"),
+                    ("phone", "01223842725", "01223842725"),
+                    ("amount", "5 pounds", "5gbp"),
+                ],
             ),
             ("multiwoz21:PMUL4583", 9, [("postcode", "cb23qb", "cb23qb"), ("phone", "01223842725", "01223842725")]),
             ("multiwoz21:PMUL3966", 1, [("phone", "01223249955", "01223249955"), ("postcode", "cb19hx", "cb19hx")]),
@@ -47,11 +52,15 @@ class TestRealDialogueLines:
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
-            ("OK , I 've successfully reserved a room for 4 people on Sunday night ( Ref#HR5Q3JRU ) . Can I help with anything else today ?",
-             [("date", "Sunday", "sunday"), ("reference", "HR5Q3JRU", "hr5q3jru")]),
+            (
+                "OK , I 've successfully reserved a room for 4 people on Sunday night ( Ref#HR5Q3JRU ) . Can I help with anything else today ?",
+                [("date", "Sunday", "sunday"), ("reference", "HR5Q3JRU", "hr5q3jru")],
+            ),
             ("+61 2 8889 7700 is their phone number.", [("phone", "+61 2 8889 7700", "+61288897700")]),
-            ("The price is $93 for a night and they can be reached at +1 503-200-5678",
-             [("amount", "$93", "93usd"), ("phone", "+1 503-200-5678", "+15032005678")]),
+            (
+                "The price is $93 for a night and they can be reached at +1 503-200-5678",
+                [("amount", "$93", "93usd"), ("phone", "+1 503-200-5678", "+15032005678")],
+            ),
             ("Your savings account has a balance of $4,134.40.", [("amount", "$4,134.40", "4134.4usd")]),
             ("The cost for one ticket is 75.10 pounds .", [("amount", "75.10 pounds", "75.1gbp")]),
         ],
@@ -125,8 +134,15 @@ class TestDatesAndTimes:
 
     @pytest.mark.parametrize(
         ("text", "norm"),
-        [("19:45", "19:45"), ("7 pm", "19:00"), ("7:30am", "07:30"), ("9:45", "09:45|21:45"), ("09:45", "09:45"),
-         ("11 in the morning", "11:00"), ("4 p.m.", "16:00")],
+        [
+            ("19:45", "19:45"),
+            ("7 pm", "19:00"),
+            ("7:30am", "07:30"),
+            ("9:45", "09:45|21:45"),
+            ("09:45", "09:45"),
+            ("11 in the morning", "11:00"),
+            ("4 p.m.", "16:00"),
+        ],
     )
     def test_times(self, text: str, norm: str):
         assert found(f"The table is at {text} .") == [("time", text, norm)]
@@ -192,7 +208,12 @@ class TestNames:
 
     @pytest.mark.parametrize(
         "text",
-        ["I'm looking for a hotel.", "I 'm Looking for a train", "I am Sorry about that.", "This is Holy Trinity Church in the centre."],
+        [
+            "I'm looking for a hotel.",
+            "I 'm Looking for a train",
+            "I am Sorry about that.",
+            "This is Holy Trinity Church in the centre.",
+        ],
     )
     def test_no_name(self, text: str):
         assert [e for e in extract(text) if e.kind == "name"] == []
@@ -211,7 +232,11 @@ class TestCommitments:
         ]
 
     def test_a_timetable_is_not_a_promise(self):
-        assert [e.kind for e in extract("TR5517 will arrive in broxbourne by 09:01 Monday .")] == ["reference", "time", "date"]
+        assert [e.kind for e in extract("TR5517 will arrive in broxbourne by 09:01 Monday .")] == [
+            "reference",
+            "time",
+            "date",
+        ]
 
 
 class TestUnicode:
@@ -233,12 +258,25 @@ class TestOtherDomainsAndLanguages:
         ("text", "expected"),
         [
             ("Meine Kundennummer ist 4711-0815.", [("account", "4711-0815", "47110815")]),
-            ("Votre commande n° 123456 sera livrée le 5 avril.", [("order", "123456", "123456"), ("date", "5 avril", "04-05")]),
-            ("Uw bestelling 55443, postcode 1012 AB.", [("order", "55443", "55443"), ("postcode", "1012 AB", "1012ab")]),
-            ("Please transfer 250.00 EUR to IBAN DE89 3704 0044 0532 0130 00.",
-             [("amount", "250.00 EUR", "250eur"), ("account", "DE89 3704 0044 0532 0130 00", "de89370400440532013000")]),
-            ("Our hotline is 0800 123 4567, open 9am to 5pm.",
-             [("phone", "0800 123 4567", "08001234567"), ("time", "9am", "09:00"), ("time", "5pm", "17:00")]),
+            (
+                "Votre commande n° 123456 sera livrée le 5 avril.",
+                [("order", "123456", "123456"), ("date", "5 avril", "04-05")],
+            ),
+            (
+                "Uw bestelling 55443, postcode 1012 AB.",
+                [("order", "55443", "55443"), ("postcode", "1012 AB", "1012ab")],
+            ),
+            (
+                "Please transfer 250.00 EUR to IBAN DE89 3704 0044 0532 0130 00.",
+                [
+                    ("amount", "250.00 EUR", "250eur"),
+                    ("account", "DE89 3704 0044 0532 0130 00", "de89370400440532013000"),
+                ],
+            ),
+            (
+                "Our hotline is 0800 123 4567, open 9am to 5pm.",
+                [("phone", "0800 123 4567", "08001234567"), ("time", "9am", "09:00"), ("time", "5pm", "17:00")],
+            ),
             ("Take 2 tablets of 500mg every 8 hours for 7 days.", []),
             ("I'm Canadian and it was 2019.", []),
         ],

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from appliance.bench_context import BenchSession, Probe
 from appliance.cli import cli
 from appliance.config import Settings, load_settings
-from appliance.evaluate import (
+from appliance.lab.bench_context import BenchSession, Probe
+from appliance.lab.evaluate import (
     EvalOptions,
     build_report,
     evaluate,
@@ -41,16 +41,28 @@ DIALOGUE = (
     ("agent", "It is 4 pounds."),
 )
 PROBE = Probe(after_turn=8, question="What was my reference number again?", expected=("1YXEN4V3",), kind="reference")
-STAGE_KEYS = {"probes", "probe_facts_in_context", "probe_answers_correct", "probe_answers_correct_unguarded", "answers", "errors", "context_tokens",
-              "ttft_s", "turn_s", "guard"}
+STAGE_KEYS = {
+    "probes",
+    "probe_facts_in_context",
+    "probe_answers_correct",
+    "probe_answers_correct_unguarded",
+    "answers",
+    "errors",
+    "context_tokens",
+    "ttft_s",
+    "turn_s",
+    "guard",
+}
 POLICY_KEYS = STAGE_KEYS | {"by_stage", "summarizer", "dialogues"}
 
 
 def write_dialogues(tmp_path: Path, n: int = 2) -> tuple[Path, Path]:
     conv, probes = tmp_path / "conv.jsonl", tmp_path / "probes.jsonl"
-    conv.write_text("".join(
-        json.dumps({"id": f"d{i}", "turns": [{"role": r, "text": t} for r, t in DIALOGUE]}) + "\n" for i in range(n)
-    ))
+    conv.write_text(
+        "".join(
+            json.dumps({"id": f"d{i}", "turns": [{"role": r, "text": t} for r, t in DIALOGUE]}) + "\n" for i in range(n)
+        )
+    )
     probes.write_text("".join(json.dumps({"conversation_id": f"d{i}", **PROBE.__dict__}) + "\n" for i in range(n)))
     return conv, probes
 
@@ -102,16 +114,34 @@ class TestPureParts:
         assert [d.id for d in dialogues] == ["d0", "d1"] and dialogues[0].probes == (PROBE,)
 
     def test_report_ratio_to_raw_and_stage_split(self):
-        point = {"kind": "probe", "turn": 8, "stage": "late", "in_context": True, "correct": False,
-                 "correct_unguarded": False, "context_tokens": 100, "ttft_s": 0.1, "turn_s": 0.2, "flagged": True, "guard_action": "flag",
-                 "fallback": False}
+        point = {
+            "kind": "probe",
+            "turn": 8,
+            "stage": "late",
+            "in_context": True,
+            "correct": False,
+            "correct_unguarded": False,
+            "context_tokens": 100,
+            "ttft_s": 0.1,
+            "turn_s": 0.2,
+            "flagged": True,
+            "guard_action": "flag",
+            "fallback": False,
+        }
         units = [
             # raw's answer was right only after the guard's retry
-            {"policy": "raw", "points": [{**point, "correct": True}],
-             "summarizer": {"runs": 0, "accepted": 0, "failures": 0, "durations_s": []}},
-            {"policy": "rolling", "points": [{**point, "context_tokens": 50, "correct": True, "correct_unguarded": True,
-                                                 "fallback": True}],
-             "summarizer": {"runs": 2, "accepted": 1, "failures": 1, "durations_s": [1.0, 3.0]}},
+            {
+                "policy": "raw",
+                "points": [{**point, "correct": True}],
+                "summarizer": {"runs": 0, "accepted": 0, "failures": 0, "durations_s": []},
+            },
+            {
+                "policy": "rolling",
+                "points": [
+                    {**point, "context_tokens": 50, "correct": True, "correct_unguarded": True, "fallback": True}
+                ],
+                "summarizer": {"runs": 2, "accepted": 1, "failures": 1, "durations_s": [1.0, 3.0]},
+            },
         ]
         report = build_report(units, ["rolling", "raw"], {})
         check_schema(report, ["rolling", "raw"])
@@ -122,8 +152,14 @@ class TestPureParts:
         assert rolling["probe_answers_correct_unguarded"] == 1.0 and raw["probe_answers_correct_unguarded"] == 0.0
         assert rolling["by_stage"]["late"]["probes"] == 1 and rolling["by_stage"]["early"]["probes"] == 0
         assert rolling["by_stage"]["early"]["probe_answers_correct"] is None  # no probes: no score, not 0 %
-        assert rolling["summarizer"] == {"runs": 2, "accepted": 1, "failures": 1, "fallbacks": 1, "time_s": 4.0,
-                                         "median_s": 2.0}
+        assert rolling["summarizer"] == {
+            "runs": 2,
+            "accepted": 1,
+            "failures": 1,
+            "fallbacks": 1,
+            "time_s": 4.0,
+            "median_s": 2.0,
+        }
         assert rolling["guard"]["flagged"] == 1 and rolling["guard"]["actions"] == {"flag": 1}
 
 
@@ -137,8 +173,10 @@ class TestJudgeParsing:
         assert parse_scores(text) == scores(4, 3, 5, 2)
 
     def test_json_in_prose_and_fences_with_other_spellings(self):
-        text = ('Sure!\n```json\n{"Human-likeness": "4", "Continuity": 3.0, "Tone/Clarity": 5, '
-                '"task appropriateness": 1}\n```')
+        text = (
+            'Sure!\n```json\n{"Human-likeness": "4", "Continuity": 3.0, "Tone/Clarity": 5, '
+            '"task appropriateness": 1}\n```'
+        )
         assert parse_scores(text) == scores(4, 3, 5, 1)
 
     def test_pairs_without_json(self):
@@ -186,11 +224,18 @@ def flag_settings(tmp_path: Path) -> Settings:
 
 class TestReplayAndCache:
     def options(self, tmp_path: Path, conv: Path, probes: Path) -> EvalOptions:
-        return EvalOptions(policies=("rolling", "raw"), out=tmp_path / "out", conversations=conv, probes=probes,
-                           samples=1, progress=False)
+        return EvalOptions(
+            policies=("rolling", "raw"),
+            out=tmp_path / "out",
+            conversations=conv,
+            probes=probes,
+            samples=1,
+            progress=False,
+        )
 
-    def test_probe_is_scored_on_the_sent_context_and_the_answer_and_nothing_is_stored(self, tmp_path: Path,
-                                                                                      flag_settings: Settings):
+    def test_probe_is_scored_on_the_sent_context_and_the_answer_and_nothing_is_stored(
+        self, tmp_path: Path, flag_settings: Settings
+    ):
         settings = flag_settings
         conv, probes = write_dialogues(tmp_path, 1)
         model = CountingResponder()
@@ -251,8 +296,24 @@ def test_small_eval_with_the_tiny_model_writes_report_and_plots(tmp_path: Path):
         '[context]\nbudget_tokens = 512\n[guard]\npolicy = "flag"\n[recall]\nenabled = false\n',
     )
     out = tmp_path / "out"
-    args = ["--config", str(config), "eval", "--conversations", str(conv), "--probes", str(probes),
-            "--policy", "rolling", "--policy", "raw", "--out", str(out), "--samples", "1", "--no-progress"]
+    args = [
+        "--config",
+        str(config),
+        "eval",
+        "--conversations",
+        str(conv),
+        "--probes",
+        str(probes),
+        "--policy",
+        "rolling",
+        "--policy",
+        "raw",
+        "--out",
+        str(out),
+        "--samples",
+        "1",
+        "--no-progress",
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
@@ -273,15 +334,19 @@ class FakeJudge(FakeResponder):
 
     def generate(self, messages, sampling, **kwargs):  # type: ignore[no-untyped-def]
         pairwise = "Reply A:" in messages[-1].content
-        self.replies = ['{"better": "A"}' if pairwise else
-                        'Scores: {"human_likeness": 4, "continuity": 3, "tone_clarity": 5, "task_appropriateness": 4}']
+        self.replies = [
+            '{"better": "A"}'
+            if pairwise
+            else 'Scores: {"human_likeness": 4, "continuity": 3, "tone_clarity": 5, "task_appropriateness": 4}'
+        ]
         return super().generate(messages, sampling, **kwargs)
 
 
 def test_judge_scores_samples_and_compares_policies_once_each(tmp_path: Path, flag_settings: Settings):
     conv, probes = write_dialogues(tmp_path, 1)
-    options = EvalOptions(policies=("rolling", "raw"), out=tmp_path / "out", conversations=conv, probes=probes,
-                          samples=2, progress=False)
+    options = EvalOptions(
+        policies=("rolling", "raw"), out=tmp_path / "out", conversations=conv, probes=probes, samples=2, progress=False
+    )
     judge = FakeJudge()
     report = evaluate(options, model_rig(flag_settings, CountingResponder(), None), run={}, judge_model=judge)
     for m in report["policies"].values():
@@ -302,7 +367,8 @@ def test_a_question_the_pipeline_refuses_is_a_missed_probe_not_a_crash(tmp_path:
     conv, probes = write_dialogues(tmp_path, 1)
     long_probe = Probe(after_turn=8, question="word " * 200, expected=("1YXEN4V3",))
     probes.write_text(json.dumps({"conversation_id": "d0", **long_probe.__dict__}) + "\n")
-    options = EvalOptions(policies=("raw",), out=tmp_path / "out", conversations=conv, probes=probes, samples=0,
-                          progress=False)
+    options = EvalOptions(
+        policies=("raw",), out=tmp_path / "out", conversations=conv, probes=probes, samples=0, progress=False
+    )
     m = evaluate(options, model_rig(settings, CountingResponder(), None), run={})["policies"]["raw"]
     assert m["probes"] == 1 and m["errors"] == 1 and m["probe_answers_correct"] == 0.0 and m["answers"] == 0

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from appliance.build import pipeline_settings
+from appliance.app import pipeline_settings
 from appliance.cli import cli
 from appliance.config import Settings, load_settings
-from appliance.context import POLICIES
-from appliance.export import export, summary_as_of
-from appliance.pipeline import Pipeline, PipelineSettings
+from appliance.context.policies import POLICIES
+from appliance.lab.export import export, summary_as_of
 from appliance.store import Store
+from appliance.turn.pipeline import Pipeline, PipelineSettings
 from appliance.types import SummaryVersion
 
 from .conftest import TEST_MODEL, write_config
@@ -34,8 +34,9 @@ LONGER = DIALOGUE  # the eval tests' booking dialogue: train, reference, postcod
 
 @pytest.fixture
 def spec() -> PipelineSettings:
-    return dataclasses.replace(pipeline_settings(Settings()), system_prompt="SYS", instruction="INSTR",
-                               budget_tokens=300)
+    return dataclasses.replace(
+        pipeline_settings(Settings()), system_prompt="SYS", instruction="INSTR", budget_tokens=300
+    )
 
 
 def fill(store: Store, turns, policy: str = "rolling") -> str:  # type: ignore[no-untyped-def]
@@ -66,19 +67,38 @@ class TestExamples:
             "[QUESTION]\nThanks, that's all.\n\n[INSTRUCTION]\nINSTR"
         )
         expected = [
-            {"session_id": sid, "turn": 1, "stage": "early", "summary_version": None,
-             "prompt": first_user + "\n\n[RESPONSE]\n", "target": "Booked, contact number 07218068540.",
-             "messages": [{"role": "system", "content": "SYS"}, {"role": "user", "content": first_user},
-                          {"role": "assistant", "content": "Booked, contact number 07218068540."}]},
-            {"session_id": sid, "turn": 3, "stage": "early", "summary_version": None,
-             "prompt": second_user + "\n\n[RESPONSE]\n", "target": "Goodbye!",
-             "messages": [{"role": "system", "content": "SYS"}, {"role": "user", "content": second_user},
-                          {"role": "assistant", "content": "Goodbye!"}]},
+            {
+                "session_id": sid,
+                "turn": 1,
+                "stage": "early",
+                "summary_version": None,
+                "prompt": first_user + "\n\n[RESPONSE]\n",
+                "target": "Booked, contact number 07218068540.",
+                "messages": [
+                    {"role": "system", "content": "SYS"},
+                    {"role": "user", "content": first_user},
+                    {"role": "assistant", "content": "Booked, contact number 07218068540."},
+                ],
+            },
+            {
+                "session_id": sid,
+                "turn": 3,
+                "stage": "early",
+                "summary_version": None,
+                "prompt": second_user + "\n\n[RESPONSE]\n",
+                "target": "Goodbye!",
+                "messages": [
+                    {"role": "system", "content": "SYS"},
+                    {"role": "user", "content": second_user},
+                    {"role": "assistant", "content": "Goodbye!"},
+                ],
+            },
         ]
         assert out.getvalue() == "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in expected)
 
-    def test_context_is_as_of_the_turn_a_later_summary_and_later_facts_are_absent(self, store: Store,
-                                                                                   spec: PipelineSettings):
+    def test_context_is_as_of_the_turn_a_later_summary_and_later_facts_are_absent(
+        self, store: Store, spec: PipelineSettings
+    ):
         sid = fill(store, LONGER[:7])  # turns 0-6
         store.add_summary(SummaryVersion(sid, 0, "EARLY-REJECTED", covers_to=1, status="rejected"))
         store.add_summary(SummaryVersion(sid, 0, "SUMMARY-AFTER-TURN-6 train TR5517 booked.", covers_to=5))

@@ -13,12 +13,38 @@ PACKAGE = ROOT / "appliance"
 # stages never import each other, and only the assembly/edge layers reach across.
 LAYERS = {
     "leaf": {"config", "errors", "types", "entities"},
-    "stage": {"context", "stage", "checker", "summarizer", "responder", "recall", "ledger", "tokens", "store",
-              "llm", "modelfiles", "remote"},
+    "stage": {
+        "context",
+        "stage",
+        "checker",
+        "summarizer",
+        "responder",
+        "recall",
+        "ledger",
+        "tokens",
+        "store",
+        "llm",
+        "modelfiles",
+        "remote",
+    },
     "pipeline": {"pipeline", "worker"},
     "api": {"api"},
-    "edge": {"cli", "daemon", "tui", "client", "build", "sdnotify", "bench_guards", "bench_context", "bench_load", "bench_perf",
-             "evaluate", "export", "__main__", "__init__"},
+    "edge": {
+        "cli",
+        "daemon",
+        "tui",
+        "client",
+        "build",
+        "sdnotify",
+        "bench_guards",
+        "bench_context",
+        "bench_load",
+        "bench_perf",
+        "evaluate",
+        "export",
+        "__main__",
+        "__init__",
+    },
 }
 ORDER = ["leaf", "stage", "pipeline", "api", "edge"]
 # A backend may implement a stage's protocol.

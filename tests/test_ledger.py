@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from appliance.ledger import current, entries, entries_for, render, superseded
+from appliance.facts.ledger import current, entries, entries_for, render, superseded
 from appliance.types import LedgerEntry, Turn
 
 from .conftest import dev_conversations

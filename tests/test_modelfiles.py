@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from appliance import modelfiles
 from appliance.config import ROOT
 from appliance.errors import ModelFetchError, ModelFileError
+from appliance.models import files as modelfiles
 
 from .conftest import MODELS_DIR, TEST_MODEL, write_config
 
@@ -99,8 +99,9 @@ class TestFetchAndVerify:
 
 class TestCli:
     def run(self, *args: str, cfg: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "appliance", "--config", str(cfg), *args],
-                              capture_output=True, text=True, cwd=ROOT)
+        return subprocess.run(
+            [sys.executable, "-m", "appliance", "--config", str(cfg), *args], capture_output=True, text=True, cwd=ROOT
+        )
 
     def test_verify_passes_on_the_fetched_test_model(self, tmp_path: Path):
         cfg = write_config(tmp_path, f'[responder]\nmodel = "{TEST_MODEL}"\n')

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from appliance.errors import GenerationError, InputError, MessageTooLong
-from appliance.pipeline import Pipeline
+from appliance.turn.pipeline import Pipeline
 
 from .fakes import FakeResponder
 
@@ -15,7 +15,8 @@ from .fakes import FakeResponder
 def count_rows(pipeline: Pipeline) -> tuple[int, int]:
     db = pipeline.store.db
     return db.execute("SELECT COUNT(*) FROM turns").fetchone()[0], db.execute(
-        "SELECT COUNT(*) FROM turn_records").fetchone()[0]
+        "SELECT COUNT(*) FROM turn_records"
+    ).fetchone()[0]
 
 
 class TestAnswer:
@@ -26,8 +27,10 @@ class TestAnswer:
         result = pipeline.answer(session.id, "  Please confirm booking W9945XIS  ", on_token=streamed.append)
         assert "".join(streamed) == "Your booking W9945XIS is confirmed."
         turns = pipeline.store.turns(session.id)
-        assert [(t.role, t.text) for t in turns] == [("customer", "Please confirm booking W9945XIS"),
-                                                      ("agent", "Your booking W9945XIS is confirmed.")]
+        assert [(t.role, t.text) for t in turns] == [
+            ("customer", "Please confirm booking W9945XIS"),
+            ("agent", "Your booking W9945XIS is confirmed."),
+        ]
         [(idx, record)] = pipeline.store.records(session.id)
         assert idx == 1 and record.stage == "early" and record.model == "fake-responder"
         assert record.prompt_tokens == result.record.prompt_tokens == record.manifest.total_tokens
@@ -76,7 +79,7 @@ class TestRefused:
         assert count_rows(pipeline) == (2, 1)
 
     def test_cancelled_generation_stores_nothing(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        from appliance.responder import Cancelled
+        from appliance.errors import Cancelled
 
         session = pipeline.new_session()
         fake_responder.cancel_after = 1
@@ -140,8 +143,9 @@ class TestGuard:
         assert stored.check == check
         assert pipeline.store.turns(session.id)[-1].text == result.agent.text
 
-    def test_regenerate_keeps_the_first_when_the_retry_is_no_better(self, pipeline: Pipeline,
-                                                                    fake_responder: FakeResponder):
+    def test_regenerate_keeps_the_first_when_the_retry_is_no_better(
+        self, pipeline: Pipeline, fake_responder: FakeResponder
+    ):
         session = pipeline.new_session()
         fake_responder.replies = ["Your case is CS-1.", "Your case is CS-2 and CS-3."]
         result = pipeline.answer(session.id, "Any news?")

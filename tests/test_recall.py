@@ -13,12 +13,11 @@ import numpy as np
 import pytest
 
 from appliance.config import ROOT, RecallSettings
-from appliance.errors import ModelFileError
-from appliance.recall import (
+from appliance.context.recall import (
     DEFAULT_CUES,
     DIMENSIONS,
-    CueGate,
     MODEL_SHA256,
+    CueGate,
     Recall,
     choose,
     from_blob,
@@ -27,6 +26,7 @@ from appliance.recall import (
     to_blob,
     verify_model,
 )
+from appliance.errors import ModelFileError
 from appliance.types import Turn
 
 from .conftest import NO_NETWORK, SHARED_DATA
@@ -147,22 +147,27 @@ class TestRealModel:
     def test_first_session_reference_is_the_best_match(self, recall: Recall):
         data = session(0)
         turns = [Turn("s", i, t["role"], t["text"]) for i, t in enumerate(data["turns"][:58])]
-        chosen = recall.select("Sorry, could you tell me the reference number again?", turns,
-                               recall.embed([t.text for t in turns]), 1, 0.3)
+        chosen = recall.select(
+            "Sorry, could you tell me the reference number again?", turns, recall.embed([t.text for t in turns]), 1, 0.3
+        )
         assert chosen == (5,)
 
 
-OFFLINE_LOAD = NO_NETWORK + r"""
-from appliance.recall import Recall
+OFFLINE_LOAD = (
+    NO_NETWORK
+    + r"""
+from appliance.context.recall import Recall
 r = Recall()
 print(r.embed(["hello"]).shape, attempts)
 """
+)
 
 
 def test_loads_and_embeds_with_network_impossible(tmp_path: Path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
-    done = subprocess.run([sys.executable, "-c", OFFLINE_LOAD], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE_LOAD], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == f"({1}, {DIMENSIONS}) []"
     assert not (tmp_path / "hf").exists() or not any((tmp_path / "hf").rglob("*.safetensors"))

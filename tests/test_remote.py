@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from appliance.build import load_model
+from appliance.app import load_model
 from appliance.config import ROOT, load_settings
 from appliance.errors import Cancelled, ConfigError, GenerationError, ModelLoadError
-from appliance.llm import LlamaChatModel
-from appliance.remote import (
+from appliance.models.llama import LlamaChatModel
+from appliance.models.remote import (
     MESSAGE_OVERHEAD,
     REPLY_OVERHEAD,
     RemoteChatModel,
@@ -59,9 +59,25 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log = tmp_path_factory.mktemp("server") / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(GGUF), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--api_key", TOKEN],
-            stdout=out, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(GGUF),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "2048",
+                "--n_threads",
+                "2",
+                "--api_key",
+                TOKEN,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     root = f"http://127.0.0.1:{port}"
     try:
@@ -106,8 +122,9 @@ class TestGenerate:
 
         long = Sampling(temperature=0.0, max_tokens=200, seed=7)
         with pytest.raises(Cancelled):
-            model.generate([Message("user", "Count from 1 to 100, separated by commas.")], long,
-                           on_token=on_token, cancel=cancel)
+            model.generate(
+                [Message("user", "Count from 1 to 100, separated by commas.")], long, on_token=on_token, cancel=cancel
+            )
         assert len(pieces) == 3  # nothing more was passed on after the cancel
         assert model.generate(MESSAGES, SAMPLING).text  # the stream was closed cleanly
 
@@ -183,7 +200,6 @@ class TestCounting:
             open_remote(f"{root}/v1", TEST_MODEL, n_ctx=2048, tokenizer="server")
         assert f"{root}/extras/tokenize" in str(caught.value)
 
-
     def test_server_counting_with_a_wrong_token_says_so(self, server: Server):
         with pytest.raises(ModelLoadError, match="HTTP 401: check the token_file") as caught:
             open_remote(server.url, TEST_MODEL, n_ctx=2048, token="not-the-token", tokenizer="server")
@@ -201,8 +217,14 @@ class CharCounter:
 
 
 def remote_section(server: Server, section: str = "responder", **extra: str) -> str:
-    lines = [f"[{section}]", 'backend = "remote"', f'base_url = "{server.url}"', 'token_file = "token.txt"',
-             f'model = "{TEST_MODEL}"', *(f'{k} = "{v}"' for k, v in extra.items())]
+    lines = [
+        f"[{section}]",
+        'backend = "remote"',
+        f'base_url = "{server.url}"',
+        'token_file = "token.txt"',
+        f'model = "{TEST_MODEL}"',
+        *(f'{k} = "{v}"' for k, v in extra.items()),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -241,7 +263,11 @@ def test_chat_end_to_end_through_the_remote_server(server: Server, tmp_path: Pat
     messages = ["Hello, my booking reference is W9945XIS.", "Can I change it to Sunday?"]
     done = subprocess.run(
         [sys.executable, "-m", "appliance", "--config", str(cfg), "chat"],
-        input="\n".join(messages) + "\n", capture_output=True, text=True, cwd=ROOT, timeout=120,
+        input="\n".join(messages) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     answers = done.stdout.splitlines()

@@ -10,8 +10,12 @@ from appliance.store import Store
 from appliance.types import LedgerEntry, Manifest, SummaryVersion, Timings, TurnRecord
 
 RECORD = TurnRecord(
-    stage="early", model="m", manifest=Manifest(policy="raw", budget=10, total_tokens=5, parts=()),
-    prompt_tokens=5, completion_tokens=2, timings=Timings(ttft_s=0.1),
+    stage="early",
+    model="m",
+    manifest=Manifest(policy="raw", budget=10, total_tokens=5, parts=()),
+    prompt_tokens=5,
+    completion_tokens=2,
+    timings=Timings(ttft_s=0.1),
 )
 
 
@@ -35,8 +39,9 @@ class TestOpen:
 class TestTranscript:
     def test_exchange_is_stored_with_record(self, store: Store):
         s = store.create_session(policy="raw")
-        result = store.append_exchange(s.id, "hello", "hi there", RECORD,
-                                       ledger=[LedgerEntry("reference", "AB12", 0, "customer")])
+        result = store.append_exchange(
+            s.id, "hello", "hi there", RECORD, ledger=[LedgerEntry("reference", "AB12", 0, "customer")]
+        )
         assert (result.customer.index, result.agent.index) == (0, 1)
         snap = store.snapshot(s.id)
         assert [t.text for t in snap.turns] == ["hello", "hi there"]

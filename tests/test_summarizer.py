@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import pytest
 
 from appliance import summarizer
-from appliance.entities import extract
 from appliance.errors import Cancelled
+from appliance.facts.entities import extract
 from appliance.summarizer import CATEGORIES, summary_prompt, validate
 from appliance.types import Generation, Message, Sampling, SummaryVersion, Turn
 
@@ -52,9 +52,15 @@ class FakeSummarizer:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("cancelled")
         text = self.replies.pop(0) if self.replies else self.default
-        return Generation(text=text, model=self.name, prompt_tokens=self.count(messages),
-                          completion_tokens=self.count_text(text), ttft_s=0.0, total_s=0.0,
-                          finish_reason=self.finish_reason)
+        return Generation(
+            text=text,
+            model=self.name,
+            prompt_tokens=self.count(messages),
+            completion_tokens=self.count_text(text),
+            ttft_s=0.0,
+            total_s=0.0,
+            finish_reason=self.finish_reason,
+        )
 
 
 class Words:
@@ -74,8 +80,17 @@ TRANSCRIPT = "\n".join(t.text for t in TURNS)
 
 
 def check(text: str, *, cap: int = 250, previous: SummaryVersion | None = None) -> summarizer.Validation:
-    return validate(text, source_turns=TURNS, previous=previous, transcript_text=TRANSCRIPT, cap_tokens=cap,
-                    counter=Words(), extract=extract, language="en", languages=("en", "de", "fr"))
+    return validate(
+        text,
+        source_turns=TURNS,
+        previous=previous,
+        transcript_text=TRANSCRIPT,
+        cap_tokens=cap,
+        counter=Words(),
+        extract=extract,
+        language="en",
+        languages=("en", "de", "fr"),
+    )
 
 
 class TestPrompt:
@@ -121,9 +136,11 @@ class TestValidate:
         assert not verdict.ok and verdict.reason.startswith("longer than its source")
 
     def test_removes_the_line_with_an_invented_identifier(self):
-        text = ("Issue and status: train TR5517 to Broxbourne booked for 5 people.\n"
-                "Identifiers, dates, amounts: reference ZX93QW7P.\n"
-                "Current state: the customer has the booking, fare 17.60 pounds.")
+        text = (
+            "Issue and status: train TR5517 to Broxbourne booked for 5 people.\n"
+            "Identifiers, dates, amounts: reference ZX93QW7P.\n"
+            "Current state: the customer has the booking, fare 17.60 pounds."
+        )
         verdict = check(text)
         assert verdict.ok and "ZX93QW7P" not in verdict.text and "TR5517" in verdict.text
         assert verdict.reason == "removed invented ZX93QW7P"
@@ -144,17 +161,29 @@ class TestValidate:
         assert not verdict.ok and verdict.reason.startswith("unchanged: leaves out") and "1YXEN4V3" in verdict.reason
 
     def test_rejects_a_summary_in_another_language(self):
-        verdict = check("Der Kunde hat einen Zug nach Broxbourne für fünf Personen gebucht, "
-                        "die Buchung ist bestätigt.")
+        verdict = check("Der Kunde hat einen Zug nach Broxbourne für fünf Personen gebucht, die Buchung ist bestätigt.")
         assert not verdict.ok and verdict.reason == "written in German, the conversation is in English"
 
     def test_a_german_summary_under_the_english_headings_is_in_german(self):
-        text = ("Issue and status: Die Kundin möchte einen Zug nach Broxbourne am Montag buchen.\n"
-                "Current state: Die Buchung für fünf Personen wurde bestätigt, Referenz 1YXEN4V3.")
-        turns = (Turn("s", 0, "customer", "Ich brauche einen Zug nach Broxbourne am Montag für fünf Personen."),
-                 Turn("s", 1, "agent", "Gebucht, Ihre Referenz ist 1YXEN4V3, die Buchung ist bestätigt."))
-        verdict = validate(text, source_turns=turns, previous=None, transcript_text="\n".join(t.text for t in turns),
-                           cap_tokens=250, counter=Words(), extract=extract, language="de", languages=("en", "de"))
+        text = (
+            "Issue and status: Die Kundin möchte einen Zug nach Broxbourne am Montag buchen.\n"
+            "Current state: Die Buchung für fünf Personen wurde bestätigt, Referenz 1YXEN4V3."
+        )
+        turns = (
+            Turn("s", 0, "customer", "Ich brauche einen Zug nach Broxbourne am Montag für fünf Personen."),
+            Turn("s", 1, "agent", "Gebucht, Ihre Referenz ist 1YXEN4V3, die Buchung ist bestätigt."),
+        )
+        verdict = validate(
+            text,
+            source_turns=turns,
+            previous=None,
+            transcript_text="\n".join(t.text for t in turns),
+            cap_tokens=250,
+            counter=Words(),
+            extract=extract,
+            language="de",
+            languages=("en", "de"),
+        )
         assert verdict.ok, verdict.reason
 
     def test_rejects_an_empty_summary(self):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from appliance.config import ROOT
-from appliance.sdnotify import Notifier
+from appliance.serve.sdnotify import Notifier
 
 ANALYZE = shutil.which("systemd-analyze")
 needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is missing (scripts/setup installs it)")
@@ -21,8 +21,9 @@ needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is m
 
 def install(root: Path, *args: str) -> Path:
     """Run scripts/install-service into ``root``; the folder holding the installed units."""
-    done = subprocess.run([ROOT / "scripts" / "install-service", "--root", str(root), *args],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [ROOT / "scripts" / "install-service", "--root", str(root), *args], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     return root / "etc" / "systemd" / "system"
 
@@ -30,8 +31,9 @@ def install(root: Path, *args: str) -> Path:
 def verify(units: Path) -> subprocess.CompletedProcess[str]:
     assert ANALYZE is not None
     env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{units}:"}  # the trailing colon keeps the default path too
-    return subprocess.run([ANALYZE, "verify", str(units / "appliance.service")],
-                          capture_output=True, text=True, timeout=60, env=env)
+    return subprocess.run(
+        [ANALYZE, "verify", str(units / "appliance.service")], capture_output=True, text=True, timeout=60, env=env
+    )
 
 
 class TestUnits:
@@ -64,9 +66,16 @@ class TestUnits:
                 key, value = line.split("=", 1)
                 keys.setdefault(key, []).append(value)
         for key, value in {
-            "Type": "notify", "Restart": "on-failure", "DynamicUser": "yes", "StateDirectory": "appliance",
-            "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes",
-            "IPAddressDeny": "any", "IPAddressAllow": "localhost",
+            "Type": "notify",
+            "Restart": "on-failure",
+            "DynamicUser": "yes",
+            "StateDirectory": "appliance",
+            "NoNewPrivileges": "yes",
+            "ProtectSystem": "strict",
+            "ProtectHome": "yes",
+            "PrivateTmp": "yes",
+            "IPAddressDeny": "any",
+            "IPAddressAllow": "localhost",
             "Environment": "APPLIANCE__PATHS__DATABASE=/var/lib/appliance/appliance.db",
         }.items():
             assert value in keys.get(key, []), key
@@ -76,8 +85,12 @@ class TestUnits:
     def test_security_exposure_stays_low(self, tmp_path: Path):
         units = install(tmp_path)
         # --threshold counts on a 0-100 scale: 20 is an exposure of 2.0 of 10 (the unit scores 1.0, "OK").
-        done = subprocess.run([ANALYZE, "security", "--offline=true", "--threshold=20", str(units / "appliance.service")],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [ANALYZE, "security", "--offline=true", "--threshold=20", str(units / "appliance.service")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
 
 

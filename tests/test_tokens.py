@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from appliance.config import ROOT
-from appliance.context import PromptSpec, ThresholdPolicy, flatten_history
+from appliance.context.policies import PromptSpec, ThresholdPolicy, flatten_history
+from appliance.context.tokens import ResponderCounter, TiktokenCounter, TokenCounter
 from appliance.errors import ConfigError, ModelFileError
-from appliance.tokens import ResponderCounter, TiktokenCounter, TokenCounter
 from appliance.types import Message, Session, Snapshot, SummaryVersion, Turn
 
 from .conftest import MODELS_DIR, NO_NETWORK
@@ -64,7 +64,7 @@ class TestResponderCounter:
         path = MODELS_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
         if not path.is_file():
             pytest.skip(f"{path} is not fetched")
-        from appliance.llm import LlamaChatModel
+        from appliance.models.llama import LlamaChatModel
 
         model = LlamaChatModel(path, name="t", n_ctx=2048)
         counter = ResponderCounter(model)
@@ -74,9 +74,11 @@ class TestResponderCounter:
         assert counter.count(msgs) == model.count(msgs)
 
 
-OFFLINE_PROBE = NO_NETWORK + r"""
+OFFLINE_PROBE = (
+    NO_NETWORK
+    + r"""
 import json, os, sys
-from appliance.tokens import TiktokenCounter
+from appliance.context.tokens import TiktokenCounter
 from appliance.types import Message
 file = sys.argv[1] or None
 counter = TiktokenCounter("cl100k_base", file=file)
@@ -87,6 +89,7 @@ print(json.dumps({
     "attempts": attempts,
 }))
 """
+)
 
 
 class TestTiktokenOffline:

@@ -18,9 +18,8 @@ import httpx
 import pytest
 from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 
-from appliance.client import DaemonClient, DaemonUnreachable, Health, StreamEvent, health_from, parse_metrics
 from appliance.config import ROOT, TuiSettings
-from appliance.tui import (
+from appliance.tui.app import (
     ApplianceTUI,
     ConversationView,
     HelpScreen,
@@ -33,6 +32,7 @@ from appliance.tui import (
     summarizer_state,
     summary_head,
 )
+from appliance.tui.client import DaemonClient, DaemonUnreachable, Health, StreamEvent, health_from, parse_metrics
 
 from .conftest import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
 
@@ -91,8 +91,20 @@ def record(index: int, stage: str, findings: list[dict[str, Any]] | None = None)
         "manifest": manifest(),
         "prompt_tokens": 412,
         "completion_tokens": 31,
-        "timings": {"context_ms": 4.0, "ttft_s": 0.4, "generate_s": 1.9, "check_ms": 1.0, "store_ms": 2.0, "total_s": 2.0},
-        "check": {"findings": findings or [], "action": "flag" if findings else "none", "checked": 2, "ok": not findings},
+        "timings": {
+            "context_ms": 4.0,
+            "ttft_s": 0.4,
+            "generate_s": 1.9,
+            "check_ms": 1.0,
+            "store_ms": 2.0,
+            "total_s": 2.0,
+        },
+        "check": {
+            "findings": findings or [],
+            "action": "flag" if findings else "none",
+            "checked": 2,
+            "ok": not findings,
+        },
     }
 
 
@@ -104,10 +116,19 @@ WRONG_ORDER = "Your order A-12346 ships on 3 May."
 
 
 def canned_session() -> dict[str, Any]:
-    flagged = {"entity": {"kind": "order_id", "text": "A-12346", "start": 11, "end": 18, "norm": "A12346"},
-               "status": "contradiction", "expected": "A-12345"}
+    flagged = {
+        "entity": {"kind": "order_id", "text": "A-12346", "start": 11, "end": 18, "norm": "A12346"},
+        "status": "contradiction",
+        "expected": "A-12345",
+    }
     return {
-        "session": {"id": "cafe01", "created_at": T0, "title": "counter 2", "policy": "rolling", "summary_paused": False},
+        "session": {
+            "id": "cafe01",
+            "created_at": T0,
+            "title": "counter 2",
+            "policy": "rolling",
+            "summary_paused": False,
+        },
         "turns": [
             turn(0, "customer", "Hello, my order A-12345 has not arrived."),
             turn(1, "agent", "Sorry to hear that. Let me check order A-12345."),
@@ -118,14 +139,37 @@ def canned_session() -> dict[str, Any]:
             turn(6, "customer", "Can a person help me?"),
             turn(7, "agent", "Of course, this is Maria from the counter. I will call the courier now."),
         ],
-        "summary": {"session_id": "cafe01", "version": 2, "author": "model", "status": "accepted", "reason": "",
-                    "covers_to": 3, "created_at": T0 + 3.5,
-                    "text": "Customer's order A-12345 has not arrived; paid 49.90 EUR on 2 May."},
+        "summary": {
+            "session_id": "cafe01",
+            "version": 2,
+            "author": "model",
+            "status": "accepted",
+            "reason": "",
+            "covers_to": 3,
+            "created_at": T0 + 3.5,
+            "text": "Customer's order A-12345 has not arrived; paid 49.90 EUR on 2 May.",
+        },
         "summaries": [
-            {"session_id": "cafe01", "version": 1, "author": "model", "status": "accepted", "reason": "", "covers_to": 1,
-             "created_at": T0 + 1.5, "text": "Customer's order A-12345 has not arrived."},
-            {"session_id": "cafe01", "version": 2, "author": "model", "status": "accepted", "reason": "", "covers_to": 3,
-             "created_at": T0 + 3.5, "text": "Customer's order A-12345 has not arrived; paid 49.90 EUR on 2 May."},
+            {
+                "session_id": "cafe01",
+                "version": 1,
+                "author": "model",
+                "status": "accepted",
+                "reason": "",
+                "covers_to": 1,
+                "created_at": T0 + 1.5,
+                "text": "Customer's order A-12345 has not arrived.",
+            },
+            {
+                "session_id": "cafe01",
+                "version": 2,
+                "author": "model",
+                "status": "accepted",
+                "reason": "",
+                "covers_to": 3,
+                "created_at": T0 + 3.5,
+                "text": "Customer's order A-12345 has not arrived; paid 49.90 EUR on 2 May.",
+            },
         ],
         "ledger": [
             {"kind": "order_id", "value": "A-12345", "turn": 0, "speaker": "customer", "slot": "", "norm": "A12345"},
@@ -151,8 +195,13 @@ class FakeClient(DaemonClient):
 
     async def health(self) -> Health:
         self._check()
-        return Health(ready=True, model="smollm2-135m-instruct", checks={"model": True, "database": True, "worker": True},
-                      queue=0, summarizer={"runs": 2.0, "failures": 0.0, "alive": 1.0})
+        return Health(
+            ready=True,
+            model="smollm2-135m-instruct",
+            checks={"model": True, "database": True, "worker": True},
+            queue=0,
+            summarizer={"runs": 2.0, "failures": 0.0, "alive": 1.0},
+        )
 
     async def new_session(self, title: str = "") -> dict[str, Any]:
         self._check()
@@ -169,8 +218,14 @@ class FakeClient(DaemonClient):
 
     async def edit_summary(self, session_id: str, text: str) -> dict[str, Any]:
         self.calls.append(("edit_summary", text))
-        version = {**self.payload["summary"], "version": 3, "author": "operator", "text": text,
-                   "covers_to": 7, "created_at": T0 + 8}
+        version = {
+            **self.payload["summary"],
+            "version": 3,
+            "author": "operator",
+            "text": text,
+            "covers_to": 7,
+            "created_at": T0 + 8,
+        }
         self.payload["summaries"].append(version)
         self.payload["summary"] = version
         return version
@@ -227,13 +282,13 @@ class TestRendering:
     def test_flagged_entity_is_highlighted_and_the_ledger_value_shown(self):
         rec = canned_session()["records"][2]
         text = highlight_findings(WRONG_ORDER, rec["check"])
-        assert any(WRONG_ORDER[s.start:s.end] == "A-12346" and "red" in str(s.style) for s in text.spans)
+        assert any(WRONG_ORDER[s.start : s.end] == "A-12346" and "red" in str(s.style) for s in text.spans)
         assert finding_lines(rec["check"])[0] == "⚠ 'A-12346' contradicts the ledger: 'A-12345'"
 
     def test_highlight_survives_offsets_of_another_draft(self):
         check = {"findings": [{"entity": {"text": "A-12346", "start": 0, "end": 3}, "status": "unsupported"}]}
         text = highlight_findings(WRONG_ORDER, check)
-        assert [WRONG_ORDER[s.start:s.end] for s in text.spans] == ["A-12346"]
+        assert [WRONG_ORDER[s.start : s.end] for s in text.spans] == ["A-12346"]
 
     def test_gauge_lists_every_part_of_the_manifest(self):
         shown = gauge_text(manifest()).plain
@@ -275,13 +330,17 @@ class TestRendering:
         live = Health(ready=True, checks={"worker": True}, summarizer={"alive": 1.0})
         assert summarizer_state(live, payload) == "idle"
         assert summarizer_state(Health(ready=True), payload) == "off"
-        payload["summaries"].append({**payload["summary"], "version": 3, "status": "rejected", "reason": "invented A-9"})
+        payload["summaries"].append(
+            {**payload["summary"], "version": 3, "status": "rejected", "reason": "invented A-9"}
+        )
         assert summarizer_state(live, payload) == "failed: invented A-9"
         payload["session"]["summary_paused"] = True
         assert summarizer_state(live, payload) == "paused"
 
     def test_metrics_parsing(self):
-        text = "# HELP x\nappliance_queue_waiting{model=\"m\"} 3\nappliance_answering 1\nappliance_summarizer_runs_total 4\n"
+        text = (
+            '# HELP x\nappliance_queue_waiting{model="m"} 3\nappliance_answering 1\nappliance_summarizer_runs_total 4\n'
+        )
         health = health_from({"ready": True, "model": "m", "checks": {}}, parse_metrics(text))
         assert (health.queue, health.answering, health.summarizer) == (3, True, {"runs": 4.0})
 
@@ -319,7 +378,9 @@ class TestAppWithFakeClient:
                 assert app.query_one("#message", Input).value == "where is my parcel"  # kept: daemon away
                 client.reachable = True
                 await pilot.press("enter")
-                await wait_for(pilot, lambda: ("message", "where is my parcel") in client.calls and app.payload is not None)
+                await wait_for(
+                    pilot, lambda: ("message", "where is my parcel") in client.calls and app.payload is not None
+                )
                 assert app.query_one("#message", Input).value == ""
                 assert app.session_id == "cafe01"
 
@@ -350,8 +411,13 @@ class TestAppWithFakeClient:
                 head = app.query_one("#summary-head", Static)
                 assert str(head.render()).startswith("Summary v2 · model")
                 # The summarizer stores a version: the next poll shows it, marked as not yet seen by the model.
-                v3 = {**client.payload["summary"], "version": 3, "covers_to": 7, "created_at": T0 + 20,
-                      "text": "Order A-12345 lost; Maria calls the courier."}
+                v3 = {
+                    **client.payload["summary"],
+                    "version": 3,
+                    "covers_to": 7,
+                    "created_at": T0 + 20,
+                    "text": "Order A-12345 lost; Maria calls the courier.",
+                }
                 client.payload["summaries"].append(v3)
                 client.payload["summary"] = v3
                 await wait_for(pilot, lambda: str(head.render()).startswith("Summary v3 · model"))
@@ -422,8 +488,9 @@ class TestAppWithFakeClient:
         now = [0.0]
 
         async def go() -> None:
-            app = ApplianceTUI(FakeClient(), TuiSettings(kiosk_idle_reset_s=60), kiosk=True, session_id="cafe01",
-                               clock=lambda: now[0])
+            app = ApplianceTUI(
+                FakeClient(), TuiSettings(kiosk_idle_reset_s=60), kiosk=True, session_id="cafe01", clock=lambda: now[0]
+            )
             async with app.run_test(size=KIOSK_SIZE) as pilot:
                 await settle(pilot)
                 await pilot.press("ctrl+q", "ctrl+c", "f3", "ctrl+n")
@@ -502,16 +569,22 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not (MODELS_DIR / "MODELS.toml").exists():
         pytest.skip("models/ not set up")
     tmp = tmp_path_factory.mktemp("tui-daemon")
-    config = write_config(tmp, f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\n'
-                               # the default summarizer, after the first exchange already
-                               '[context]\npolicy = "rolling"\nrecent_pairs = 0\n'
-                               '[summarizer]\nevery_turns = 2\nn_threads = 1\ntimeout_s = 300\n')
+    config = write_config(
+        tmp,
+        f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\n'
+        # the default summarizer, after the first exchange already
+        '[context]\npolicy = "rolling"\nrecent_pairs = 0\n'
+        "[summarizer]\nevery_turns = 2\nn_threads = 1\ntimeout_s = 300\n",
+    )
     port = free_port()
     log = tmp / "daemon.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "appliance", "--config", str(config), "serve", "--port", str(port)],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "APPLIANCE_CONFIG": str(config)},
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "APPLIANCE_CONFIG": str(config)},
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -550,6 +623,7 @@ def test_one_conversation_end_to_end(daemon: str):
             assert (answer.strip().splitlines() or [""])[0] in str(views[1].render())
             assert app.query_one("#message", Input).value == ""
             assert app.query_one("#gauge", Static).render()
+
             # The summarizer runs after the exchange (off the answer's path) and the panel shows its version.
             def model_version() -> dict | None:
                 made = [v for v in (app.payload or {}).get("summaries", []) if v["author"] == "model"]
@@ -560,7 +634,9 @@ def test_one_conversation_end_to_end(daemon: str):
             made = model_version()
             assert made is not None
             if made["status"] == "accepted":
-                assert str(app.query_one("#summary-head", Static).render()).startswith(f"Summary v{made['version']} · model")
+                assert str(app.query_one("#summary-head", Static).render()).startswith(
+                    f"Summary v{made['version']} · model"
+                )
             else:  # a version the validator refused is shown as a failure with its reason, not as context
                 assert made["reason"] and "failed" in str(app.query_one("#status", Static).render())
             # An operator edit is a new version on top of it.
@@ -569,8 +645,11 @@ def test_one_conversation_end_to_end(daemon: str):
             editor = app.screen.query_one(TextArea)
             editor.text = "Order A-12345 has not arrived."
             await pilot.press("ctrl+s")
-            await wait_for(pilot, lambda: bool(app.payload and app.payload["summary"]
-                                               and app.payload["summary"]["author"] == "operator"), timeout=30)
+            await wait_for(
+                pilot,
+                lambda: bool(app.payload and app.payload["summary"] and app.payload["summary"]["author"] == "operator"),
+                timeout=30,
+            )
             head = str(app.query_one("#summary-head", Static).render())
             assert head.startswith(f"Summary v{made['version'] + 1} · operator")
             session_id = app.session_id
@@ -592,7 +671,7 @@ def test_snapshot_kiosk_80x24(snap_compare):
 
 def test_default_url_follows_the_server_settings(tmp_path: Path):
     from appliance.config import load_settings
-    from appliance.tui import daemon_url
+    from appliance.tui.app import daemon_url
 
     tcp = load_settings(write_config(tmp_path, "[server]\nport = 9123\n"), env={})
     assert daemon_url(tcp) == "http://127.0.0.1:9123"
@@ -618,8 +697,12 @@ def test_kiosk_unit_verifies(tmp_path: Path):
     for name in ("appliance.service", "appliance-kiosk.service"):
         text = (ROOT / "systemd" / name).read_text().replace("/opt/appliance", str(ROOT))
         (tmp_path / name).write_text(text)
-    done = subprocess.run([analyze, "verify", str(tmp_path / "appliance-kiosk.service"), str(tmp_path / "appliance.service")],
-                          capture_output=True, text=True, env={**os.environ, "SYSTEMD_LOG_LEVEL": "notice"})
+    done = subprocess.run(
+        [analyze, "verify", str(tmp_path / "appliance-kiosk.service"), str(tmp_path / "appliance.service")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SYSTEMD_LOG_LEVEL": "notice"},
+    )
     assert done.returncode == 0, done.stderr
     unit = (ROOT / "systemd" / "appliance-kiosk.service").read_text()
     assert "tui --kiosk" in unit and "TTYPath=/dev/tty1" in unit and "Requires=appliance.service" in unit

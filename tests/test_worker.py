@@ -7,13 +7,13 @@ import threading
 
 import pytest
 
-from appliance.build import load_summarizer
+from appliance.app import load_summarizer
 from appliance.config import Settings, SummarizerSettings
-from appliance.entities import extract
+from appliance.facts.entities import extract
 from appliance.store import Store
 from appliance.summarizer import SOFT_KINDS, squash, summary_prompt
+from appliance.turn.worker import SummaryWorker, is_busy
 from appliance.types import Turn
-from appliance.worker import SummaryWorker, is_busy
 
 from .conftest import MODELS_DIR, SHARED_DATA
 from .test_summarizer import FakeSummarizer
@@ -106,7 +106,7 @@ class TestSummarizing:
         model = FakeSummarizer([EARLY, GOOD, GOOD + " Postcode cb21jf."])
         worker = make(store, model, settings, start=False)
         for first in (0, 2, 4):
-            record(store, session_id, None, DIALOGUE[first:first + 2])
+            record(store, session_id, None, DIALOGUE[first : first + 2])
             worker.run_once(session_id)
         prompts = [call[0][1].content for call in model.calls]
         assert "earlier conversation" in prompts[1]  # turns 2-3 rolled onto 0-1
@@ -295,12 +295,20 @@ def test_real_summarizer_makes_a_rolling_summary_of_a_real_dialogue(store: Store
     if not (MODELS_DIR / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").is_file():
         pytest.skip("summarizer model not fetched: appliance models fetch --role summarizer")
     conversation = next(
-        json.loads(line) for line in (SHARED_DATA / "dev_conversations.jsonl").open()
+        json.loads(line)
+        for line in (SHARED_DATA / "dev_conversations.jsonl").open()
         if json.loads(line)["id"] == "multiwoz21:MUL0425"
     )
     small = settings.summarizer.model_copy(
-        update={"n_ctx": 2048, "n_threads": 2, "seed": 7, "max_tokens": 120, "every_turns": 2,
-                "resummarize_every": 100, "timeout_s": 600}
+        update={
+            "n_ctx": 2048,
+            "n_threads": 2,
+            "seed": 7,
+            "max_tokens": 120,
+            "every_turns": 2,
+            "resummarize_every": 100,
+            "timeout_s": 600,
+        }
     )
     model = load_summarizer(settings.model_copy(update={"summarizer": small}))
     session_id = store.create_session(policy="raw").id

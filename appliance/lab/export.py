@@ -23,12 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from . import stage
-from .context import POLICIES, ContextPolicy, Counter, PromptSpec
-from .errors import InputError
-from .pipeline import PipelineSettings
-from .store import Store
-from .types import Snapshot, SummaryVersion
+from appliance import stage
+from appliance.context.policies import POLICIES, ContextPolicy, PromptSpec
+from appliance.errors import InputError
+from appliance.store import Store
+from appliance.turn.pipeline import PipelineSettings
+from appliance.types import Snapshot, SummaryVersion, TokenCounter
 
 POLICY = "rolling"
 
@@ -49,8 +49,13 @@ def snapshot_as_of(snap: Snapshot, summaries: tuple[SummaryVersion, ...], questi
     )
 
 
-def session_examples(snap: Snapshot, summaries: tuple[SummaryVersion, ...], spec: PipelineSettings,
-                     counter: Counter, policy: ContextPolicy = POLICIES[POLICY]) -> Iterator[dict[str, Any]]:
+def session_examples(
+    snap: Snapshot,
+    summaries: tuple[SummaryVersion, ...],
+    spec: PipelineSettings,
+    counter: TokenCounter,
+    policy: ContextPolicy = POLICIES[POLICY],
+) -> Iterator[dict[str, Any]]:
     """One example per agent turn that follows a customer message, with the stage, instruction and
     budget the pipeline would use (``spec`` is the pipeline's own settings); turns whose prompt cannot
     fit the budget are skipped (the pipeline would have refused the message too)."""
@@ -60,12 +65,14 @@ def session_examples(snap: Snapshot, summaries: tuple[SummaryVersion, ...], spec
             continue
         question = turns[pos - 1]
         seen = snapshot_as_of(snap, summaries, question.index)
-        turn_stage = stage.detect(seen.turns, question.text, early_turns=spec.early_turns, late_cues=spec.late_cues,
-                                  open_cues=spec.open_cues)
+        turn_stage = stage.detect(
+            seen.turns, question.text, early_turns=spec.early_turns, late_cues=spec.late_cues, open_cues=spec.open_cues
+        )
         instruction = stage.instruction_for(turn_stage, spec.instructions, spec.instruction)
         try:
-            prompt = policy.build(seen, question.text, PromptSpec(spec.system_prompt, instruction, spec.budget_tokens),
-                                  counter)
+            prompt = policy.build(
+                seen, question.text, PromptSpec(spec.system_prompt, instruction, spec.budget_tokens), counter
+            )
         except InputError:
             continue
         system, user = prompt.messages[0].content, prompt.messages[-1].content
@@ -84,8 +91,16 @@ def session_examples(snap: Snapshot, summaries: tuple[SummaryVersion, ...], spec
         }
 
 
-def export(store: Store, out: IO[str], spec: PipelineSettings, counter: Counter, *, min_turns: int = 5,
-           max_turns: int = 100, policy: ContextPolicy = POLICIES[POLICY]) -> dict[str, int]:
+def export(
+    store: Store,
+    out: IO[str],
+    spec: PipelineSettings,
+    counter: TokenCounter,
+    *,
+    min_turns: int = 5,
+    max_turns: int = 100,
+    policy: ContextPolicy = POLICIES[POLICY],
+) -> dict[str, int]:
     """Write the examples of every stored conversation within the turn limits; counts for the edge."""
     counts = {"sessions": 0, "skipped_sessions": 0, "examples": 0}
     rows = store.sessions(limit=1 << 30)
@@ -103,9 +118,9 @@ def export(store: Store, out: IO[str], spec: PipelineSettings, counter: Counter,
 
 def run_export(settings: Any, out_file: Path, *, min_turns: int, max_turns: int) -> dict[str, int]:
     """Export from the configured database, counting tokens with the responder's tokenizer (vocab only)."""
-    from .build import pipeline_settings, policies
-    from .llm import LlamaChatModel
-    from .modelfiles import find, verified_path
+    from appliance.app import pipeline_settings, policies
+    from appliance.models.files import find, verified_path
+    from appliance.models.llama import LlamaChatModel
 
     if min_turns > max_turns:
         raise InputError(f"--min-turns {min_turns} is more than --max-turns {max_turns}", field="min_turns")
@@ -118,7 +133,8 @@ def run_export(settings: Any, out_file: Path, *, min_turns: int, max_turns: int)
     try:
         out_file.parent.mkdir(parents=True, exist_ok=True)
         with out_file.open("w", encoding="utf-8") as fh:
-            return export(store, fh, spec, counter, min_turns=min_turns, max_turns=max_turns,
-                          policy=policies(settings)[POLICY])
+            return export(
+                store, fh, spec, counter, min_turns=min_turns, max_turns=max_turns, policy=policies(settings)[POLICY]
+            )
     finally:
         store.close()

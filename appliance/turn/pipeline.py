@@ -14,21 +14,24 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
-from . import checker, ledger, stage
-from .context import ContextPolicy, PromptSpec
-from .errors import ConfigError, InputError, MessageTooLong
-from .responder import ChatModel, OnToken, Sampling
-from .store import Store
-from .tokens import ResponderCounter
-from .types import (
+from appliance import stage
+from appliance.context.policies import ContextPolicy, PromptSpec
+from appliance.context.tokens import ResponderCounter
+from appliance.errors import ConfigError, InputError, MessageTooLong
+from appliance.facts import checker, ledger
+from appliance.store import Store
+from appliance.types import (
     ROLES,
+    ChatModel,
     CheckResult,
     Generation,
     Message,
+    OnToken,
+    Recaller,
+    Sampling,
     Session,
     Snapshot,
     SummaryVersion,
@@ -42,20 +45,6 @@ REFINE_PROMPT = (
     "Rewrite so it sounds like a real phone response. Aim for 2-3 short spoken-style sentences. "
     "Keep all factual content. Remove robotic phrasing. Reply with the rewritten text only."
 )
-
-
-class Recaller(Protocol):
-    """What the pipeline needs from recall (appliance.recall.Recall)."""
-
-    model_name: str
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def points_back(self, question: str) -> bool: ...
-
-    def select(
-        self, question: str, candidates: Sequence[Turn], vectors: np.ndarray, k: int, min_score: float
-    ) -> tuple[int, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -208,7 +197,7 @@ class Pipeline:
         if not persist:
             return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
         stored = self.store.append_exchange(
-            session_id, message, final_text, record, ledger=facts[len(snap.ledger):] + ledger.entries_for(agent)
+            session_id, message, final_text, record, ledger=facts[len(snap.ledger) :] + ledger.entries_for(agent)
         )
         store_ms = (time.perf_counter() - t5) * 1000
         self._stored(session_id)
@@ -232,7 +221,7 @@ class Pipeline:
     def vectors(self, session_id: str, turns: Sequence[Turn]) -> np.ndarray:
         """Embeddings of ``turns`` (one row each), computing and storing any not stored yet."""
         assert self.recall is not None
-        from .recall import from_blob, to_blob
+        from appliance.context.recall import from_blob, to_blob
 
         stored = self.store.embeddings(session_id, self.recall.model_name)
         missing = [t for t in turns if t.index not in stored]
@@ -267,7 +256,9 @@ class Pipeline:
             return dataclasses.replace(first, text=text), dataclasses.replace(
                 check(text), action="redact", original=first.text, original_findings=result.findings
             )
-        facts = ledger.current(snap.ledger + ledger.entries_for(Turn(snap.session.id, len(snap.turns), "customer", message)))
+        facts = ledger.current(
+            snap.ledger + ledger.entries_for(Turn(snap.session.id, len(snap.turns), "customer", message))
+        )
         strict = dataclasses.replace(
             spec, instruction=f"{spec.instruction}\n{checker.strict_instruction(facts, result.findings)}"
         )
@@ -327,7 +318,11 @@ class Pipeline:
             raise InputError(f"session {session_id} has no summary version {version}", field="version")
         return self.store.add_summary(
             SummaryVersion(
-                session_id=session_id, version=0, text=old.text, covers_to=old.covers_to, author="operator",
+                session_id=session_id,
+                version=0,
+                text=old.text,
+                covers_to=old.covers_to,
+                author="operator",
                 reason=f"restored version {version}",
             )
         )
@@ -368,4 +363,3 @@ class _Gauge:
         """Block until no answer is in progress; False if ``timeout`` passed first."""
         with self._lock:
             return self._idle.wait_for(lambda: self._n == 0, timeout)
-

@@ -21,14 +21,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .config import Settings
-from .context import ContextPolicy, Counter, PromptSpec
-from .errors import InputError
-from .store import Store
-from .summarizer import squash
-from .types import LedgerEntry, Turn
-from .worker import SummaryWorker, WorkerStats
-
+from appliance.config import Settings
+from appliance.context.policies import ContextPolicy, PromptSpec
+from appliance.errors import InputError
+from appliance.store import Store
+from appliance.summarizer import squash
+from appliance.turn.worker import SummaryWorker, WorkerStats
+from appliance.types import LedgerEntry, TokenCounter, Turn
 
 
 @dataclass(frozen=True)
@@ -113,7 +112,7 @@ def replay(
     sessions: Sequence[BenchSession],
     policies: Mapping[str, ContextPolicy],
     spec: PromptSpec,
-    counter: Counter,
+    counter: TokenCounter,
     *,
     make_worker: Callable[[Store], SummaryWorker] | None = None,
     ledger_for: Callable[[Turn], Sequence[LedgerEntry]] | None = None,
@@ -177,7 +176,7 @@ def _probe(
     probe: Probe,
     policies: Mapping[str, ContextPolicy],
     spec: PromptSpec,
-    counter: Counter,
+    counter: TokenCounter,
     tallies: dict[str, _Tally],
 ) -> None:
     snap = store.snapshot(session_id)
@@ -205,9 +204,7 @@ def choose_policies(names: Sequence[str], known: Mapping[str, ContextPolicy]) ->
     """The named policies (all when none is named), in the order given."""
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise InputError(
-            f"unknown policy {', '.join(map(repr, unknown))} (known: {', '.join(known)})", field="policy"
-        )
+        raise InputError(f"unknown policy {', '.join(map(repr, unknown))} (known: {', '.join(known)})", field="policy")
     return {n: known[n] for n in (dict.fromkeys(names) or known)}
 
 
@@ -226,9 +223,10 @@ def run_bench(
     ``summarizer=False`` replays without one, as when it is down: the policies that read the summary
     then show their fallback (no summary; the turns stay verbatim or give way).
     """
-    from .build import load_summarizer, policies as configured_policies
-    from .llm import LlamaChatModel
-    from .modelfiles import find, verified_path
+    from appliance.app import load_summarizer
+    from appliance.app import policies as configured_policies
+    from appliance.models.files import find, verified_path
+    from appliance.models.llama import LlamaChatModel
 
     policies = choose_policies(policy_names, configured_policies(settings))
     sessions = load_sessions(sessions_file, limit)
@@ -254,10 +252,10 @@ def _worker(store: Store, *, model: Any, settings: Settings, extract: Callable[[
 
 def _fact_parts() -> tuple[Callable[[str], Sequence[Any]], Callable[[Turn], Sequence[LedgerEntry]] | None]:
     """The entity extractor and the ledger, from the modules that own them (the ledger may not exist yet)."""
-    from .entities import extract
+    from appliance.facts.entities import extract
 
     try:
-        from . import ledger
+        from appliance.facts import ledger
     except ImportError:
         return extract, None
     entries_for = getattr(ledger, "entries_for", None)
@@ -265,19 +263,40 @@ def _fact_parts() -> tuple[Callable[[str], Sequence[Any]], Callable[[Turn], Sequ
 
 
 def format_table(report: dict[str, Any]) -> str:
-    header = ("policy", "probes", "facts kept", "tokens med", "tokens max", "build p50 ms", "build p95 ms",
-              "sum runs", "sum fails", "sum med s")
+    header = (
+        "policy",
+        "probes",
+        "facts kept",
+        "tokens med",
+        "tokens max",
+        "build p50 ms",
+        "build p95 ms",
+        "sum runs",
+        "sum fails",
+        "sum med s",
+    )
     rows = [header]
     for name, r in report["policies"].items():
         s = r["summarizer"]
-        rows.append((
-            name, str(r["probes"]), f"{r['probe_facts_in_context']:.1%}", str(r["context_tokens"]["median"]),
-            str(r["context_tokens"]["max"]), f"{r['build_ms']['p50']:.2f}", f"{r['build_ms']['p95']:.2f}",
-            str(s["runs"]), str(s["failures"]), f"{s['median_s']:.2f}",
-        ))
+        rows.append(
+            (
+                name,
+                str(r["probes"]),
+                f"{r['probe_facts_in_context']:.1%}",
+                str(r["context_tokens"]["median"]),
+                str(r["context_tokens"]["max"]),
+                f"{r['build_ms']['p50']:.2f}",
+                f"{r['build_ms']['p95']:.2f}",
+                str(s["runs"]),
+                str(s["failures"]),
+                f"{s['median_s']:.2f}",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in rows]
+    lines = [
+        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

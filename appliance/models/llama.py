@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .errors import Cancelled, GenerationError, ModelLoadError
-from .types import Generation, Message, Sampling
+from appliance.errors import Cancelled, GenerationError, ModelLoadError
+from appliance.types import Generation, Message, Sampling
 
 
 class LlamaChatModel:
@@ -155,8 +155,12 @@ class LlamaChatModel:
             if sampling.seed >= 0:
                 self._llama.set_seed(sampling.seed)
             for token in self._llama.generate(
-                prompt, top_k=sampling.top_k, top_p=sampling.top_p, min_p=0.0,
-                temp=sampling.temperature, repeat_penalty=sampling.repeat_penalty,
+                prompt,
+                top_k=sampling.top_k,
+                top_p=sampling.top_p,
+                min_p=0.0,
+                temp=sampling.temperature,
+                repeat_penalty=sampling.repeat_penalty,
             ):
                 now = time.perf_counter()
                 if token == eos:

@@ -31,23 +31,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Protocol
 
-from .errors import InputError
-from .types import LedgerEntry, Manifest, Message, PartManifest, Prompt, Snapshot, SummaryVersion, Turn
+from appliance.errors import InputError
+from appliance.types import (
+    LedgerEntry,
+    Manifest,
+    Message,
+    PartManifest,
+    Prompt,
+    Snapshot,
+    SummaryVersion,
+    TokenCounter,
+    Turn,
+)
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
 NO_CONTEXT = "(no earlier conversation)"
-
-
-class Counter(Protocol):
-    """Counts tokens the way the responder will see them.
-
-    The same shape as ``appliance.tokens.TokenCounter``; declared here too because stages do not
-    import each other.
-    """
-
-    def count(self, messages: Sequence[Message]) -> int: ...
-
-    def count_text(self, text: str) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ class ContextPolicy(Protocol):
         snap: Snapshot,
         question: str,
         spec: PromptSpec,
-        counter: Counter,
+        counter: TokenCounter,
         recalled: Sequence[int] = (),
     ) -> Prompt:
         """The prompt for ``question`` within ``spec.budget`` tokens of ``counter``.
@@ -91,7 +89,7 @@ class ContextOptions:
     threshold_tokens: int = 1000
 
     @classmethod
-    def from_section(cls, section: object) -> "ContextOptions":
+    def from_section(cls, section: object) -> ContextOptions:
         """The options from any object with the same attribute names (the config's ``[context]``)."""
         return cls(**{f.name: getattr(section, f.name) for f in fields(cls)})
 
@@ -106,7 +104,7 @@ def assemble(spec: PromptSpec, context: str, question: str) -> tuple[Message, ..
 
 
 def part_manifests(
-    spec: PromptSpec, question: str, counter: Counter, total: int, parts: Sequence[PartManifest]
+    spec: PromptSpec, question: str, counter: TokenCounter, total: int, parts: Sequence[PartManifest]
 ) -> tuple[PartManifest, ...]:
     """The fixed parts (system, question, instruction) around the policy's own, plus the template's share."""
     fixed = (
@@ -163,7 +161,7 @@ class _Unit:
 
 
 def _fit_oldest_first(
-    spec: PromptSpec, question: str, counter: Counter, n_units: int, render: Callable[[int], str]
+    spec: PromptSpec, question: str, counter: TokenCounter, n_units: int, render: Callable[[int], str]
 ) -> tuple[int, tuple[Message, ...], int]:
     """The fewest oldest units to drop so that the prompt fits: ``render(first)`` renders units
     ``first..`` and its count only shrinks as ``first`` grows, so bisect (a few full counts)."""
@@ -184,7 +182,7 @@ def _baseline_manifest(
     policy: str,
     spec: PromptSpec,
     question: str,
-    counter: Counter,
+    counter: TokenCounter,
     total: int,
     units: Sequence[_Unit],
     first: int,
@@ -223,18 +221,14 @@ class RawPolicy:
     uses_summary = False
 
     def build(
-        self, snap: Snapshot, question: str, spec: PromptSpec, counter: Counter, recalled: Sequence[int] = ()
+        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
     ) -> Prompt:
         turns = snap.turns
         lines = [render_turn(t) for t in turns]
-        first, messages, total = _fit_oldest_first(
-            spec, question, counter, len(turns), lambda k: "\n".join(lines[k:])
-        )
+        first, messages, total = _fit_oldest_first(spec, question, counter, len(turns), lambda k: "\n".join(lines[k:]))
         kept = tuple(t.index for t in turns[first:])
         cut = tuple(t.index for t in turns[:first])
-        transcript = PartManifest(
-            "transcript", counter.count_text("\n".join(lines[first:])) if kept else 0, turns=kept
-        )
+        transcript = PartManifest("transcript", counter.count_text("\n".join(lines[first:])) if kept else 0, turns=kept)
         manifest = Manifest(
             policy=self.name,
             budget=spec.budget,
@@ -242,7 +236,9 @@ class RawPolicy:
             parts=part_manifests(spec, question, counter, total, [transcript]),
             verbatim_turns=kept,
             cut_turns=cut,
-            cuts=(f"dropped the {len(cut)} oldest turns ({cut[0]}-{cut[-1]}) to fit {spec.budget} tokens",) if cut else (),
+            cuts=(f"dropped the {len(cut)} oldest turns ({cut[0]}-{cut[-1]}) to fit {spec.budget} tokens",)
+            if cut
+            else (),
         )
         return Prompt(messages=messages, manifest=manifest)
 
@@ -289,9 +285,7 @@ def summarize_topics(interactions: Sequence[tuple[str, str]], *, chars: int = 10
     return "\n".join(lines) if lines else "Earlier conversation about various topics."
 
 
-def summarize_qa(
-    interactions: Sequence[tuple[str, str]], *, question_chars: int = 150, answer_chars: int = 100
-) -> str:
+def summarize_qa(interactions: Sequence[tuple[str, str]], *, question_chars: int = 150, answer_chars: int = 100) -> str:
     """Seed 000's Q/A summary, as its code does it: each question whole up to ``question_chars``
     (else cut + "..."), each answer's first sentence if it is at most ``answer_chars`` long (plus
     "."), else the answer's first ``answer_chars`` characters + "..."."""
@@ -332,7 +326,7 @@ class _SeedPolicy:
         raise NotImplementedError
 
     def build(
-        self, snap: Snapshot, question: str, spec: PromptSpec, counter: Counter, recalled: Sequence[int] = ()
+        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
     ) -> Prompt:
         pairs = pairs_of(snap.turns)
         if len(pairs) > self.recent:
@@ -429,12 +423,12 @@ class ThresholdPolicy:
     name = "threshold"
     uses_summary = True
 
-    def __init__(self, threshold: int = 1000, threshold_counter: Counter | None = None) -> None:
+    def __init__(self, threshold: int = 1000, threshold_counter: TokenCounter | None = None) -> None:
         self.threshold = threshold
         self.threshold_counter = threshold_counter
 
     def build(
-        self, snap: Snapshot, question: str, spec: PromptSpec, counter: Counter, recalled: Sequence[int] = ()
+        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
     ) -> Prompt:
         turns = snap.turns
         size = (self.threshold_counter or counter).count_text(flatten_history(turns)) if turns else 0
@@ -466,9 +460,14 @@ class ThresholdPolicy:
             spec, question, counter, len(units), lambda k: "\n\n".join(texts[k:])
         )
         kept_verbatim = tuple(i for u in units[first:] if u.kind == "verbatim" for i in u.turns)
-        parts = [PartManifest("history", counter.count_text("\n\n".join(texts[first:])) if texts[first:] else 0,
-                              turns=tuple(i for u in units[first:] for i in u.turns),
-                              note=f"{len(kept_verbatim)} verbatim turn(s)")]
+        parts = [
+            PartManifest(
+                "history",
+                counter.count_text("\n\n".join(texts[first:])) if texts[first:] else 0,
+                turns=tuple(i for u in units[first:] for i in u.turns),
+                note=f"{len(kept_verbatim)} verbatim turn(s)",
+            )
+        ]
         manifest = _baseline_manifest(
             self.name, spec, question, counter, total, units, first, parts, notes=notes, fallback=fallback
         )
@@ -546,7 +545,7 @@ class _RollingFit:
 
     def __init__(
         self,
-        counter: Counter,
+        counter: TokenCounter,
         summary: SummaryVersion | None,
         facts: list[LedgerEntry],
         recalled: list[Turn],
@@ -564,9 +563,7 @@ class _RollingFit:
         self.events: list[tuple[str, int]] = []
         c = counter.count_text
         # Summary: whole until its middle must go; then sentences.
-        self.summary_header = (
-            SUMMARY_HEADER.format(first=0, last=summary.covers_to) if summary is not None else ""
-        )
+        self.summary_header = SUMMARY_HEADER.format(first=0, last=summary.covers_to) if summary is not None else ""
         self.sentences: list[str] | None = None
         self.sentence_costs: list[int] = []
         self.sentence_kept: list[bool] = []
@@ -801,7 +798,7 @@ class RollingPolicy:
         return tuple(t for pos, t in enumerate(snap.turns) if pos < start and t.index <= covers_to)
 
     def build(
-        self, snap: Snapshot, question: str, spec: PromptSpec, counter: Counter, recalled: Sequence[int] = ()
+        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
     ) -> Prompt:
         turns = snap.turns
         summary = usable_summary(snap)
@@ -894,7 +891,7 @@ def _describe_cuts(fit: _RollingFit, summarized: set[int], budget: int) -> list[
 
 
 def make_policies(
-    options: ContextOptions = ContextOptions(), threshold_counter: Counter | None = None
+    options: ContextOptions = ContextOptions(), threshold_counter: TokenCounter | None = None
 ) -> dict[str, ContextPolicy]:
     """Every policy, configured; ``threshold_counter`` counts the ``threshold`` policy's trigger
     (for example OpenAI tokens), and defaults to the budget's own counter."""

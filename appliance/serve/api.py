@@ -26,7 +26,7 @@ import time
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -35,9 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import (
+from appliance.errors import (
     ApplianceError,
     Busy,
+    Cancelled,
     ConfigError,
     GenerationError,
     InputError,
@@ -46,9 +47,8 @@ from .errors import (
     SessionNotFound,
     StoreError,
 )
-from .pipeline import Pipeline
-from .responder import Cancelled, OnToken
-from .types import Generation, Message, TurnResult, to_dict
+from appliance.turn.pipeline import Pipeline
+from appliance.types import Generation, Message, OnToken, TurnResult, WorkerStatus, to_dict
 
 T = TypeVar("T")
 
@@ -127,7 +127,7 @@ def error_response(exc: Exception) -> JSONResponse:
 class Job(Generic[T]):
     """One piece of model work waiting in, or taken from, a :class:`FairQueue`."""
 
-    def __init__(self, key: str, fn: Callable[["Job[T]"], T]) -> None:
+    def __init__(self, key: str, fn: Callable[[Job[T]], T]) -> None:
         self.key = key
         self.fn = fn
         self.cancel = threading.Event()
@@ -159,7 +159,7 @@ class FairQueue:
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._work, name=f"model-{name}", daemon=True)
 
-    def start(self) -> "FairQueue":
+    def start(self) -> FairQueue:
         self._thread.start()
         return self
 
@@ -271,7 +271,7 @@ class Run(Generic[T]):
         self._get: asyncio.Future[object] | None = None
         self._checked = time.monotonic()  # when the client's connection was last looked at
 
-    def start(self, key: str, work: Callable[[threading.Event, OnToken], T]) -> "Run[T]":
+    def start(self, key: str, work: Callable[[threading.Event, OnToken], T]) -> Run[T]:
         def fn(job: Job[T]) -> T:
             def on_token(piece: str) -> None:
                 job.progress()
@@ -330,16 +330,6 @@ class Run(Generic[T]):
 # metrics -----------------------------------------------------------------------------------------
 
 
-class WorkerStatus(Protocol):
-    """What the API needs from a background worker (the summarizer): liveness and counters."""
-
-    def is_alive(self) -> bool: ...
-
-    def counters(self) -> Mapping[str, int]:
-        """Monotonic counts such as ``{"runs": 12, "failures": 1}``."""
-        ...
-
-
 class Metrics:
     """Counters for ``/metrics`` in Prometheus' text format; thread-safe, no dependency."""
 
@@ -376,16 +366,27 @@ class Metrics:
         with self._lock:
             lines = [
                 *_metric("appliance_answers_total", "counter", "Answers generated and stored.", self.answers),
-                *_metric("appliance_turns_recorded_total", "counter", "Turns recorded without generating.",
-                         self.turns_recorded),
-                *_metric("appliance_checker_flags_total", "counter",
-                         "Facts in answers that the checker found unsupported.", self.checker_flags),
+                *_metric(
+                    "appliance_turns_recorded_total",
+                    "counter",
+                    "Turns recorded without generating.",
+                    self.turns_recorded,
+                ),
+                *_metric(
+                    "appliance_checker_flags_total",
+                    "counter",
+                    "Facts in answers that the checker found unsupported.",
+                    self.checker_flags,
+                ),
                 "# HELP appliance_http_errors_total Requests answered with an error, by status.",
                 "# TYPE appliance_http_errors_total counter",
                 *(f'appliance_http_errors_total{{status="{s}"}} {n}' for s, n in sorted(self.errors.items())),
                 "# HELP appliance_answer_seconds Time from request to stored answer, queueing included.",
                 "# TYPE appliance_answer_seconds histogram",
-                *(f'appliance_answer_seconds_bucket{{le="{b}"}} {n}' for b, n in zip(self.BUCKETS, self.latency_buckets)),
+                *(
+                    f'appliance_answer_seconds_bucket{{le="{b}"}} {n}'
+                    for b, n in zip(self.BUCKETS, self.latency_buckets)
+                ),
                 f'appliance_answer_seconds_bucket{{le="+Inf"}} {self.answers}',
                 f"appliance_answer_seconds_sum {self.latency_sum:.6f}",
                 f"appliance_answer_seconds_count {self.answers}",
@@ -399,8 +400,9 @@ class Metrics:
         if worker is not None:
             for name, value in sorted(worker.counters().items()):
                 lines += _metric(f"appliance_summarizer_{name}_total", "counter", f"Summarizer {name}.", value)
-            lines += _metric("appliance_summarizer_alive", "gauge", "1 while the summary worker runs.",
-                             int(worker.is_alive()))
+            lines += _metric(
+                "appliance_summarizer_alive", "gauge", "1 while the summary worker runs.", int(worker.is_alive())
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -735,7 +737,10 @@ def create_app(
 
     @app.get("/v1/models", tags=["openai"])
     async def list_models() -> dict[str, Any]:
-        return {"object": "list", "data": [{"id": responder_name, "object": "model", "created": 0, "owned_by": "appliance"}]}
+        return {
+            "object": "list",
+            "data": [{"id": responder_name, "object": "model", "created": 0, "owned_by": "appliance"}],
+        }
 
     @app.post("/v1/chat/completions", tags=["openai"])
     async def chat_completions(body: ChatCompletionRequest, request: Request) -> Response:
@@ -758,32 +763,49 @@ def create_app(
             if isinstance(result, TurnResult):
                 r = result.record
                 # "text" is the stored answer: when the guard replaced the streamed first attempt, it differs.
-                extra = {"session_id": result.session_id, "text": result.agent.text, "stage": r.stage,
-                         "check": {**to_dict(r.check), "ok": r.check.ok}, "manifest": to_dict(r.manifest)}
+                extra = {
+                    "session_id": result.session_id,
+                    "text": result.agent.text,
+                    "stage": r.stage,
+                    "check": {**to_dict(r.check), "ok": r.check.ok},
+                    "manifest": to_dict(r.manifest),
+                }
                 return result.agent.text, "stop", r.prompt_tokens, r.completion_tokens, extra
             assert isinstance(result, Generation)
             finish_reason = "length" if result.finish_reason == "length" else "stop"
             return result.text, finish_reason, result.prompt_tokens, result.completion_tokens, {}
 
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            return {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": responder_name,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+            return {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": responder_name,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
 
         if not body.stream:
             result = await finish(run, request, first)
             if isinstance(result, TurnResult):
                 answered(result, started)
             text, finish_reason, prompt_tokens, completion_tokens, extra = usage_of(result)
-            return JSONResponse({
-                "id": completion_id,
-                "object": "chat.completion",
-                "created": created,
-                "model": responder_name,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
-                **({"appliance": extra} if extra else {}),
-            })
+            return JSONResponse(
+                {
+                    "id": completion_id,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": responder_name,
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    },
+                    **({"appliance": extra} if extra else {}),
+                }
+            )
 
         async def events() -> AsyncIterator[str]:
             try:
@@ -836,7 +858,9 @@ def create_app(
     return app
 
 
-def fit_messages(messages: Sequence[Message], count: Callable[[Sequence[Message]], int], budget: int) -> tuple[Message, ...]:
+def fit_messages(
+    messages: Sequence[Message], count: Callable[[Sequence[Message]], int], budget: int
+) -> tuple[Message, ...]:
     """Drop the oldest non-system messages until the prompt fits ``budget`` tokens; never the last one."""
     kept = list(messages)
     while count(kept) > budget:
@@ -862,4 +886,3 @@ def _database_writable(pipeline: Pipeline) -> bool:
     if path is None:
         return True
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-

@@ -36,12 +36,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .bench_context import load_sessions
-from .config import Settings
-from .errors import InputError
-from .evaluate import Recorder, evolve, percentile, production_pipeline
-from .pipeline import Pipeline
-from .types import Generation, Message, Sampling
+from appliance.config import Settings
+from appliance.errors import InputError
+from appliance.lab.bench_context import load_sessions
+from appliance.lab.evaluate import Recorder, evolve, percentile, production_pipeline
+from appliance.turn.pipeline import Pipeline
+from appliance.types import Generation, Message, Sampling
 
 POLICIES = ("rolling", "raw")
 TAIL_TURNS = 40
@@ -96,8 +96,9 @@ class Switch(Recorder):
         on_token = kwargs.get("on_token")
         if on_token is not None:
             on_token(self.replay)
-        return Generation(text=self.replay, model=self.name, prompt_tokens=0, completion_tokens=0, ttft_s=0.0,
-                          total_s=0.0)
+        return Generation(
+            text=self.replay, model=self.name, prompt_tokens=0, completion_tokens=0, ttft_s=0.0, total_s=0.0
+        )
 
 
 def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -130,15 +131,26 @@ def _ttft(pipeline: Pipeline, model: Any, switch: Switch, session_id: str, turn:
         model.generate(previous, Sampling(max_tokens=1, temperature=0.0, seed=0))
         shared = shared_prefix(model.tokens(previous), current)
     warm = pipeline.answer(session_id, text, persist=False).record
-    return {"turn": turn, "ttft_s": round(warm.timings.ttft_s, 4), "cold_ttft_s": round(cold.timings.ttft_s, 4),
-            "prompt_tokens": len(current), "shared_prefix_tokens": shared}
+    return {
+        "turn": turn,
+        "ttft_s": round(warm.timings.ttft_s, 4),
+        "cold_ttft_s": round(cold.timings.ttft_s, 4),
+        "prompt_tokens": len(current),
+        "shared_prefix_tokens": shared,
+    }
 
 
 def _window_summary(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Medians of a window's measurements, and the measurements."""
-    med = {k: _median([x[k] for x in samples]) for k in ("ttft_s", "cold_ttft_s", "prompt_tokens", "shared_prefix_tokens")}
-    return {"turns": [x["turn"] for x in samples], **med, "max_ttft_s": max(x["ttft_s"] for x in samples),
-            "samples": list(samples)}
+    med = {
+        k: _median([x[k] for x in samples]) for k in ("ttft_s", "cold_ttft_s", "prompt_tokens", "shared_prefix_tokens")
+    }
+    return {
+        "turns": [x["turn"] for x in samples],
+        **med,
+        "max_ttft_s": max(x["ttft_s"] for x in samples),
+        "samples": list(samples),
+    }
 
 
 def measured_turns(turns: Sequence[tuple[str, str]], start: int, window: int) -> list[int]:
@@ -173,8 +185,14 @@ def replay_policy(
     switch = Switch(model)
     with tempfile.TemporaryDirectory(prefix="bench-perf-") as folder:
         # One model answers every turn, unrewritten: early routing and refinement would replace the replayed text.
-        local = evolve(settings, paths={"database": Path(folder) / "perf.db"}, context={"policy": policy},
-                       guard={"policy": "flag"}, routing={"early": ""}, refine={"enabled": False})
+        local = evolve(
+            settings,
+            paths={"database": Path(folder) / "perf.db"},
+            context={"policy": policy},
+            guard={"policy": "flag"},
+            routing={"early": ""},
+            refine={"enabled": False},
+        )
         pipeline, worker = production_pipeline(local, switch, summarizer, policy, recall=recall)
         try:
             session = pipeline.new_session(policy=policy, title=f"bench perf {policy}")
@@ -193,25 +211,32 @@ def replay_policy(
                     which = measured[index]
                     sample = _ttft(pipeline, model, switch, session.id, index, text)
                     samples[which].append(sample)
-                    progress(f"{policy}: turn {index} ({which}): {sample['prompt_tokens']} prompt tokens "
-                             f"({sample['shared_prefix_tokens']} shared with the previous), TTFT "
-                             f"{sample['ttft_s']:.3f} s, cold {sample['cold_ttft_s']:.3f} s")
+                    progress(
+                        f"{policy}: turn {index} ({which}): {sample['prompt_tokens']} prompt tokens "
+                        f"({sample['shared_prefix_tokens']} shared with the previous), TTFT "
+                        f"{sample['ttft_s']:.3f} s, cold {sample['cold_ttft_s']:.3f} s"
+                    )
                     if index == windows["late"][0] and measure_gen:
                         out["gen_tps"] = _gen_tps(pipeline, model, switch, session.id, GEN_QUESTION, repeats)
                 switch.replay = turns[index + 1][1]
                 result = pipeline.answer(session.id, text)
                 t = result.record.timings
-                out["overhead"].append({
-                    "turn": index,
-                    "ms": (t.total_s - t.generate_s) * 1000,
-                    "context_ms": t.context_ms,
-                    "recall_ms": getattr(t, "recall_ms", 0.0),
-                    "check_ms": t.check_ms,
-                    "store_ms": t.store_ms,
-                    # snapshot, stage, ledger extraction: the rest of the turn beyond inference
-                    "other_ms": (t.total_s - t.generate_s) * 1000 - t.context_ms - getattr(t, "recall_ms", 0.0)
-                    - t.check_ms - t.store_ms,
-                })
+                out["overhead"].append(
+                    {
+                        "turn": index,
+                        "ms": (t.total_s - t.generate_s) * 1000,
+                        "context_ms": t.context_ms,
+                        "recall_ms": getattr(t, "recall_ms", 0.0),
+                        "check_ms": t.check_ms,
+                        "store_ms": t.store_ms,
+                        # snapshot, stage, ledger extraction: the rest of the turn beyond inference
+                        "other_ms": (t.total_s - t.generate_s) * 1000
+                        - t.context_ms
+                        - getattr(t, "recall_ms", 0.0)
+                        - t.check_ms
+                        - t.store_ms,
+                    }
+                )
                 index += 2
             out["ttft"] = {which: _window_summary(x) for which, x in samples.items()}
         finally:
@@ -257,33 +282,49 @@ def run_perf(
     progress: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, Any]:
     """Load the model (verified, the configured responder unless named) and take every measurement."""
-    from .build import load_recall, load_responder, load_summarizer
+    from appliance.app import load_recall, load_responder, load_summarizer
 
     if not 0 <= early < late < turns - 1:
         raise InputError(f"need 0 <= --early ({early}) < --late ({late}) < --turns ({turns}) - 1", field="turns")
     local = evolve(
         settings,
-        responder={"model": model_name or settings.responder.model, "max_tokens": gen_tokens,
-                   "seed": max(settings.responder.seed, 0)},
+        responder={
+            "model": model_name or settings.responder.model,
+            "max_tokens": gen_tokens,
+            "seed": max(settings.responder.seed, 0),
+        },
         summarizer={"seed": max(settings.summarizer.seed, 0)},
     )
     session = long_session(sessions_file, turns)
     windows = {"early": measured_turns(session, early, window), "late": measured_turns(session, late, window)}
     if windows["late"][0] <= windows["early"][-1]:
-        raise InputError(f"the early TTFT window (from turn {early}, {window} answers) reaches turn {late}: "
-                         "start --late later or make --window smaller", field="late")
+        raise InputError(
+            f"the early TTFT window (from turn {early}, {window} answers) reaches turn {late}: "
+            "start --late later or make --window smaller",
+            field="late",
+        )
     model = load_responder(local)
     if not hasattr(model, "bare_generate_tps"):
-        raise InputError(f"{local.responder.model}: bench perf measures a local llama.cpp model, not a remote one",
-                         field="model")
+        raise InputError(
+            f"{local.responder.model}: bench perf measures a local llama.cpp model, not a remote one", field="model"
+        )
     summarizer = load_summarizer(local) if summarize else None
     recall = load_recall(local)
     runs = {}
     for policy in POLICIES:
         progress(f"{policy}: replaying {len(session)} turns")
-        runs[policy] = replay_policy(local, model, summarizer if policy == "rolling" else None, recall, policy, session,
-                                     windows=windows, repeats=repeats, measure_gen=policy == "rolling",
-                                     progress=progress)
+        runs[policy] = replay_policy(
+            local,
+            model,
+            summarizer if policy == "rolling" else None,
+            recall,
+            policy,
+            session,
+            windows=windows,
+            repeats=repeats,
+            measure_gen=policy == "rolling",
+            progress=progress,
+        )
     return summarize_runs(runs, local, len(session))
 
 
@@ -294,22 +335,33 @@ def summarize_runs(runs: dict[str, dict[str, Any]], settings: Settings, turns: i
     every = rolling["overhead"]
     gen = rolling.get("gen_tps", {"appliance": 0.0, "bare": 0.0})
     report: dict[str, Any] = {
-        "overhead_ms": {"p50": round(percentile([o["ms"] for o in tail], 50), 3),
-                        "p95": round(percentile([o["ms"] for o in tail], 95), 3)},
+        "overhead_ms": {
+            "p50": round(percentile([o["ms"] for o in tail], 50), 3),
+            "p95": round(percentile([o["ms"] for o in tail], 95), 3),
+        },
         "gen_tps_ratio": ratio(gen["appliance"], gen["bare"]),
         "ttft_ratio": {p: ratio(runs[p]["ttft"]["late"]["ttft_s"], runs[p]["ttft"]["early"]["ttft_s"]) for p in runs},
-        "ttft_cold_ratio": {p: ratio(runs[p]["ttft"]["late"]["cold_ttft_s"], runs[p]["ttft"]["early"]["cold_ttft_s"])
-                            for p in runs},
+        "ttft_cold_ratio": {
+            p: ratio(runs[p]["ttft"]["late"]["cold_ttft_s"], runs[p]["ttft"]["early"]["cold_ttft_s"]) for p in runs
+        },
         "turns": turns,
         "model": settings.responder.model,
         "n_threads": settings.responder.n_threads,
         "overhead_window": [max(0, turns - TAIL_TURNS), turns - 1],
-        "overhead_ms_all": {"p50": round(percentile([o["ms"] for o in every], 50), 3),
-                            "p95": round(percentile([o["ms"] for o in every], 95), 3), "turns": len(every)},
-        "overhead_parts_ms_p50": {k: round(percentile([o[k] for o in tail], 50), 3)
-                                  for k in ("recall_ms", "context_ms", "check_ms", "store_ms", "other_ms")},
-        "overhead_ms_raw": {"p50": round(percentile([o["ms"] for o in runs["raw"]["overhead"]
-                                                     if o["turn"] >= turns - TAIL_TURNS], 50), 3)},
+        "overhead_ms_all": {
+            "p50": round(percentile([o["ms"] for o in every], 50), 3),
+            "p95": round(percentile([o["ms"] for o in every], 95), 3),
+            "turns": len(every),
+        },
+        "overhead_parts_ms_p50": {
+            k: round(percentile([o[k] for o in tail], 50), 3)
+            for k in ("recall_ms", "context_ms", "check_ms", "store_ms", "other_ms")
+        },
+        "overhead_ms_raw": {
+            "p50": round(
+                percentile([o["ms"] for o in runs["raw"]["overhead"] if o["turn"] >= turns - TAIL_TURNS], 50), 3
+            )
+        },
         "gen_tps": gen,
         "ttft_s": {p: runs[p]["ttft"] for p in runs},
         "prefix_reuse": {p: prefix_reuse(runs[p]["ttft"]["late"]) for p in runs},
@@ -327,9 +379,14 @@ def summarize_runs(runs: dict[str, dict[str, Any]], settings: Settings, turns: i
 def prefix_reuse(late: dict[str, Any]) -> dict[str, Any]:
     """Whether llama.cpp's prefix cache pays off at the late turns: what production saves over cold."""
     speedup = ratio(late["cold_ttft_s"], late["ttft_s"])
-    return {"prompt_tokens": late["prompt_tokens"], "shared_prefix_tokens": late["shared_prefix_tokens"],
-            "cold_ttft_s": late["cold_ttft_s"], "next_turn_ttft_s": late["ttft_s"], "speedup": speedup,
-            "pays_off": speedup > 1.1}
+    return {
+        "prompt_tokens": late["prompt_tokens"],
+        "shared_prefix_tokens": late["shared_prefix_tokens"],
+        "cold_ttft_s": late["cold_ttft_s"],
+        "next_turn_ttft_s": late["ttft_s"],
+        "speedup": speedup,
+        "pays_off": speedup > 1.1,
+    }
 
 
 def _span(window: dict[str, Any]) -> str:

@@ -19,25 +19,9 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
-from .errors import ConfigError, ModelFileError
-from .types import Message
-
-
-@runtime_checkable
-class TokenCounter(Protocol):
-    """Counts tokens of a whole chat prompt, or of a piece of text on its own."""
-
-    def count(self, messages: Sequence[Message]) -> int: ...
-
-    def count_text(self, text: str) -> int: ...
-
-
-class _ModelLike(Protocol):
-    def count(self, messages: Sequence[Message]) -> int: ...
-
-    def count_text(self, text: str) -> int: ...
+from appliance.errors import ConfigError, ModelFileError
+from appliance.types import Message, TokenCounter
 
 
 class ResponderCounter:
@@ -49,7 +33,7 @@ class ResponderCounter:
     cached: they differ at every turn.
     """
 
-    def __init__(self, model: _ModelLike, *, cache_size: int = 8192) -> None:
+    def __init__(self, model: TokenCounter, *, cache_size: int = 8192) -> None:
         self.model = model
         self.cache_size = cache_size
         self._cache: OrderedDict[str, int] = OrderedDict()

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checker import check, clear_caches, redact, strict_instruction
-from .config import Settings
-from .entities import extract, family, index_keys, lookup_keys
-from .ledger import current, entries
-from .stage import LATE_CUES, OPEN_CUES, cue_table, detect, instruction_for
-from .types import CheckResult, Entity, LedgerEntry, Session, Snapshot, Stage, Turn
+from appliance.config import Settings
+from appliance.facts.checker import check, clear_caches, redact, strict_instruction
+from appliance.facts.entities import extract, family, index_keys, lookup_keys
+from appliance.facts.ledger import current, entries
+from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, instruction_for
+from appliance.types import CheckResult, Entity, LedgerEntry, Session, Snapshot, Stage, Turn
 
 Progress = Callable[[str], None]
 
@@ -160,7 +160,9 @@ def score_checker(
             ledger = entries(ctx.history)  # made when those turns were stored, not at check time
             if cold:
                 # as after a restart: the ledger comes from the store, no text has been extracted yet
-                score.cold_check_ms.append(_best_ms(lambda: check_in_context(turn.text, ctx, ledger), timer, clear_caches))
+                score.cold_check_ms.append(
+                    _best_ms(lambda: check_in_context(turn.text, ctx, ledger), timer, clear_caches)
+                )
             result = check_in_context(turn.text, ctx, ledger)
             fresh = _answer_uncached(ctx)
             score.check_ms.append(_best_ms(lambda: check_in_context(turn.text, ctx, ledger), timer, fresh))
@@ -301,7 +303,7 @@ def run_bench(
         "generate": None,
     }
     if generate:
-        from .build import load_responder
+        from appliance.app import load_responder
 
         model = load_responder(settings)
         report["generate"] = generate_report(conversations, model, settings, progress=say)
@@ -312,9 +314,9 @@ def generate_report(
     conversations: Sequence[Sequence[Turn]], model: Any, settings: Settings, *, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Answers from ``model`` at every customer turn (teacher-forced history, raw context), checked
-    and guarded as ``settings.guard`` says. ``model`` follows :class:`appliance.responder.ChatModel`."""
-    from .build import pipeline_settings
-    from .context import PromptSpec, RawPolicy
+    and guarded as ``settings.guard`` says. ``model`` follows :class:`appliance.types.ChatModel`."""
+    from appliance.app import pipeline_settings
+    from appliance.context.policies import PromptSpec, RawPolicy
 
     say = progress or (lambda _m: None)
     ps = pipeline_settings(settings)
@@ -371,7 +373,7 @@ def generate_report(
             after += not result.ok
             if answers % 20 == 0:
                 say(f"{answers} answers generated")
-    share = (lambda k: round(k / answers, 4) if answers else 0.0)
+    share = lambda k: round(k / answers, 4) if answers else 0.0
     return {
         "model": getattr(model, "name", "?"),
         "policy": guard.policy,

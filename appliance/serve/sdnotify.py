@@ -34,7 +34,7 @@ class Notifier:
         self._warned = False
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "Notifier":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Notifier:
         """The notifier systemd asked for; the watchdog only if it is meant for this process."""
         env = os.environ if env is None else env
         usec = env.get("WATCHDOG_USEC", "")

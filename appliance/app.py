@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import stage
-from .config import ResponderSettings, Settings, SummarizerSettings, read_token_file
-from .context import ContextOptions, ContextPolicy, make_policies
-from .errors import ConfigError
-from .modelfiles import CATALOG_NAME, find, load_catalog, state, verified_path
-from .pipeline import Pipeline, PipelineSettings, Recaller
-from .responder import ChatModel, Sampling
-from .store import Store
-from .worker import SummaryWorker
+from appliance import stage
+from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
+from appliance.context.policies import ContextOptions, ContextPolicy, make_policies
+from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
+from appliance.store import Store
+from appliance.turn.pipeline import Pipeline, PipelineSettings
+from appliance.turn.worker import SummaryWorker
+from appliance.types import ChatModel, Recaller, Sampling
 
 
 def load_model(settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings) -> ChatModel:
@@ -24,7 +23,7 @@ def load_model(settings: Settings, name: str, knobs: ResponderSettings | Summari
 
     With ``backend = "remote"`` the model is served elsewhere instead (see :func:`load_remote`).
     """
-    from .llm import LlamaChatModel
+    from appliance.models.llama import LlamaChatModel
 
     if knobs.backend == "remote":
         return load_remote(settings, name, knobs)
@@ -48,8 +47,8 @@ def load_remote(settings: Settings, name: str, knobs: ResponderSettings | Summar
     through the same section (``routing.early``, ``refine.model``) are sent as they are. A local copy
     is used only when ``name`` is catalogued and its file is there, and is verified like any model.
     """
-    from .llm import LlamaChatModel
-    from .remote import open_remote
+    from appliance.models.llama import LlamaChatModel
+    from appliance.models.remote import open_remote
 
     local = None
     if knobs.remote_tokenizer != "server":
@@ -94,7 +93,7 @@ def load_recall(settings: Settings) -> Recaller | None:
     """The embedding model for recall, or None when recall is off."""
     if not settings.recall.enabled:
         return None
-    from .recall import Recall
+    from appliance.context.recall import Recall
 
     return Recall(cues=settings.recall.cues)
 
@@ -103,9 +102,11 @@ def policies(settings: Settings) -> dict[str, ContextPolicy]:
     c = settings.context
     threshold_counter = None
     if c.threshold_counter == "tiktoken":
-        from .tokens import TiktokenCounter
+        from appliance.context.tokens import TiktokenCounter
 
-        threshold_counter = TiktokenCounter(c.tiktoken_encoding, file=Path(c.tiktoken_file) if c.tiktoken_file else None)
+        threshold_counter = TiktokenCounter(
+            c.tiktoken_encoding, file=Path(c.tiktoken_file) if c.tiktoken_file else None
+        )
     return make_policies(ContextOptions.from_section(c), threshold_counter=threshold_counter)
 
 
@@ -173,7 +174,7 @@ def attach_summary_worker(settings: Settings, pipeline: Pipeline) -> SummaryWork
     """
     if not any(p.uses_summary for p in pipeline.policies.values()):
         return None
-    from .entities import extract
+    from appliance.facts.entities import extract
 
     worker = SummaryWorker.configured(
         pipeline.store, load_summarizer(settings), settings, extract, answering=pipeline.answering

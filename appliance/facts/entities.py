@@ -36,7 +36,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from .types import Entity
+from appliance.types import Entity
 
 # Kinds whose values are codes: a wrong character in one of them is a contradiction of the others.
 IDENTIFIER_KINDS = frozenset({"reference", "order", "case", "account", "number", "postcode"})
@@ -109,18 +109,51 @@ _YEAR = r"(?:19|20)\d\d"
 
 # Currencies: symbol or word → ISO code. "$" alone is read as USD; "C$", "A$" are their own.
 _SYMBOLS = {
-    "US$": "USD", "C$": "CAD", "CA$": "CAD", "A$": "AUD", "AU$": "AUD", "NZ$": "NZD", "R$": "BRL",
-    "HK$": "HKD", "S$": "SGD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR",
-    "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₫": "VND", "฿": "THB", "₱": "PHP", "zł": "PLN",
+    "US$": "USD",
+    "C$": "CAD",
+    "CA$": "CAD",
+    "A$": "AUD",
+    "AU$": "AUD",
+    "NZ$": "NZD",
+    "R$": "BRL",
+    "HK$": "HKD",
+    "S$": "SGD",
+    "$": "USD",
+    "€": "EUR",
+    "£": "GBP",
+    "¥": "JPY",
+    "₹": "INR",
+    "₩": "KRW",
+    "₽": "RUB",
+    "₺": "TRY",
+    "₪": "ILS",
+    "₫": "VND",
+    "฿": "THB",
+    "₱": "PHP",
+    "zł": "PLN",
 }
 _CODES = (
     "USD EUR GBP JPY CHF CAD AUD NZD SEK NOK DKK PLN CZK HUF INR CNY RMB HKD SGD ZAR BRL MXN KRW "
     "ILS AED SAR THB PHP IDR MYR VND RON BGN ISK"
 ).split()
 _WORDS = {
-    "dollars": "USD", "dollar": "USD", "bucks": "USD", "euros": "EUR", "euro": "EUR", "pounds": "GBP",
-    "pound": "GBP", "quid": "GBP", "yen": "JPY", "francs": "CHF", "franken": "CHF", "rupees": "INR",
-    "yuan": "CNY", "kronor": "SEK", "kroner": "NOK", "pesos": "MXN", "reais": "BRL",
+    "dollars": "USD",
+    "dollar": "USD",
+    "bucks": "USD",
+    "euros": "EUR",
+    "euro": "EUR",
+    "pounds": "GBP",
+    "pound": "GBP",
+    "quid": "GBP",
+    "yen": "JPY",
+    "francs": "CHF",
+    "franken": "CHF",
+    "rupees": "INR",
+    "yuan": "CNY",
+    "kronor": "SEK",
+    "kroner": "NOK",
+    "pesos": "MXN",
+    "reais": "BRL",
 }
 # "cents" is read as US cents: a guess, but the same guess on both sides of a comparison.
 _SUBUNITS = {"cents": "USD", "cent": "USD", "pence": "GBP", "p": "GBP", "ct": "EUR"}
@@ -267,7 +300,9 @@ _COMMITMENT = re.compile(
     r"confirmation|answer|decision|update)s?)"
     r"(?P<mid>(?:[^.!?;\n]|[.,](?=\d)){0,60}?)\s(?P<deadline>" + _DEADLINE + r")(?!\w)"
 )
-_DEADLINE_WORD = re.compile(r"(?i)^(?:within|in|inside|under|by|before|no\s+later\s+than|until)\s+(?:the\s+(?:next\s+)?)?")
+_DEADLINE_WORD = re.compile(
+    r"(?i)^(?:within|in|inside|under|by|before|no\s+later\s+than|until)\s+(?:the\s+(?:next\s+)?)?"
+)
 # A timetable ("will arrive by 12:07") is not a promise made to the customer; a delivery that
 # "should arrive within 3 days" is.
 _TIMETABLE = re.compile(r"(?i)\b(?:arrive|arrives|arriving|depart|departs|leave|leaves|get\s+you\s+in|run|runs)\b")
@@ -368,7 +403,12 @@ def _dates(text: str, add: Add) -> None:
             core = f"{a:02d}-{b:02d}"
         else:
             core = f"{a:02d}/{b:02d}"  # order unknown; the checker tries both readings
-        add("date", m.start(), m.end(), f"{year}-{core}" if year and "/" not in core else (f"{year}/{core}" if year else core))
+        add(
+            "date",
+            m.start(),
+            m.end(),
+            f"{year}-{core}" if year and "/" not in core else (f"{year}/{core}" if year else core),
+        )
 
 
 def _clearly_date(span: str) -> bool:

@@ -29,13 +29,23 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from .client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health
-from .config import Settings, TuiSettings, read_token_file
+from appliance.config import Settings, TuiSettings, read_token_file
+from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health
 
 GAUGE_WIDTH = 12
 EIGHTHS = " ▏▎▍▌▋▊▉"
-PART_ORDER = ("system", "summary", "ledger", "recent", "recalled", "ledger-latest", "history", "question", "instruction",
-              "template")
+PART_ORDER = (
+    "system",
+    "summary",
+    "ledger",
+    "recent",
+    "recalled",
+    "ledger-latest",
+    "history",
+    "question",
+    "instruction",
+    "template",
+)
 
 
 # pure rendering: payload dicts of the API → rich Text ------------------------------------------
@@ -131,8 +141,12 @@ def manifest_notes(manifest: JSON | None) -> list[str]:
     if not manifest:
         return []
     lines = [f"cut: {c}" for c in manifest.get("cuts", [])]
-    for key, what in (("cut_turns", "turns left out"), ("recalled_turns", "recalled turns"),
-                      ("summarized_turns", "turns seen only as summary"), ("verbatim_turns", "verbatim turns")):
+    for key, what in (
+        ("cut_turns", "turns left out"),
+        ("recalled_turns", "recalled turns"),
+        ("summarized_turns", "turns seen only as summary"),
+        ("verbatim_turns", "verbatim turns"),
+    ):
         turns = manifest.get(key) or []
         if turns:
             lines.append(f"{what}: {_ranges(turns)}")
@@ -283,7 +297,9 @@ class ConversationView(VerticalScroll):
     def begin(self, customer_text: str) -> None:
         """Show the customer's message and an empty answer while it streams."""
         label = "You" if self.kiosk else "Customer · sending"
-        self.mount(TurnView(Text.assemble(Text(label, style="bold cyan"), "\n", customer_text), classes="turn -customer"))
+        self.mount(
+            TurnView(Text.assemble(Text(label, style="bold cyan"), "\n", customer_text), classes="turn -customer")
+        )
         self.pending = TurnView(Text("…", style="dim"), classes="turn -agent -pending")
         self.mount(self.pending)
         self.scroll_end(animate=False)
@@ -470,7 +486,10 @@ class SessionsScreen(ModalScreen[str | None]):
         found = self.query_one("#found", OptionList)
         found.clear_options()
         found.add_options(
-            Option(f"{s['id']} · {s.get('turns', 0)} turns · {s.get('policy', '')} · {s.get('title') or '(untitled)'}", id=s["id"])
+            Option(
+                f"{s['id']} · {s.get('turns', 0)} turns · {s.get('policy', '')} · {s.get('title') or '(untitled)'}",
+                id=s["id"],
+            )
             for s in sessions
         )
 
@@ -486,18 +505,31 @@ class SessionsScreen(ModalScreen[str | None]):
 
 KIOSK_AWAY = "Sorry, the assistant is restarting. Please wait a moment; what you typed is kept."
 DIALOGS: dict[type[ModalScreen[Any]], str] = {
-    EditSummaryScreen: "summary editor", RestoreScreen: "restore list", SessionsScreen: "session search", HelpScreen: "help",
+    EditSummaryScreen: "summary editor",
+    RestoreScreen: "restore list",
+    SessionsScreen: "session search",
+    HelpScreen: "help",
 }
 OPERATOR_ACTIONS = frozenset(
-    {"new_session", "find_session", "edit_summary", "restore_summary", "toggle_pause", "toggle_takeover",
-     "toggle_context", "refresh", "quit", "help_quit"}
+    {
+        "new_session",
+        "find_session",
+        "edit_summary",
+        "restore_summary",
+        "toggle_pause",
+        "toggle_takeover",
+        "toggle_context",
+        "refresh",
+        "quit",
+        "help_quit",
+    }
 )
 
 
 class ApplianceTUI(App[int]):
     """The operator console (default) or the customer kiosk (``kiosk=True``)."""
 
-    CSS_PATH = Path(__file__).with_name("tui.tcss")  # absolute: subclasses may live elsewhere
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses may live elsewhere
     TITLE = "appliance"
     ENABLE_COMMAND_PALETTE = False  # a kiosk must offer no way around its locked-down keys
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -598,8 +630,10 @@ class ApplianceTUI(App[int]):
         try:
             health = await self.client.health()
         except DaemonUnreachable as exc:
-            self.set_connection(False, f"Daemon unreachable ({exc}). Reconnecting every {self.settings.poll_s:g} s; "
-                                       "your typing is kept.")
+            self.set_connection(
+                False,
+                f"Daemon unreachable ({exc}). Reconnecting every {self.settings.poll_s:g} s; your typing is kept.",
+            )
             return
         except DaemonError as exc:
             self.set_connection(False, f"Daemon error: {exc}. Retrying every {self.settings.poll_s:g} s.")
@@ -638,7 +672,9 @@ class ApplianceTUI(App[int]):
             model = f" · {h.model}"
         queue = f" · queue {h.queue}{' (answering)' if h.answering else ''}" if h else ""
         line = Text.assemble(
-            dot, model, queue,
+            dot,
+            model,
+            queue,
             f" · summarizer {summarizer_state(h, self.payload)}",
             f" · {speed(last_record(self.payload))}",
             f" · session {self.session_id or 'new'}",
@@ -674,7 +710,9 @@ class ApplianceTUI(App[int]):
         self.query_one(ConversationView).show(payload)
         if not self.kiosk:
             self.query_one(ContextPanel).show(payload)
-            self.query_one("#context").border_title = f"Context · {payload['session']['policy']}" if payload else "Context"
+            self.query_one("#context").border_title = (
+                f"Context · {payload['session']['policy']}" if payload else "Context"
+            )
         self.update_status()
 
     @work(exclusive=True, group="load")
@@ -826,8 +864,11 @@ class ApplianceTUI(App[int]):
         box = self.query_one("#message", Input)
         box.placeholder = self._placeholder()
         box.set_class(self.takeover, "-takeover")
-        self.notify("Take over: your replies are recorded as the agent's." if self.takeover
-                    else "Back to the model: messages are answered by the model.")
+        self.notify(
+            "Take over: your replies are recorded as the agent's."
+            if self.takeover
+            else "Back to the model: messages are answered by the model."
+        )
         self.update_status()
 
     @work(exclusive=True, group="action")
@@ -836,7 +877,9 @@ class ApplianceTUI(App[int]):
         try:
             await self._ensure_session()
         except (DaemonUnreachable, DaemonError) as exc:
-            self.notify(f"{exc} (a session will be created with the first message)", title=exc.title, severity="warning")
+            self.notify(
+                f"{exc} (a session will be created with the first message)", title=exc.title, severity="warning"
+            )
             return
         self.notify(f"New session {self.session_id}.")
         await self._load()

@@ -23,13 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import summarizer
-from .config import Settings, SummarizerSettings
-from .errors import ApplianceError, Cancelled
-from .responder import ChatModel
-from .store import Store
-from .summarizer import Extract
-from .types import Sampling, SummaryVersion, Turn
+from appliance import summarizer
+from appliance.config import Settings, SummarizerSettings
+from appliance.errors import ApplianceError, Cancelled
+from appliance.store import Store
+from appliance.summarizer import Extract
+from appliance.types import ChatModel, Sampling, SummaryVersion, Turn
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +102,12 @@ class SummaryWorker:
         self.answering = answering
         # llama.cpp's usual repeat penalty: without it the 0.5B model loops ("Cambridge, Cambridge, ...").
         self.sampling = Sampling(
-            temperature=settings.temperature, top_p=0.9, top_k=40, repeat_penalty=1.1,
-            max_tokens=settings.max_tokens, seed=settings.seed,
+            temperature=settings.temperature,
+            top_p=0.9,
+            top_k=40,
+            repeat_penalty=1.1,
+            max_tokens=settings.max_tokens,
+            seed=settings.seed,
         )
         # About 0.6 words per token of the cap, so that the model ends before the cap cuts it off.
         self.max_words = max(20, int(settings.max_tokens * 0.6))
@@ -125,14 +128,14 @@ class SummaryWorker:
     @classmethod
     def configured(
         cls, store: Store, model: ChatModel, settings: Settings, extract: Extract, answering: Any = None
-    ) -> "SummaryWorker":
+    ) -> SummaryWorker:
         """The worker as the appliance runs it: ``[summarizer]`` settings, and the turns that
         ``context.recent_pairs`` carries verbatim left out of the summary."""
         return cls(store, model, settings.summarizer, extract, answering, keep_turns=2 * settings.context.recent_pairs)
 
     # control ------------------------------------------------------------------------------------
 
-    def start(self) -> "SummaryWorker":
+    def start(self) -> SummaryWorker:
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="summary-worker", daemon=True)
             self._thread.start()
@@ -277,8 +280,12 @@ class SummaryWorker:
         duration = time.perf_counter() - started
         covers_to = chunk[-1].index
         if failure:
-            self._count(runs=1, duration=duration, last_error=failure,
-                        **({"timeouts": 1} if failure.startswith("timeout") else {"errors": 1}))
+            self._count(
+                runs=1,
+                duration=duration,
+                last_error=failure,
+                **({"timeouts": 1} if failure.startswith("timeout") else {"errors": 1}),
+            )
             self._failed(session_id, len(turns), rolling=previous is not None)
             return self._reject(session_id, covers_to, failure)
         verdict = summarizer.validate(
@@ -297,7 +304,8 @@ class SummaryWorker:
             # An operator edited or restored the summary while this one was being made from the old one.
             self._count(runs=1, stale=1, duration=duration)
             return self._reject(
-                session_id, covers_to,
+                session_id,
+                covers_to,
                 f"stale: based on version {_version(base)}, but version {_version(current)} "
                 f"({current.author if current else 'none'}) was stored meanwhile",
                 text=verdict.text,
@@ -340,8 +348,15 @@ class SummaryWorker:
 
     def _reject(self, session_id: str, covers_to: int, reason: str, *, text: str = "") -> SummaryVersion:
         return self.store.add_summary(
-            SummaryVersion(session_id=session_id, version=0, text=text, covers_to=covers_to, author="model",
-                           status="rejected", reason=reason)
+            SummaryVersion(
+                session_id=session_id,
+                version=0,
+                text=text,
+                covers_to=covers_to,
+                author="model",
+                status="rejected",
+                reason=reason,
+            )
         )
 
     def _fit(self, previous: SummaryVersion | None, turns: Sequence[Turn], language: str) -> list[Turn]:
@@ -368,7 +383,7 @@ class SummaryWorker:
             st = self._stats
             values = {name: getattr(st, name) + n for name, n in counts.items()}
             if duration is not None:
-                values["durations_s"] = (*st.durations_s[-(KEEP_DURATIONS - 1):], duration)
+                values["durations_s"] = (*st.durations_s[-(KEEP_DURATIONS - 1) :], duration)
             if last_error:
                 values["last_error"] = last_error
             self._stats = WorkerStats(**{**st.__dict__, **values})

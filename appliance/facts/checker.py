@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
 
-from .entities import compact, extract, family, fold_words, index_keys, lookup_keys, spaced
-from .types import CheckResult, Entity, Finding, LedgerEntry, Turn
+from appliance.facts.entities import compact, extract, family, fold_words, index_keys, lookup_keys, spaced
+from appliance.types import CheckResult, Entity, Finding, LedgerEntry, Turn
 
 # Codes shorter than this are not searched for inside running text (too many chance hits).
 MIN_SUBSTRING = 4

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .entities import extract, introduces_self
-from .types import LedgerEntry, Role, Turn
+from appliance.facts.entities import extract, introduces_self
+from appliance.types import LedgerEntry, Role, Turn
 
 # Kinds of which a speaker has one current value (a correction replaces the previous one).
 SINGLE_VALUED = frozenset({"name", "phone", "email", "postcode", "account"})

@@ -4,7 +4,7 @@ For a site that outgrows one box: only inference moves to the cluster, while the
 the sessions, summaries, ledger and guards. This is the only module that talks to such a server.
 
 Counting tokens is what keeps a prompt inside the model's window, so it has one small interface
-(:class:`Counter`) and one precedence, coded in :func:`choose_counter`:
+(:class:`TokenCounter`) and one precedence, coded in :func:`choose_counter`:
 
 1. a local vocab-only copy of the model's GGUF (tokenizer and chat template, no weights): exact,
    because it renders the prompt with the model's own template;
@@ -21,12 +21,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import httpx
 
-from .errors import Cancelled, GenerationError, ModelLoadError
-from .types import Generation, Message, Sampling
+from appliance.errors import Cancelled, GenerationError, ModelLoadError
+from appliance.types import Generation, Message, Sampling, TokenCounter
 
 TokenizerChoice = Literal["auto", "server", "local"]
 
@@ -40,14 +40,6 @@ DEFAULT_TIMEOUT_S = 120.0
 CONNECT_TIMEOUT_S = 5.0
 _PROBE_TEXT = "Order W9945XIS: 12.50 EUR, due 3 March — thank you!"
 _CACHE_SIZE = 4096
-
-
-class Counter(Protocol):
-    """Counts tokens the way the model sees them (a vocab-only ``LlamaChatModel`` is one)."""
-
-    def count(self, messages: Sequence[Message]) -> int: ...
-
-    def count_text(self, text: str) -> int: ...
 
 
 def server_root(base_url: str) -> str:
@@ -86,8 +78,15 @@ class ServerTokenizer:
     counts the same turns many times per answer, and each count would otherwise be a round trip.
     """
 
-    def __init__(self, base_url: str, model: str, dialect: _Dialect, *, token: str | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        dialect: _Dialect,
+        *,
+        token: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self.url = server_root(base_url) + dialect.path
         self.model = model
         self.dialect = dialect
@@ -101,8 +100,9 @@ class ServerTokenizer:
             pass  # some servers refuse an empty text; they then add nothing we can measure
 
     @classmethod
-    def probe(cls, base_url: str, model: str, *, token: str | None = None,
-              timeout_s: float = DEFAULT_TIMEOUT_S) -> ServerTokenizer:
+    def probe(
+        cls, base_url: str, model: str, *, token: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> ServerTokenizer:
         """The first dialect the server answers with tokens; ``ModelLoadError`` naming the URL if none does."""
         root = server_root(base_url)
         tried = []
@@ -165,8 +165,8 @@ def _token_list(data: Any) -> list[int] | None:
 
 
 def choose_counter(
-    choice: TokenizerChoice, *, local: Counter | None, server: ServerTokenizer | None, where: str
-) -> Counter:
+    choice: TokenizerChoice, *, local: TokenCounter | None, server: ServerTokenizer | None, where: str
+) -> TokenCounter:
     """The precedence of the module docstring. ``auto`` takes the local copy over the server, but
     first checks that the two agree on a sample, so a catalogue entry that names a different model
     than the one served is caught at load time instead of mis-sizing every prompt."""
@@ -204,7 +204,7 @@ class RemoteChatModel:
         model: str,
         *,
         n_ctx: int,
-        counter: Counter,
+        counter: TokenCounter,
         token: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
@@ -301,10 +301,10 @@ class RemoteChatModel:
 def sse_event(line: str, url: str) -> dict[str, Any] | Literal["done"] | None:
     """One server-sent-events line: a JSON chunk, ``"done"`` at ``[DONE]``, None for anything else."""
     if line.startswith("error:"):  # llama.cpp's server reports a failure mid-stream this way
-        raise GenerationError(f"{url}: the server reported an error: {line[len('error:'):].strip()[:300]}")
+        raise GenerationError(f"{url}: the server reported an error: {line[len('error:') :].strip()[:300]}")
     if not line.startswith("data:"):
         return None  # blank separators, comments (keep-alive pings), event names
-    data = line[len("data:"):].strip()
+    data = line[len("data:") :].strip()
     if data == "[DONE]":
         return "done"
     try:
@@ -331,7 +331,7 @@ def open_remote(
     *,
     n_ctx: int,
     token: str | None = None,
-    local: Counter | None = None,
+    local: TokenCounter | None = None,
     tokenizer: TokenizerChoice = "auto",
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> RemoteChatModel:

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from .errors import InputError
+from appliance.errors import InputError
 
 # Customer messages with the kind of facts the appliance must keep (ids, amounts, dates, names).
 MESSAGES = (

@@ -25,12 +25,12 @@ from types import FrameType
 
 import uvicorn
 
-from .api import FairQueue, create_app
-from .build import attach_summary_worker, build_pipeline
-from .config import ServerSettings, Settings, read_token_file
-from .errors import ConfigError
-from .sdnotify import Notifier
-from .worker import SummaryWorker
+from appliance.app import attach_summary_worker, build_pipeline
+from appliance.config import ServerSettings, Settings, read_token_file
+from appliance.errors import ConfigError
+from appliance.serve.api import FairQueue, create_app
+from appliance.serve.sdnotify import Notifier
+from appliance.turn.worker import SummaryWorker
 
 log = logging.getLogger("appliance.daemon")
 
@@ -104,8 +104,14 @@ class _WorkerStatus:
 
     def counters(self) -> dict[str, int]:
         st = self.worker.stats()
-        return {"runs": st.runs, "failures": st.failures, "accepted": st.accepted, "rejected": st.rejected,
-                "errors": st.errors, "timeouts": st.timeouts}
+        return {
+            "runs": st.runs,
+            "failures": st.failures,
+            "accepted": st.accepted,
+            "rejected": st.rejected,
+            "errors": st.errors,
+            "timeouts": st.timeouts,
+        }
 
 
 def is_loopback(host: str) -> bool:
