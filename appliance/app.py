@@ -1,11 +1,13 @@
-"""Assembly: from settings to verified, loaded parts handed to the pipeline.
+"""The composition root: from settings to the built appliance (store, pipeline, worker, queue).
 
-The edges (CLI, daemon, benchmarks) call these; the pipeline never reaches for a global. Every
-model file is checked against its pinned sha256 before it is loaded.
+The edges (CLI, daemon, evaluation, benchmarks) call :func:`build`; the pipeline never reaches for a
+global. Every model file is checked against its pinned sha256 before it is loaded.
 """
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 from appliance import stage
@@ -14,6 +16,7 @@ from appliance.context.policies import ContextOptions, ContextPolicy, make_polic
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline, PipelineSettings
+from appliance.turn.queue import FairQueue
 from appliance.turn.worker import SummaryWorker
 from appliance.types import ChatModel, Recaller, Sampling
 
@@ -139,51 +142,94 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     )
 
 
+@dataclass
+class Appliance:
+    """The whole appliance, built once from the settings: its parts, and one way to close them.
+
+    The daemon, ``appliance chat``, the evaluation and the benchmarks all start from :func:`build`;
+    nobody reaches through the pipeline for a part, each part is here.
+    """
+
+    settings: Settings
+    store: Store
+    responder: ChatModel
+    pipeline: Pipeline
+    worker: SummaryWorker | None
+    queue: FairQueue
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
+        self.queue.close(timeout=timeout)
+        if self.worker is not None:
+            self.worker.stop(timeout=timeout)  # a summary in progress is cancelled and stores nothing
+        self.store.close()
+
+    def __enter__(self) -> Appliance:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def build(
+    settings: Settings,
+    *,
+    responder: ChatModel | None = None,
+    summarizer: ChatModel | None = None,
+    recall: Recaller | bool | None = True,
+    worker: bool = True,
+) -> Appliance:
+    """Build every configured part, verified and loaded, and wire them together.
+
+    ``responder`` and ``summarizer`` replace the configured models (tests, benchmarks);
+    ``recall=False`` leaves recall out, ``True`` loads it as configured, a :class:`Recaller` is used
+    as given. ``worker=False`` builds no summary worker (an evaluation drives one itself). With no
+    policy that reads a summary, no summarizer is loaded at all. If a part fails to load, the parts
+    already open are closed again.
+    """
+    with ExitStack() as undo:
+        model = responder if responder is not None else load_responder(settings)
+        early = load_model(settings, settings.routing.early, settings.responder) if settings.routing.early else None
+        refiner = load_model(settings, settings.refine.model, settings.responder) if settings.refine.enabled else None
+        recaller = load_recall(settings) if recall is True else (recall or None)
+        store = Store.open(settings.database)
+        undo.callback(store.close)
+        configured = policies(settings)
+        pipeline = Pipeline(
+            store,
+            model,
+            configured,
+            pipeline_settings(settings),
+            recall=recaller,
+            early_responder=early,
+            refiner=refiner,
+        )
+        summarized = {name for name, p in configured.items() if p.uses_summary}
+        summary_worker = None
+        if worker and summarized:
+            from appliance.facts.entities import extract
+
+            summary_worker = SummaryWorker.configured(
+                store,
+                summarizer if summarizer is not None else load_summarizer(settings),
+                settings,
+                extract,
+                answering=pipeline.answering,
+                policies=summarized,
+            )
+            undo.callback(summary_worker.stop)
+            pipeline.after_store.append(summary_worker.notify)
+        server = settings.server
+        queue = FairQueue(model.name, max_waiting=server.queue_max, retry_after=server.retry_after_s).start()
+        undo.pop_all()
+    return Appliance(settings, store, model, pipeline, summary_worker, queue)
+
+
 def build_pipeline(
     settings: Settings,
     responder: ChatModel | None = None,
     *,
     recall: Recaller | None | bool = True,
 ) -> Pipeline:
-    """A pipeline over the configured database with every configured part loaded.
-
-    ``responder`` replaces the configured model (tests, benchmarks); ``recall=False`` leaves recall
-    out, ``recall=True`` loads it as configured.
-    """
-    model = responder if responder is not None else load_responder(settings)
-    early = load_model(settings, settings.routing.early, settings.responder) if settings.routing.early else None
-    refiner = load_model(settings, settings.refine.model, settings.responder) if settings.refine.enabled else None
-    recaller = load_recall(settings) if recall is True else (recall or None)
-    store = Store.open(settings.database)
-    return Pipeline(
-        store,
-        model,
-        policies(settings),
-        pipeline_settings(settings),
-        recall=recaller,
-        early_responder=early,
-        refiner=refiner,
-    )
-
-
-def attach_summary_worker(settings: Settings, pipeline: Pipeline) -> SummaryWorker | None:
-    """Start the background summary worker when any policy the pipeline serves reads a summary.
-
-    The worker is told after every stored turn and yields to answers in progress. With no such
-    policy configured, no summarizer model is loaded at all.
-    """
-    if not any(p.uses_summary for p in pipeline.policies.values()):
-        return None
-    from appliance.facts.entities import extract
-
-    worker = SummaryWorker.configured(
-        pipeline.store, load_summarizer(settings), settings, extract, answering=pipeline.answering
-    )
-
-    def notify(session_id: str) -> None:
-        # Sessions of a policy without a summary (raw, the seed policies) are never summarized.
-        if pipeline.policies[pipeline.store.session(session_id).policy].uses_summary:
-            worker.notify(session_id)
-
-    pipeline.after_store.append(notify)
-    return worker
+    """The pipeline alone, without worker (kept while the lab moves to :func:`build`)."""
+    return build(settings, responder=responder, recall=recall, worker=False).pipeline

@@ -6,7 +6,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -14,6 +14,9 @@ from appliance.config import Settings, load_settings, reference_table
 from appliance.errors import ApplianceError, InputError, ModelFileError
 from appliance.models import files as modelfiles
 from appliance.types import TurnResult
+
+if TYPE_CHECKING:
+    from appliance.app import Appliance
 
 EXIT_USAGE = 2
 
@@ -90,53 +93,52 @@ def chat(obj: Context, session_id: str | None, policy: str | None, verbose: bool
     When standard input is not a terminal, each line is one customer message and each answer is
     printed on one line; the command exits 0 at the end of input.
     """
-    from appliance.app import attach_summary_worker, build_pipeline
+    from appliance.app import build
 
-    settings = obj.settings
-    pipeline = build_pipeline(settings)
-    worker = attach_summary_worker(settings, pipeline)
-    try:
-        if session_id:
-            session = pipeline.store.session(session_id)
+    with build(obj.settings) as appliance:
+        _chat(appliance, session_id, policy, verbose)
+
+
+def _chat(appliance: Appliance, session_id: str | None, policy: str | None, verbose: bool) -> None:
+    """The chat loop over a built appliance (closed by the caller: a summary in progress is cancelled)."""
+    pipeline = appliance.pipeline
+    if session_id:
+        session = appliance.store.session(session_id)
+    else:
+        session = pipeline.new_session(policy=policy)
+    interactive = sys.stdin.isatty()
+    click.echo(f"session {session.id} ({'resumed' if session_id else 'new'}, policy {session.policy})", err=True)
+    if interactive:
+        click.echo("Type a message and press Enter; Ctrl-D to leave.", err=True)
+    while True:
+        try:
+            line = input("you> ") if interactive else sys.stdin.readline()
+        except EOFError:
+            break
+        if not interactive and line == "":
+            break  # end of input
+        text = line.rstrip("\r\n")
+        if interactive:
+            shown = _Streamer(prefix="agent> ", out=sys.stdout)
         else:
-            session = pipeline.new_session(policy=policy)
-        interactive = sys.stdin.isatty()
-        click.echo(f"session {session.id} ({'resumed' if session_id else 'new'}, policy {session.policy})", err=True)
+            # Line mode prints the stored answer once it is final (the guard may replace it).
+            shown = _Streamer(
+                prefix="", out=None, started=(lambda: click.echo("[answering]", err=True)) if verbose else None
+            )
+        try:
+            result = pipeline.answer(session.id, text, on_token=shown.write)
+        except InputError as exc:
+            click.echo(f"error: {exc}", err=True)
+            continue
         if interactive:
-            click.echo("Type a message and press Enter; Ctrl-D to leave.", err=True)
-        while True:
-            try:
-                line = input("you> ") if interactive else sys.stdin.readline()
-            except EOFError:
-                break
-            if not interactive and line == "":
-                break  # end of input
-            text = line.rstrip("\r\n")
-            if interactive:
-                shown = _Streamer(prefix="agent> ", out=sys.stdout)
-            else:
-                # Line mode prints the stored answer once it is final (the guard may replace it).
-                shown = _Streamer(
-                    prefix="", out=None, started=(lambda: click.echo("[answering]", err=True)) if verbose else None
-                )
-            try:
-                result = pipeline.answer(session.id, text, on_token=shown.write)
-            except InputError as exc:
-                click.echo(f"error: {exc}", err=True)
-                continue
-            if interactive:
-                shown.finish()
-                _show_guard(result)
-            else:
-                click.echo(" ".join(result.agent.text.split()))
-            if verbose:
-                click.echo(_describe_turn(result), err=True)
-        if interactive:
-            click.echo("", err=True)
-    finally:
-        if worker is not None:
-            worker.stop()  # a summary in progress is cancelled; the next run catches up
-        pipeline.store.close()
+            shown.finish()
+            _show_guard(result)
+        else:
+            click.echo(" ".join(result.agent.text.split()))
+        if verbose:
+            click.echo(_describe_turn(result), err=True)
+    if interactive:
+        click.echo("", err=True)
 
 
 class _Streamer:

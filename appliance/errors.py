@@ -82,3 +82,19 @@ class Busy(ApplianceError):
     def __init__(self, message: str, *, retry_after: float = 1.0) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class ShuttingDown(ApplianceError):
+    """The appliance is stopping and takes no new turns."""
+
+    title = "Shutting down"
+
+
+class TurnConflict(StoreError):
+    """A turn was to be stored at an index another writer took first; nothing was stored.
+
+    The store assigns turn indices; a writer that read the transcript before another turn was
+    added finds out here instead of attaching its facts to the wrong turn.
+    """
+
+    title = "Conflicting turn"

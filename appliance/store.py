@@ -20,9 +20,10 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
-from appliance.errors import SessionNotFound, StoreError
+from appliance.errors import SessionNotFound, StoreError, TurnConflict
 from appliance.types import (
     LedgerEntry,
+    Role,
     Session,
     Snapshot,
     SummaryVersion,
@@ -216,12 +217,24 @@ class Store:
                 ledger=self.ledger(session_id),
             )
 
-    def append_turn(self, session_id: str, role: str, text: str, *, ledger: Iterable[LedgerEntry] = ()) -> Turn:
-        """Record one turn without an answer (an operator's reply, or a replayed transcript)."""
-        self.session(session_id)
+    def append_turn(
+        self,
+        session_id: str,
+        role: Role,
+        text: str,
+        *,
+        ledger: Iterable[LedgerEntry] = (),
+        expect_index: int | None = None,
+    ) -> Turn:
+        """Record one turn without an answer (an operator's reply, or a replayed transcript).
+
+        The store gives the turn its index (and stamps it on ``ledger``'s entries); with
+        ``expect_index``, a different next index raises :class:`TurnConflict` and stores nothing.
+        """
         with self._tx() as db:
-            turn = self._insert_turn(db, session_id, role, text)
-            self._insert_ledger(db, session_id, ledger)
+            index = self._next_index(db, session_id, expect_index)
+            turn = self._insert_turn(db, session_id, index, role, text)
+            self._insert_ledger(db, session_id, ledger, {role: index})
         return turn
 
     def append_exchange(
@@ -232,12 +245,18 @@ class Store:
         record: TurnRecord,
         *,
         ledger: Iterable[LedgerEntry] = (),
+        expect_index: int | None = None,
     ) -> TurnResult:
-        """Store a customer message, its answer, the answer's record and new ledger entries atomically."""
-        self.session(session_id)
+        """Store a customer message, its answer, the answer's record and new ledger entries atomically.
+
+        The customer's turn takes the next index and the answer the one after; each ledger entry is
+        stamped with the index of its speaker's turn. With ``expect_index`` (the index the writer's
+        snapshot implied), a turn stored meanwhile raises :class:`TurnConflict` and nothing is stored.
+        """
         with self._tx() as db:
-            customer = self._insert_turn(db, session_id, "customer", customer_text)
-            agent = self._insert_turn(db, session_id, "agent", agent_text)
+            index = self._next_index(db, session_id, expect_index)
+            customer = self._insert_turn(db, session_id, index, "customer", customer_text)
+            agent = self._insert_turn(db, session_id, index + 1, "agent", agent_text)
             turn_id = db.execute(
                 "SELECT id FROM turns WHERE session_id = ? AND idx = ?", [session_id, agent.index]
             ).fetchone()[0]
@@ -255,15 +274,29 @@ class Store:
                     "check": json.dumps(to_dict(record.check)),
                 }
             )
-            self._insert_ledger(db, session_id, ledger)
+            self._insert_ledger(db, session_id, ledger, {"customer": customer.index, "agent": agent.index})
         return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
 
     @staticmethod
-    def _insert_turn(db: sqlite_utils.Database, session_id: str, role: str, text: str) -> Turn:
-        (next_idx,) = db.execute(
-            "SELECT COALESCE(MAX(idx), -1) + 1 FROM turns WHERE session_id = ?", [session_id]
+    def _next_index(db: sqlite_utils.Database, session_id: str, expected: int | None) -> int:
+        """The session's next turn index, read inside the writing transaction (the one place it is decided)."""
+        row = db.execute(
+            "SELECT (SELECT COALESCE(MAX(idx), -1) + 1 FROM turns WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
+            [session_id],
         ).fetchone()
-        turn = Turn(session_id=session_id, index=next_idx, role=role, text=text, created_at=time.time())  # type: ignore[arg-type]
+        if row is None:
+            raise SessionNotFound(f"no session with id {session_id!r}")
+        (index,) = row
+        if expected is not None and index != expected:
+            raise TurnConflict(
+                f"session {session_id}: the turn was to be number {expected}, but another turn took that place; "
+                "nothing was stored"
+            )
+        return int(index)
+
+    @staticmethod
+    def _insert_turn(db: sqlite_utils.Database, session_id: str, index: int, role: Role, text: str) -> Turn:
+        turn = Turn(session_id=session_id, index=index, role=role, text=text, created_at=time.time())
         db.execute(
             "INSERT INTO turns (session_id, idx, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
             [session_id, turn.index, role, text, turn.created_at],
@@ -320,8 +353,11 @@ class Store:
     # ledger -------------------------------------------------------------------------------------
 
     @staticmethod
-    def _insert_ledger(db: sqlite_utils.Database, session_id: str, entries: Iterable[LedgerEntry]) -> None:
-        rows = [{"session_id": session_id, **to_dict(e)} for e in entries]
+    def _insert_ledger(
+        db: sqlite_utils.Database, session_id: str, entries: Iterable[LedgerEntry], index_of: dict[str, int]
+    ) -> None:
+        """Write ledger entries, each stamped with the index its speaker's turn was just given."""
+        rows = [{"session_id": session_id, **to_dict(e), "turn": index_of.get(e.speaker, e.turn)} for e in entries]
         if rows:
             db["ledger"].insert_all(rows)
 

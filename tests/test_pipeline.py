@@ -6,8 +6,9 @@ import threading
 
 import pytest
 
-from appliance.errors import GenerationError, InputError, MessageTooLong
+from appliance.errors import GenerationError, InputError, MessageTooLong, TurnConflict
 from appliance.turn.pipeline import Pipeline
+from appliance.types import Message
 
 from .fakes import FakeResponder
 
@@ -190,3 +191,73 @@ class TestRefine:
         fake_responder.replies = ["We will refund the duplicate charge of $45.00 today."]
         result = pipeline.answer(session.id, "Can you fix it?")
         assert result.agent.text.startswith("Sure, we'll refund") and result.record.check.refine == "kept"
+
+
+class TestOneOwnerOfTurnIndices:
+    def test_an_operator_turn_stored_during_an_answer_is_a_conflict_not_a_mislabel(
+        self, pipeline: Pipeline, fake_responder: FakeResponder
+    ):
+        session = pipeline.new_session()
+        pipeline.answer(session.id, "My order is AB-12345.")
+
+        def meanwhile(*args, **kwargs):
+            # What an operator turn written outside the session's queue lane would do.
+            pipeline.record_turn(session.id, "agent", "Operator here: refund RF-777 issued.")
+            return FakeResponder.generate(fake_responder, *args, **kwargs)
+
+        fake_responder.generate = meanwhile  # type: ignore[method-assign]
+        with pytest.raises(TurnConflict):
+            pipeline.answer(session.id, "And my card 4821?")
+        turns = pipeline.store.turns(session.id)
+        assert [t.text for t in turns][-1] == "Operator here: refund RF-777 issued."
+        # The operator's fact is filed under the operator's turn, and nothing of the refused answer is stored.
+        assert [(e.value, e.turn) for e in pipeline.store.ledger(session.id) if e.value == "RF-777"] == [("RF-777", 2)]
+        assert "4821" not in {e.value for e in pipeline.store.ledger(session.id)}
+
+    def test_record_turn_takes_the_index_the_store_gives(self, pipeline: Pipeline):
+        session = pipeline.new_session()
+        first = pipeline.record_turn(session.id, "customer", "order AB-12345")
+        second = pipeline.record_turn(session.id, "agent", "found AB-12345")
+        assert (first.index, second.index) == (0, 1)
+        assert [e.turn for e in pipeline.store.ledger(session.id)] == [0, 1]
+
+
+class TestTranscriptAnswers:
+    """The OpenAI endpoint's stateless path: a context policy like the others, with a manifest and the check."""
+
+    def test_the_transcript_is_answered_with_a_manifest_and_checked_and_nothing_is_stored(
+        self, pipeline: Pipeline, fake_responder: FakeResponder
+    ):
+        fake_responder.replies = ["Your order AB-99999 ships today."]
+        result = pipeline.answer_transcript(
+            [Message("user", "My order is AB-12345."), Message("assistant", "Noted."), Message("user", "Status?")]
+        )
+        assert result.record.manifest.policy == "raw"
+        assert result.record.manifest.verbatim_turns == (0, 1)
+        # The invented order number is caught, and the guard's retry (the fake's default reply) replaces it.
+        check = result.record.check
+        assert [f.entity.text for f in check.original_findings] == ["AB-99999"] and check.action == "regenerate"
+        assert result.agent.text == fake_responder.default
+        assert pipeline.store.sessions() == []
+        system, user = fake_responder.prompts[0]
+        assert system.content == pipeline.settings.system_prompt
+        assert "Customer: My order is AB-12345." in user.content
+
+    def test_the_oldest_turns_give_way_to_the_budget(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        long = " ".join(["word"] * 200)
+        messages = [Message("user", f"{i} {long}") if i % 2 == 0 else Message("assistant", "ok") for i in range(10)]
+        result = pipeline.answer_transcript([*messages, Message("user", "And now?")])
+        manifest = result.record.manifest
+        assert manifest.cut_turns and manifest.cut_turns[0] == 0
+        assert manifest.total_tokens <= pipeline.settings.budget_tokens
+
+    def test_a_given_system_message_replaces_the_configured_one(
+        self, pipeline: Pipeline, fake_responder: FakeResponder
+    ):
+        pipeline.answer_transcript([Message("system", "You are a ferry clerk."), Message("user", "Hello")])
+        assert fake_responder.prompts[0][0].content == "You are a ferry clerk."
+
+    def test_the_last_message_must_be_the_customers(self, pipeline: Pipeline):
+        with pytest.raises(InputError) as caught:
+            pipeline.answer_transcript([Message("user", "hi"), Message("assistant", "hello")])
+        assert caught.value.field == "messages"

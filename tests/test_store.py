@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance.errors import SessionNotFound, StoreError
+from appliance.errors import SessionNotFound, StoreError, TurnConflict
 from appliance.store import Store
 from appliance.types import LedgerEntry, Manifest, SummaryVersion, Timings, TurnRecord
 
@@ -98,3 +98,40 @@ class TestEmbeddings:
         store.put_embeddings(s.id, "minilm", [(0, b"\x02\x03")])  # re-embedding replaces
         assert store.embeddings(s.id, "minilm") == {0: b"\x02\x03"}
         assert store.embeddings(s.id, "other") == {}
+
+
+class TestTurnIndices:
+    """The store is the one owner of turn indices: it assigns them inside the writing transaction."""
+
+    def test_indices_follow_on_and_ledger_entries_take_their_speakers_turn(self, store: Store):
+        s = store.create_session(policy="raw")
+        store.append_turn(s.id, "agent", "Hello, how can I help?")
+        # The writer's guess (0 and 0) is wrong on purpose: the store stamps the real indices.
+        facts = (
+            LedgerEntry(kind="amount", value="$40", turn=0, speaker="customer", slot="amount", norm="40"),
+            LedgerEntry(kind="reference", value="RX12", turn=0, speaker="agent", slot="ref", norm="rx12"),
+        )
+        result = store.append_exchange(s.id, "I paid $40", "Your case is RX12", RECORD, ledger=facts)
+        assert (result.customer.index, result.agent.index) == (1, 2)
+        assert [(e.value, e.turn) for e in store.ledger(s.id)] == [("$40", 1), ("RX12", 2)]
+        assert [i for i, _ in store.records(s.id)] == [2]
+
+    def test_a_turn_stored_since_the_snapshot_is_a_conflict_and_nothing_is_stored(self, store: Store):
+        s = store.create_session(policy="raw")
+        seen = len(store.turns(s.id))
+        store.append_turn(s.id, "agent", "An operator said something meanwhile")
+        with pytest.raises(TurnConflict):
+            store.append_exchange(s.id, "question", "answer", RECORD, expect_index=seen)
+        assert [t.text for t in store.turns(s.id)] == ["An operator said something meanwhile"]
+        assert store.records(s.id) == []
+
+    def test_the_expected_index_is_accepted(self, store: Store):
+        s = store.create_session(policy="raw")
+        turn = store.append_turn(s.id, "customer", "hi", expect_index=0)
+        assert turn.index == 0
+
+    def test_an_unknown_session_is_named(self, store: Store):
+        with pytest.raises(SessionNotFound, match="nope"):
+            store.append_turn("nope", "customer", "hi")
+        with pytest.raises(SessionNotFound):
+            store.append_exchange("nope", "q", "a", RECORD)

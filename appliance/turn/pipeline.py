@@ -31,6 +31,7 @@ from appliance.types import (
     Message,
     OnToken,
     Recaller,
+    Role,
     Sampling,
     Session,
     Snapshot,
@@ -40,6 +41,9 @@ from appliance.types import (
     TurnRecord,
     TurnResult,
 )
+
+# The policy that answers a transcript sent whole (no session): the whole conversation, oldest first out.
+TRANSCRIPT_POLICY = "raw"
 
 REFINE_PROMPT = (
     "Rewrite so it sounds like a real phone response. Aim for 2-3 short spoken-style sentences. "
@@ -140,9 +144,61 @@ class Pipeline:
         without changing the conversation); the result's turns carry the indices they would have.
         """
         started = time.perf_counter()
-        s = self.settings
         message = self.validate_message(text)
-        snap = self.store.snapshot(session_id)
+        snap = self.store.snapshot(session_id)  # the turn's one read of the session
+        return self._answer(snap, message, started, on_token=on_token, cancel=cancel, persist=persist)
+
+    def answer_transcript(
+        self,
+        messages: Sequence[Message],
+        *,
+        sampling: Sampling | None = None,
+        on_token: OnToken | None = None,
+        cancel: threading.Event | None = None,
+    ) -> TurnResult:
+        """Answer a conversation a client sends whole (the OpenAI endpoint without a session).
+
+        The messages become an unsaved transcript answered like any session of the ``raw`` policy:
+        the oldest turns give way to the budget, the prompt gets a manifest, the answer is checked
+        and guarded. System messages replace the configured system prompt; nothing is stored.
+        """
+        started = time.perf_counter()
+        if not messages or messages[-1].role != "user":
+            raise InputError("the last message must be the customer's (role user)", field="messages")
+        message = self.validate_message(messages[-1].content)
+        system = "\n\n".join(m.content for m in messages if m.role == "system")
+        spoken = [m for m in messages[:-1] if m.role != "system"]
+        turns = tuple(Turn("", i, "customer" if m.role == "user" else "agent", m.content) for i, m in enumerate(spoken))
+        snap = Snapshot(
+            session=Session(id="", created_at=0.0, policy=TRANSCRIPT_POLICY), turns=turns, ledger=ledger.entries(turns)
+        )
+        return self._answer(
+            snap,
+            message,
+            started,
+            on_token=on_token,
+            cancel=cancel,
+            persist=False,
+            system=system or None,
+            sampling=sampling,
+        )
+
+    def _answer(
+        self,
+        snap: Snapshot,
+        message: str,
+        started: float,
+        *,
+        on_token: OnToken | None,
+        cancel: threading.Event | None,
+        persist: bool,
+        system: str | None = None,
+        sampling: Sampling | None = None,
+    ) -> TurnResult:
+        """The hot path from a snapshot: stage, recall, context, generate, check, repair, refine, store."""
+        s = self.settings
+        sampling = sampling or s.sampling
+        session_id = snap.session.id
         turn_stage = stage.detect(
             snap.turns, message, early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
         )
@@ -150,7 +206,7 @@ class Pipeline:
         counter = self.counter_for(model)
         policy = self.policies[snap.session.policy]
         spec = PromptSpec(
-            system=s.system_prompt,
+            system=system if system is not None else s.system_prompt,
             instruction=stage.instruction_for(turn_stage, s.instructions, s.instruction),
             budget=s.budget_tokens,
         )
@@ -159,10 +215,11 @@ class Pipeline:
         t1 = time.perf_counter()
         prompt = policy.build(snap, message, spec, counter, recalled)
         t2 = time.perf_counter()
+        # Provisional indices for the check and an unsaved result; the store assigns the real ones.
+        customer = Turn(session_id, len(snap.turns), "customer", message)
         with self.answering:
-            first = model.generate(prompt.messages, s.sampling, on_token=on_token, cancel=cancel)
+            first = model.generate(prompt.messages, sampling, on_token=on_token, cancel=cancel)
             t3 = time.perf_counter()
-            customer = Turn(session_id, len(snap.turns), "customer", message)
             facts = snap.ledger + ledger.entries_for(customer)
             summary = snap.summary.text if snap.summary else ""
 
@@ -171,8 +228,10 @@ class Pipeline:
 
             result = check(first.text)
             t4 = time.perf_counter()
-            final, result = self._repair(first, result, check, snap, message, spec, counter, recalled, model, cancel)
-            final_text, refine_note = self._refine(final.text, result, check, cancel)
+            final, result = self._repair(
+                first, result, check, snap, message, spec, counter, recalled, model, sampling, cancel
+            )
+            final_text, refine_note = self._refine(final.text, result, check, sampling, cancel)
         t5 = time.perf_counter()
         if refine_note:
             result = dataclasses.replace(result, refine=refine_note)
@@ -197,7 +256,12 @@ class Pipeline:
         if not persist:
             return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
         stored = self.store.append_exchange(
-            session_id, message, final_text, record, ledger=facts[len(snap.ledger) :] + ledger.entries_for(agent)
+            session_id,
+            message,
+            final_text,
+            record,
+            ledger=facts[len(snap.ledger) :] + ledger.entries_for(agent),
+            expect_index=customer.index,  # a turn stored since the snapshot is a conflict, not a mislabel
         )
         store_ms = (time.perf_counter() - t5) * 1000
         self._stored(session_id)
@@ -243,6 +307,7 @@ class Pipeline:
         counter: ResponderCounter,
         recalled: tuple[int, ...],
         model: ChatModel,
+        sampling: Sampling,
         cancel: threading.Event | None,
     ) -> tuple[Generation, CheckResult]:
         """Apply the guard policy to an answer with findings: flag it, redact it, or regenerate once."""
@@ -263,7 +328,7 @@ class Pipeline:
             spec, instruction=f"{spec.instruction}\n{checker.strict_instruction(facts, result.findings)}"
         )
         retry_prompt = self.policies[snap.session.policy].build(snap, message, strict, counter, recalled)
-        second = model.generate(retry_prompt.messages, self.settings.sampling, cancel=cancel)
+        second = model.generate(retry_prompt.messages, sampling, cancel=cancel)
         second_result = check(second.text)
         if len(second_result.findings) < len(result.findings):  # keep the better answer; a tie keeps the first
             return second, dataclasses.replace(
@@ -272,13 +337,18 @@ class Pipeline:
         return first, dataclasses.replace(result, action="regenerate")
 
     def _refine(
-        self, text: str, result: CheckResult, check: Callable[[str], CheckResult], cancel: threading.Event | None
+        self,
+        text: str,
+        result: CheckResult,
+        check: Callable[[str], CheckResult],
+        sampling: Sampling,
+        cancel: threading.Event | None,
     ) -> tuple[str, str]:
         """Seed 002's spoken-style rewrite, kept only if it neither drops nor changes a fact."""
         if self.refiner is None:
             return text, ""
         prompt = (Message("system", self.settings.refine_prompt), Message("user", text))
-        rewrite = self.refiner.generate(prompt, self.settings.sampling, cancel=cancel).text
+        rewrite = self.refiner.generate(prompt, sampling, cancel=cancel).text
         if not rewrite:
             return text, "discarded: empty rewrite"
         # Every fact of the original must be in the rewrite, and the rewrite may add none.
@@ -292,13 +362,16 @@ class Pipeline:
     # turns without an answer, and operator controls ------------------------------------------------
 
     def record_turn(self, session_id: str, role: str, text: str) -> Turn:
-        """Record a turn without generating: a human agent taking over, or a replayed transcript."""
+        """Record a turn without generating: a human agent taking over, or a replayed transcript.
+
+        The store gives the turn its index; callers that also answer run this in the session's lane.
+        """
         if role not in ROLES:
             raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
         message = self.validate_message(text)
-        index = len(self.store.turns(session_id))
-        facts = ledger.entries_for(Turn(session_id, index, role, message))  # type: ignore[arg-type]
-        turn = self.store.append_turn(session_id, role, message, ledger=facts)
+        said: Role = "customer" if role == "customer" else "agent"
+        facts = ledger.entries_for(Turn(session_id, -1, said, message))  # -1: stamped by the store
+        turn = self.store.append_turn(session_id, said, message, ledger=facts)
         self._stored(session_id)
         return turn
 

@@ -19,7 +19,7 @@ import logging
 import statistics
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,9 +89,12 @@ class SummaryWorker:
         answering: Any = None,
         *,
         keep_turns: int = 0,
+        policies: Collection[str] | None = None,
         start: bool = True,
     ) -> None:
         self.store = store
+        # The context policies whose sessions read a summary; others are never summarized (None: all).
+        self.policies = frozenset(policies) if policies is not None else None
         # The newest turns the summary leaves out: the context carries them verbatim anyway
         # (``2 * context.recent_pairs``), and a summary that moves only in batches of ``every_turns``
         # leaves the responder's prompt prefix unchanged (and cached by llama.cpp) in between.
@@ -127,11 +130,26 @@ class SummaryWorker:
 
     @classmethod
     def configured(
-        cls, store: Store, model: ChatModel, settings: Settings, extract: Extract, answering: Any = None
+        cls,
+        store: Store,
+        model: ChatModel,
+        settings: Settings,
+        extract: Extract,
+        answering: Any = None,
+        *,
+        policies: Collection[str] | None = None,
     ) -> SummaryWorker:
         """The worker as the appliance runs it: ``[summarizer]`` settings, and the turns that
         ``context.recent_pairs`` carries verbatim left out of the summary."""
-        return cls(store, model, settings.summarizer, extract, answering, keep_turns=2 * settings.context.recent_pairs)
+        return cls(
+            store,
+            model,
+            settings.summarizer,
+            extract,
+            answering,
+            keep_turns=2 * settings.context.recent_pairs,
+            policies=policies,
+        )
 
     # control ------------------------------------------------------------------------------------
 
@@ -169,6 +187,18 @@ class SummaryWorker:
     def stats(self) -> WorkerStats:
         with self._stats_lock:
             return self._stats
+
+    def counters(self) -> dict[str, int]:
+        """Monotonic counts for ``/metrics`` (the ``WorkerStatus`` protocol the edges read)."""
+        st = self.stats()
+        return {
+            "runs": st.runs,
+            "failures": st.failures,
+            "accepted": st.accepted,
+            "rejected": st.rejected,
+            "errors": st.errors,
+            "timeouts": st.timeouts,
+        }
 
     # the thread ---------------------------------------------------------------------------------
 
@@ -212,6 +242,8 @@ class SummaryWorker:
 
     def _step(self, session_id: str) -> SummaryVersion | None:
         snap = self.store.snapshot(session_id)
+        if self.policies is not None and snap.session.policy not in self.policies:
+            return None  # raw and the seed baselines read no summary
         if snap.session.summary_paused:
             self._count(skipped_paused=1)
             return None

@@ -1,0 +1,152 @@
+"""One queue per model: turns run one at a time on a worker thread, sessions taken in turn.
+
+Every turn that touches a session's transcript (an answer, an operator's recorded turn) goes
+through its session's lane, so turns of one session are written in order and an operator's turn
+can never land between an answer's snapshot and its store. A llama.cpp context serves one
+generation at a time anyway, so one thread per model loses nothing.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from appliance.errors import Busy, Cancelled, ShuttingDown
+
+T = TypeVar("T")
+
+
+class Job(Generic[T]):
+    """One piece of model work waiting in, or taken from, a :class:`FairQueue`."""
+
+    def __init__(self, key: str, fn: Callable[[Job[T]], T]) -> None:
+        self.key = key
+        self.fn = fn
+        self.cancel = threading.Event()
+        self.future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self.last_progress = time.monotonic()
+
+    def progress(self) -> None:
+        """Called by the work as it advances (each token), so that a hung model can be told apart."""
+        self.last_progress = time.monotonic()
+
+
+class FairQueue:
+    """The jobs for one model, run one at a time on a worker thread, sessions taken in turn.
+
+    Each key (a session) has its own lane; the worker takes the first job of the lane at the front
+    and moves that lane to the back, so ten queued turns of one session do not delay another
+    session's single turn by ten answers. Within a lane jobs keep their order. A llama.cpp context
+    serves one generation at a time anyway, so one thread per model loses nothing.
+    """
+
+    def __init__(self, name: str, *, max_waiting: int, retry_after: float) -> None:
+        self.name = name
+        self.max_waiting = max_waiting
+        self.retry_after = retry_after
+        self._lanes: OrderedDict[str, deque[Job[Any]]] = OrderedDict()
+        self._waiting = 0
+        self._running: Job[Any] | None = None
+        self._closed = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._work, name=f"model-{name}", daemon=True)
+
+    def start(self) -> FairQueue:
+        self._thread.start()
+        return self
+
+    @property
+    def waiting(self) -> int:
+        return self._waiting
+
+    @property
+    def running(self) -> bool:
+        return self._running is not None
+
+    def alive(self) -> bool:
+        return self._thread.is_alive() and not self._closed
+
+    def stalled(self, limit_s: float) -> bool:
+        """True if the running job has made no progress for ``limit_s`` seconds (a hung model)."""
+        job = self._running
+        return job is not None and time.monotonic() - job.last_progress > limit_s
+
+    def submit(self, key: str, fn: Callable[[Job[T]], T]) -> Job[T]:
+        with self._cond:
+            if self._closed:
+                raise ShuttingDown("the appliance is shutting down; try again after it restarts")
+            if self._waiting >= self.max_waiting:
+                raise Busy(
+                    f"the {self.name} queue is full ({self._waiting} answers waiting; server.queue_max)",
+                    retry_after=self.retry_after,
+                )
+            job = Job(key, fn)
+            self._lanes.setdefault(key, deque()).append(job)
+            self._waiting += 1
+            self._cond.notify()
+        return job
+
+    def withdraw(self, job: Job[Any]) -> None:
+        """Cancel a job: drop it if it still waits, else ask the running work to stop."""
+        job.cancel.set()
+        with self._cond:
+            lane = self._lanes.get(job.key)
+            if lane is not None and any(j is job for j in lane):
+                lane.remove(job)
+                self._waiting -= 1
+                if not lane:
+                    del self._lanes[job.key]
+                job.future.set_exception(Cancelled("withdrawn before it started"))
+
+    def stop_accepting(self) -> None:
+        """Refuse new jobs and fail the waiting ones; the running one may finish."""
+        with self._cond:
+            self._closed = True
+            for lane in self._lanes.values():
+                for job in lane:
+                    job.cancel.set()
+                    job.future.set_exception(ShuttingDown("the appliance is shutting down"))
+            self._lanes.clear()
+            self._waiting = 0
+            self._cond.notify_all()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop accepting, cancel the running job, and wait for the worker thread to end."""
+        self.stop_accepting()
+        with self._cond:
+            if self._running is not None:
+                self._running.cancel.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._lanes and not self._closed:
+                    self._cond.wait()
+                if not self._lanes:
+                    return
+                key, lane = next(iter(self._lanes.items()))
+                job = lane.popleft()
+                self._waiting -= 1
+                if lane:
+                    self._lanes.move_to_end(key)
+                else:
+                    del self._lanes[key]
+                self._running = job
+                job.progress()
+            try:
+                if job.future.set_running_or_notify_cancel():
+                    try:
+                        result = job.fn(job)
+                    except Exception as exc:  # handed to the waiting request, which translates it
+                        job.future.set_exception(exc)
+                    else:
+                        job.future.set_result(result)
+            finally:
+                with self._cond:
+                    self._running = None

@@ -1,0 +1,94 @@
+"""The composition root: one function builds the appliance from the settings, and one call closes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.app import Appliance, build
+from appliance.config import Settings
+from appliance.errors import ModelFileError
+from appliance.store import Store
+
+from .fakes import FakeResponder
+
+
+@pytest.fixture
+def appliance(settings: Settings):
+    built = build(settings, responder=FakeResponder(), summarizer=FakeResponder(), recall=False)
+    yield built
+    built.close()
+
+
+class TestBuild:
+    def test_every_part_is_handed_over_and_wired(self, appliance: Appliance):
+        assert appliance.pipeline.store is appliance.store
+        assert appliance.pipeline.responder is appliance.responder
+        assert appliance.worker is not None and appliance.worker.is_alive()
+        assert appliance.queue.alive()
+        assert appliance.pipeline.after_store == [appliance.worker.notify]
+
+    def test_close_stops_the_worker_and_the_queue(self, settings: Settings):
+        built = build(settings, responder=FakeResponder(), summarizer=FakeResponder(), recall=False)
+        built.close()
+        assert built.worker is not None and not built.worker.is_alive()
+        assert not built.queue.alive()
+
+    def test_without_a_policy_that_reads_a_summary_no_summarizer_is_loaded(self, config_file, tmp_path):
+        from appliance.config import load_settings
+
+        config_file.write_text(config_file.read_text() + '\n[context]\npolicy = "raw"\n')
+        settings = load_settings(config_file, env={})
+        # rolling is still among the served policies, so a worker is built; without one asked for, none is.
+        with build(settings, responder=FakeResponder(), summarizer=FakeResponder(), recall=False, worker=False) as a:
+            assert a.worker is None
+
+    def test_a_part_that_fails_to_load_leaves_nothing_open(self, settings: Settings, monkeypatch):
+        opened: list[Store] = []
+        real_open = Store.open
+
+        def tracking_open(path):
+            store = real_open(path)
+            opened.append(store)
+            return store
+
+        monkeypatch.setattr(Store, "open", staticmethod(tracking_open))
+
+        def missing(_settings):
+            raise ModelFileError("summarizer file missing")
+
+        monkeypatch.setattr("appliance.app.load_summarizer", missing)
+        with pytest.raises(ModelFileError):
+            build(settings, responder=FakeResponder(), recall=False)
+        [store] = opened
+        with pytest.raises(Exception):  # noqa: B017 - sqlite3.ProgrammingError: the connection is closed
+            store.db.execute("SELECT 1")
+
+
+class TestOneReadOfTheSessionPerTurn:
+    def test_an_answer_looks_the_session_up_once(self, appliance: Appliance, monkeypatch):
+        session = appliance.pipeline.new_session()
+        calls: list[str] = []
+        real = Store.session
+
+        def counting(self: Store, session_id: str):
+            calls.append(session_id)
+            return real(self, session_id)
+
+        monkeypatch.setattr(Store, "session", counting)
+        appliance.worker.stop()  # it reads its own snapshot later, off the answer's path
+        appliance.pipeline.answer(session.id, "My card ending 4821 is blocked")
+        assert calls == [session.id]  # the snapshot; the write checks the session in its own transaction
+
+    def test_the_worker_leaves_sessions_of_policies_without_a_summary_alone(self, appliance: Appliance):
+        def talk(session_id: str) -> None:
+            for i in range(24):  # well past the verbatim window plus summarizer.every_turns
+                appliance.pipeline.record_turn(session_id, "customer" if i % 2 == 0 else "agent", f"message {i}")
+            assert appliance.worker is not None and appliance.worker.drain(timeout=10)
+
+        raw = appliance.pipeline.new_session(policy="raw")
+        talk(raw.id)
+        assert appliance.store.summaries(raw.id) == ()
+        assert appliance.worker.stats().runs == 0
+        rolling = appliance.pipeline.new_session(policy="rolling")
+        talk(rolling.id)
+        assert appliance.store.summaries(rolling.id) and appliance.worker.stats().runs > 0
