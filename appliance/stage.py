@@ -170,7 +170,7 @@ def cue_table(
     return {lang: cues for lang, cues in table.items() if cues}
 
 
-def instruction_for(stage: Stage, instructions: Mapping[str, str], default: str) -> str:
+def instruction_for(stage: Stage, instructions: Mapping[Stage, str], default: str) -> str:
     """The instruction configured for ``stage``, or ``default`` where none (or an empty one) is set."""
     return instructions.get(stage) or default
 

@@ -8,6 +8,7 @@ its record and ledger entries) is written in one transaction, so it is stored wh
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -124,6 +125,28 @@ def m002_embeddings(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m003_erasure(db: sqlite_utils.Database) -> None:
+    # A conversation can be erased (a privacy request, or retention): its turns may then be deleted,
+    # and nothing else ever may. Each erasure leaves an audit row without any of the content.
+    db.execute("ALTER TABLE sessions ADD COLUMN erasing INTEGER NOT NULL DEFAULT 0")
+    db.execute("DROP TRIGGER turns_no_delete")
+    db.execute(
+        """CREATE TRIGGER turns_no_delete BEFORE DELETE ON turns
+           WHEN (SELECT erasing FROM sessions WHERE id = OLD.session_id) IS NOT 1
+           BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"""
+    )
+    db.execute(
+        """CREATE TABLE erasures (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            erased_at REAL NOT NULL,
+            reason TEXT NOT NULL,
+            turns INTEGER NOT NULL
+        )"""
+    )
+
+
 class Store:
     """Thread-safe access to one database file (one connection, one lock)."""
 
@@ -137,11 +160,16 @@ class Store:
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            # Owner only, whatever the umask: SQLite gives the WAL and shared-memory files the same mode.
+            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+            os.chmod(path, 0o600)
             conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
             db = sqlite_utils.Database(conn)
             db.enable_wal()
             db.execute("PRAGMA foreign_keys = ON")
             db.execute("PRAGMA synchronous = NORMAL")  # safe under WAL; a power cut loses at most the last commit
+            # Deleted content is overwritten, so an erased conversation is gone from the file itself.
+            db.execute("PRAGMA secure_delete = ON")
             migrations.apply(db)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open database {path}: {exc}") from None
@@ -169,7 +197,7 @@ class Store:
     def create_session(self, *, policy: str, title: str = "") -> Session:
         session = Session(id=uuid.uuid4().hex[:12], created_at=time.time(), title=title, policy=policy)
         with self._tx() as db:
-            db["sessions"].insert(to_dict(session))
+            db.table("sessions").insert(to_dict(session))
         return session
 
     def session(self, session_id: str) -> Session:
@@ -177,13 +205,20 @@ class Store:
         if not rows:
             raise SessionNotFound(f"no session with id {session_id!r}")
         row = rows[0]
-        return Session(**{**row, "summary_paused": bool(row["summary_paused"])})
+        return Session(
+            id=row["id"],
+            created_at=row["created_at"],
+            title=row["title"],
+            policy=row["policy"],
+            summary_paused=bool(row["summary_paused"]),
+        )
 
     def sessions(self, *, limit: int = 100, search: str = "") -> list[dict[str, Any]]:
         """Newest first, with the number of turns and the last message, filtered by ``search`` text."""
         like = f"%{search}%"
         return self._rows(
-            """SELECT s.*, COUNT(t.id) AS turns, MAX(t.created_at) AS last_at
+            """SELECT s.id, s.created_at, s.title, s.policy, s.summary_paused,
+                      COUNT(t.id) AS turns, MAX(t.created_at) AS last_at
                FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
                WHERE ? = '' OR s.id LIKE ? OR s.title LIKE ?
                   OR EXISTS (SELECT 1 FROM turns u WHERE u.session_id = s.id AND u.text LIKE ?)
@@ -260,7 +295,7 @@ class Store:
             turn_id = db.execute(
                 "SELECT id FROM turns WHERE session_id = ? AND idx = ?", [session_id, agent.index]
             ).fetchone()[0]
-            db["turn_records"].insert(
+            db.table("turn_records").insert(
                 {
                     "turn_id": turn_id,
                     "session_id": session_id,
@@ -335,7 +370,7 @@ class Store:
                 "SELECT COALESCE(MAX(version), 0) + 1 FROM summaries WHERE session_id = ?", [summary.session_id]
             ).fetchone()
             stored = SummaryVersion(**{**to_dict(summary), "version": version, "created_at": time.time()})
-            db["summaries"].insert(to_dict(stored))
+            db.table("summaries").insert(to_dict(stored))
         return stored
 
     def summaries(self, session_id: str) -> tuple[SummaryVersion, ...]:
@@ -359,7 +394,7 @@ class Store:
         """Write ledger entries, each stamped with the index its speaker's turn was just given."""
         rows = [{"session_id": session_id, **to_dict(e), "turn": index_of.get(e.speaker, e.turn)} for e in entries]
         if rows:
-            db["ledger"].insert_all(rows)
+            db.table("ledger").insert_all(rows)
 
     def ledger(self, session_id: str) -> tuple[LedgerEntry, ...]:
         rows = self._rows(
@@ -374,11 +409,54 @@ class Store:
         rows = [{"session_id": session_id, "idx": idx, "model": model, "vector": blob} for idx, blob in vectors]
         if rows:
             with self._tx() as db:
-                db["embeddings"].insert_all(rows, replace=True)
+                db.table("embeddings").insert_all(rows, replace=True)
 
     def embeddings(self, session_id: str, model: str) -> dict[int, bytes]:
         rows = self._rows("SELECT idx, vector FROM embeddings WHERE session_id = ? AND model = ?", [session_id, model])
         return {r["idx"]: r["vector"] for r in rows}
 
+    # erasure -----------------------------------------------------------------------------------
+
+    def erase(self, session_id: str, *, reason: str = "request") -> int:
+        """Erase a conversation: its turns, records, summaries, ledger and embeddings, then the session.
+
+        The text is overwritten in the database file (``secure_delete``) and the WAL is checkpointed
+        and truncated, so no copy is left in either. An audit row keeps the id, the time, the reason
+        and the number of turns, nothing of the content. Returns that number.
+        """
+        with self._tx() as db:
+            row = db.execute("SELECT COUNT(*) FROM sessions WHERE id = ?", [session_id]).fetchone()
+            if not row[0]:
+                raise SessionNotFound(f"no session with id {session_id!r}")
+            (turns,) = db.execute("SELECT COUNT(*) FROM turns WHERE session_id = ?", [session_id]).fetchone()
+            db.execute("UPDATE sessions SET erasing = 1 WHERE id = ?", [session_id])
+            for table in ("embeddings", "ledger", "summaries", "turn_records", "turns"):
+                db.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
+            db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+            db.table("erasures").insert(
+                {"session_id": session_id, "erased_at": time.time(), "reason": reason, "turns": int(turns)}
+            )
+        self.checkpoint()
+        return int(turns)
+
+    def expired(self, older_than_s: float, *, now: float | None = None) -> list[str]:
+        """Sessions whose last turn (or creation, without turns) is older than ``older_than_s`` seconds."""
+        cutoff = (time.time() if now is None else now) - older_than_s
+        rows = self._rows(
+            """SELECT s.id FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
+               GROUP BY s.id HAVING COALESCE(MAX(t.created_at), s.created_at) < ?""",
+            [cutoff],
+        )
+        return [r["id"] for r in rows]
+
+    def erasures(self) -> list[dict[str, Any]]:
+        """The audit trail of erasures, oldest first (ids, times, reasons and turn counts only)."""
+        return self._rows("SELECT session_id, erased_at, reason, turns FROM erasures ORDER BY id")
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database file and truncate it to nothing."""
+        with self._lock:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def integrity_ok(self) -> bool:
-        return self._rows("PRAGMA integrity_check")[0]["integrity_check"] == "ok"
+        return bool(self._rows("PRAGMA integrity_check")[0]["integrity_check"] == "ok")

@@ -297,7 +297,7 @@ def _detector(codes: tuple[str, ...]):  # type: ignore[no-untyped-def]
     try:
         isos = [getattr(IsoCode639_1, code.upper()) for code in codes]
     except AttributeError as exc:
-        raise ConfigError(f"summarizer.languages: unknown language code {exc.name.lower()!r}") from None
+        raise ConfigError(f"summarizer.languages: unknown language code {(exc.name or '').lower()!r}") from None
     # The minimum distance makes the detector say "unsure" (None) rather than guess on short text.
     return LanguageDetectorBuilder.from_iso_codes_639_1(*isos).with_minimum_relative_distance(0.1).build()
 

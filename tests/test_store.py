@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,7 @@ class TestOpen:
         store.close()
         again = Store.open(tmp_path / "sub" / "a.db")  # re-opening applies nothing twice
         applied = again.db.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0]
-        assert applied == 2
+        assert applied == 3
         again.close()
 
     def test_unopenable_path_is_a_store_error(self, tmp_path: Path):
@@ -135,3 +137,65 @@ class TestTurnIndices:
             store.append_turn("nope", "customer", "hi")
         with pytest.raises(SessionNotFound):
             store.append_exchange("nope", "q", "a", RECORD)
+
+
+class TestErasure:
+    MARKER = "Zyxqwv Oblomovich, account 99887766554433"
+
+    def raw_bytes(self, path: Path) -> bytes:
+        return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
+
+    def test_the_text_is_gone_from_the_file_and_its_wal_and_an_audit_row_stays(self, tmp_path: Path):
+        path = tmp_path / "a.db"
+        store = Store.open(path)
+        keep = store.create_session(policy="raw")
+        store.append_turn(keep.id, "customer", "Another customer, order QQ-123")
+        gone = store.create_session(policy="raw", title=self.MARKER)
+        store.append_exchange(gone.id, f"I am {self.MARKER}", f"Thanks {self.MARKER}", RECORD)
+        store.add_summary(SummaryVersion(session_id=gone.id, version=0, text=self.MARKER, covers_to=1))
+        store.put_embeddings(gone.id, "m", [(0, self.MARKER.encode())])
+        assert self.MARKER.encode() in self.raw_bytes(path)
+        assert store.erase(gone.id, reason="subject request") == 2
+        assert self.MARKER.encode() not in self.raw_bytes(path)
+        with pytest.raises(SessionNotFound):
+            store.session(gone.id)
+        [audit] = store.erasures()
+        assert audit["session_id"] == gone.id and audit["reason"] == "subject request" and audit["turns"] == 2
+        assert self.MARKER not in repr(audit)
+        assert [t.text for t in store.turns(keep.id)] == ["Another customer, order QQ-123"]
+        assert store.integrity_ok()
+        store.close()
+        assert self.MARKER.encode() not in self.raw_bytes(path)
+
+    def test_turns_stay_append_only_outside_an_erasure(self, store: Store):
+        s = store.create_session(policy="raw")
+        store.append_turn(s.id, "customer", "hello")
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            store.db.execute("DELETE FROM turns WHERE session_id = ?", [s.id])
+
+    def test_an_unknown_session_is_named_and_nothing_changes(self, store: Store):
+        with pytest.raises(SessionNotFound, match="nope"):
+            store.erase("nope")
+        assert store.erasures() == []
+
+    def test_expired_sessions_are_those_quiet_for_longer_than_the_limit(self, store: Store):
+        old = store.create_session(policy="raw")
+        store.append_turn(old.id, "customer", "hello")
+        fresh = store.create_session(policy="raw")
+        now = time.time()
+        assert set(store.expired(3600, now=now + 7200)) == {old.id, fresh.id}
+        assert store.expired(3600, now=now) == []
+
+
+class TestFileModes:
+    def test_database_and_wal_are_private_whatever_the_umask(self, tmp_path: Path):
+        previous = os.umask(0o000)
+        try:
+            store = Store.open(tmp_path / "a.db")
+            s = store.create_session(policy="raw")
+            store.append_turn(s.id, "customer", "hello")
+            for name in ("a.db", "a.db-wal"):
+                assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
+            store.close()
+        finally:
+            os.umask(previous)

@@ -68,7 +68,7 @@ def _words(*alternatives: str) -> str:
 
 # Months and weekdays in the configured stage languages; dates are compared as month-day numbers.
 _MONTHS: dict[str, int] = {}
-for _number, _names in enumerate(
+for _number, _spellings in enumerate(
     [
         "january jan januar janvier enero januari jänner",
         "february feb februar février fevrier febrero februari",
@@ -85,11 +85,11 @@ for _number, _names in enumerate(
     ],
     start=1,
 ):
-    for _name in _names.split():
+    for _name in _spellings.split():
         _MONTHS[_name] = _number
 
 _WEEKDAYS: dict[str, str] = {}
-for _canon, _names in {
+for _canon, _spellings in {
     "monday": "monday montag lundi lunes maandag",
     "tuesday": "tuesday dienstag mardi martes dinsdag",
     "wednesday": "wednesday mittwoch mercredi miércoles miercoles woensdag",
@@ -98,7 +98,7 @@ for _canon, _names in {
     "saturday": "saturday samstag sonnabend samedi sábado sabado zaterdag",
     "sunday": "sunday sonntag dimanche domingo zondag",
 }.items():
-    for _name in _names.split():
+    for _name in _spellings.split():
         _WEEKDAYS[_name] = _canon
 
 # Short month forms only with a day next to them ("Mar 3"), and never "may"/"mar" alone.

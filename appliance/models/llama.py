@@ -8,10 +8,12 @@ Identical prompt prefixes across turns let llama.cpp reuse its cache.
 from __future__ import annotations
 
 import os
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from appliance.errors import Cancelled, GenerationError, ModelLoadError
 from appliance.types import Generation, Message, Sampling
@@ -58,20 +60,45 @@ class LlamaChatModel:
         eos_id, bos_id = self._llama.token_eos(), self._llama.token_bos()
         text_of = self._llama._model.token_get_text
         self._eos = text_of(eos_id) if eos_id != -1 else ""
+        # Placeholders for message texts while the template renders; no text a person types contains NUL+nonce.
+        self._nonce = secrets.token_hex(8)
         self._formatter = Jinja2ChatFormatter(
             template=template, eos_token=self._eos, bos_token=text_of(bos_id) if bos_id != -1 else ""
         )
 
     def tokens(self, messages: Sequence[Message]) -> list[int]:
-        """The exact token ids the model receives for these messages."""
-        rendered = self._formatter(messages=[{"role": m.role, "content": m.content} for m in messages])
-        return self._llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+        """The exact token ids the model receives for these messages.
+
+        Only the chat template's own markers become control tokens: the template is rendered around
+        placeholders, and each message's text is tokenized as plain text in its place, so a customer
+        who types ``<|im_end|>`` gets those characters, never the token that ends a turn.
+        """
+        marks = [f"\x00{self._nonce}:{i}\x00" for i in range(len(messages))]
+        # llama_cpp types each role's message as its own TypedDict; ours are plain role/content pairs.
+        chat: list[Any] = [{"role": m.role, "content": mark} for m, mark in zip(messages, marks, strict=True)]
+        rendered = self._formatter(messages=chat)
+        prompt, pos = rendered.prompt, 0
+        ids: list[int] = []
+        bos = not rendered.added_special
+        for message, mark in zip(messages, marks, strict=True):
+            at = prompt.find(mark, pos)
+            if at < 0:
+                continue  # the template leaves this message out (some drop a system message)
+            ids += self._tokenize(prompt[pos:at], special=True, add_bos=bos)
+            ids += self._tokenize(message.content, special=False, add_bos=False)
+            bos, pos = False, at + len(mark)
+        return ids + self._tokenize(prompt[pos:], special=True, add_bos=bos)
+
+    def _tokenize(self, text: str, *, special: bool, add_bos: bool) -> list[int]:
+        if not text and not add_bos:
+            return []
+        return list(self._llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
 
     def count(self, messages: Sequence[Message]) -> int:
         return len(self.tokens(messages))
 
     def count_text(self, text: str) -> int:
-        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+        return len(self._tokenize(text, special=False, add_bos=False))
 
     def generate(
         self,
@@ -91,7 +118,8 @@ class LlamaChatModel:
         with self._lock:
             start = time.perf_counter()
             first = 0.0
-            stream = self._llama.create_completion(
+            # With stream=True this is an iterator of chunk dicts; llama_cpp's annotation is the union of both modes.
+            stream: Any = self._llama.create_completion(
                 prompt=prompt,
                 max_tokens=sampling.max_tokens,
                 temperature=sampling.temperature,

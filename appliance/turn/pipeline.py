@@ -35,6 +35,7 @@ from appliance.types import (
     Sampling,
     Session,
     Snapshot,
+    Stage,
     SummaryVersion,
     Timings,
     Turn,
@@ -62,7 +63,7 @@ class PipelineSettings:
     early_turns: int = stage.EARLY_TURNS
     late_cues: Mapping[str, Sequence[str]] = field(default_factory=lambda: dict(stage.LATE_CUES))
     open_cues: Mapping[str, Sequence[str]] = field(default_factory=lambda: dict(stage.OPEN_CUES))
-    instructions: Mapping[str, str] = field(default_factory=dict)
+    instructions: Mapping[Stage, str] = field(default_factory=dict)
     guard: str = "regenerate"
     redact_phrase: str = "[please check with staff]"
     recall_k: int = 3

@@ -342,7 +342,7 @@ class SummaryWorker:
                 f"({current.author if current else 'none'}) was stored meanwhile",
                 text=verdict.text,
             )
-        self._count(runs=1, duration=duration, **({"accepted": 1} if verdict.ok else {"rejected": 1}))
+        self._count(runs=1, duration=duration, accepted=int(verdict.ok), rejected=int(not verdict.ok))
         if verdict.ok:
             self._retry_at.pop(session_id, None)
         else:
