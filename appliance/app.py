@@ -223,13 +223,3 @@ def build(
         queue = FairQueue(model.name, max_waiting=server.queue_max, retry_after=server.retry_after_s).start()
         undo.pop_all()
     return Appliance(settings, store, model, pipeline, summary_worker, queue)
-
-
-def build_pipeline(
-    settings: Settings,
-    responder: ChatModel | None = None,
-    *,
-    recall: Recaller | None | bool = True,
-) -> Pipeline:
-    """The pipeline alone, without worker (kept while the lab moves to :func:`build`)."""
-    return build(settings, responder=responder, recall=recall, worker=False).pipeline

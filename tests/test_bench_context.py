@@ -10,15 +10,17 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.config import SummarizerSettings
-from appliance.context.policies import PromptSpec, RawPolicy, assemble, render_turn
+from appliance.context import PromptSpec, RawPolicy
+from appliance.context.base import assemble, render_turn
 from appliance.errors import InputError
 from appliance.facts.entities import extract
-from appliance.lab.bench_context import BenchSession, Probe, load_sessions, replay
+from appliance.lab.bench.context import replay
+from appliance.lab.dialogues import BenchSession, Probe, load_sessions
 from appliance.turn.worker import SummaryWorker
 from appliance.types import Manifest, Prompt, Snapshot
 
-from .conftest import MODELS_DIR, SHARED_DATA, write_config
 from .fakes import FakeResponder
+from .support import MODELS_DIR, SHARED_DATA, write_config
 from .test_summarizer import FakeSummarizer
 
 SUMMARY = "Identifiers, dates, amounts: reference 1YXEN4V3."

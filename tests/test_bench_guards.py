@@ -8,7 +8,7 @@ import sys
 
 from appliance.config import ROOT, Settings
 from appliance.facts.entities import extract
-from appliance.lab.bench_guards import (
+from appliance.lab.bench.guards import (
     alter,
     context_before,
     generate_report,
@@ -21,8 +21,8 @@ from appliance.lab.bench_guards import (
 )
 from appliance.stage import LATE_CUES, OPEN_CUES
 
-from .conftest import SHARED_DATA, write_config
 from .fakes import FakeResponder
+from .support import SHARED_DATA, write_config
 
 CONVERSATIONS = SHARED_DATA / "dev_conversations.jsonl"
 

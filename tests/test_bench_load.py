@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from appliance.config import ROOT
-from appliance.lab.bench_load import percentile
+from appliance.lab.stats import percentile
 
 from .test_daemon import Daemon, needs_model, start_daemon
 
@@ -70,8 +70,10 @@ def test_an_unreachable_daemon_exits_2():
     assert done.returncode == 2 and "cannot reach the daemon" in done.stderr
 
 
-def test_percentile_is_nearest_rank():
+def test_latency_percentiles_are_linearly_interpolated():
+    """The one percentile of every lab report (README: "Percentiles are linearly interpolated")."""
     values = [float(v) for v in range(1, 21)]
-    assert percentile(values, 50) == 10.0
-    assert percentile(values, 95) == 19.0
+    assert percentile(values, 50) == 10.5
+    assert percentile(values, 95) == pytest.approx(19.05)
+    assert percentile(values, 0) == 1.0 and percentile(values, 100) == 20.0
     assert percentile([], 50) == 0.0

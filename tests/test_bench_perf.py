@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from appliance.cli import cli
 from appliance.config import Settings
 from appliance.errors import InputError
-from appliance.lab.bench_perf import (
+from appliance.lab.bench.perf import (
     _window_summary,
     customer_turn_at,
     format_text,
@@ -21,7 +21,7 @@ from appliance.lab.bench_perf import (
     summarize_runs,
 )
 
-from .conftest import SHARED_DATA, TEST_MODEL, write_config
+from .support import SHARED_DATA, TEST_MODEL, write_config
 
 
 def sessions_file(tmp_path: Path, lengths: list[int]) -> Path:

@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from appliance.config import DEFAULT_FILE, ROOT, Settings, load_settings, reference_table
 from appliance.errors import ConfigError
 
-from .conftest import write_config
+from .support import write_config
 
 
 class TestLoading:
@@ -38,7 +39,7 @@ class TestLoading:
         assert settings.responder.top_k == 9
 
     def test_settings_are_frozen(self, settings: Settings):
-        with pytest.raises(Exception):
+        with pytest.raises(ValidationError):
             settings.responder.n_ctx = 1  # type: ignore[misc]
 
 

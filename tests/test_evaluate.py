@@ -11,23 +11,15 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.config import Settings, load_settings
-from appliance.lab.bench_context import BenchSession, Probe
-from appliance.lab.evaluate import (
-    EvalOptions,
-    build_report,
-    evaluate,
-    judge_metrics,
-    load_dialogues,
-    model_rig,
-    parse_choice,
-    parse_scores,
-    percentile,
-    position_stage,
-    sample_turns,
-)
+from appliance.lab.dialogues import BenchSession, Probe, load_dialogues
+from appliance.lab.eval import EvalOptions, evaluate
+from appliance.lab.eval.judge import judge_metrics, parse_choice, parse_scores
+from appliance.lab.eval.metrics import build_report
+from appliance.lab.eval.replay import model_rig, position_stage, sample_turns
+from appliance.lab.stats import percentile
 
-from .conftest import SHARED_DATA, TEST_MODEL, write_config
 from .fakes import FakeResponder
+from .support import SHARED_DATA, TEST_MODEL, write_config
 from .test_summarizer import FakeSummarizer
 
 DIALOGUE = (

@@ -13,14 +13,14 @@ from click.testing import CliRunner
 from appliance.app import pipeline_settings
 from appliance.cli import cli
 from appliance.config import Settings, load_settings
-from appliance.context.policies import POLICIES
+from appliance.context import POLICIES
 from appliance.lab.export import export, summary_as_of
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline, PipelineSettings
 from appliance.types import SummaryVersion
 
-from .conftest import TEST_MODEL, write_config
 from .fakes import FakeResponder
+from .support import TEST_MODEL, write_config
 from .test_evaluate import DIALOGUE
 
 TINY = (

@@ -19,11 +19,9 @@ import pytest
 from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 
 from appliance.config import ROOT, TuiSettings
-from appliance.tui.app import (
-    ApplianceTUI,
-    ConversationView,
-    HelpScreen,
-    TurnView,
+from appliance.tui.app import ApplianceTUI
+from appliance.tui.client import DaemonClient, DaemonUnreachable, Health, StreamEvent, health_from, parse_metrics
+from appliance.tui.render import (
     finding_lines,
     gauge_text,
     highlight_findings,
@@ -32,9 +30,10 @@ from appliance.tui.app import (
     summarizer_state,
     summary_head,
 )
-from appliance.tui.client import DaemonClient, DaemonUnreachable, Health, StreamEvent, health_from, parse_metrics
+from appliance.tui.screens import HelpScreen
+from appliance.tui.widgets import ConversationView, TurnView
 
-from .conftest import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
+from .support import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
 
 KIOSK_SIZE = (160, 45)
 SMALL_SIZE = (80, 24)
@@ -605,9 +604,9 @@ def test_one_conversation_end_to_end(daemon: str):
             progress: list[str] = []
             original = ConversationView.progress
 
-            def spy(view: ConversationView, text: str) -> None:
+            def spy(self: ConversationView, text: str) -> None:
                 progress.append(text)
-                original(view, text)
+                original(self, text)
 
             ConversationView.progress = spy  # type: ignore[method-assign]
             try:
@@ -617,6 +616,7 @@ def test_one_conversation_end_to_end(daemon: str):
             finally:
                 ConversationView.progress = original  # type: ignore[method-assign]
             assert len(progress) >= 1, "no streamed text was shown"
+            assert app.payload is not None
             answer = app.payload["turns"][1]["text"]
             views = list(app.query(TurnView))
             assert "stage early" in str(views[1].render())

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from appliance import stage
-from appliance.context.policies import POLICIES, ContextPolicy, PromptSpec
+from appliance.config import Settings
+from appliance.context import POLICIES, ContextPolicy, PromptSpec
 from appliance.errors import InputError
 from appliance.store import Store
 from appliance.turn.pipeline import PipelineSettings
@@ -116,7 +117,7 @@ def export(
     return counts
 
 
-def run_export(settings: Any, out_file: Path, *, min_turns: int, max_turns: int) -> dict[str, int]:
+def run_export(settings: Settings, out_file: Path, *, min_turns: int, max_turns: int) -> dict[str, int]:
     """Export from the configured database, counting tokens with the responder's tokenizer (vocab only)."""
     from appliance.app import pipeline_settings, policies
     from appliance.models.files import find, verified_path

@@ -164,7 +164,7 @@ class LlamaChatModel:
             finish_reason=finish,
         )
 
-    # benchmarks (appliance/bench_perf.py) -------------------------------------------------------
+    # benchmarks (appliance/lab/bench/perf.py) -------------------------------------------------------
 
     def forget_prefix(self) -> None:
         """Make the next prompt evaluate from its first token, so a benchmark can time a cold prompt."""

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from appliance.config import Settings, read_token_file
 from appliance.errors import ApplianceError
 
 JSON = dict[str, Any]
@@ -211,3 +213,31 @@ def _reason(exc: httpx.TransportError) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return "timed out"
     return str(exc) or type(exc).__name__
+
+
+# where the daemon is -------------------------------------------------------------------------------
+
+
+def daemon_url(settings: Settings, url: str | None = None) -> str:
+    """``--url``, else ``tui.url``, else the local daemon: its TCP port, or its Unix socket when it has no host."""
+    if url or settings.tui.url:
+        return url or settings.tui.url
+    server = settings.server
+    if not server.host and server.socket:
+        return f"unix:{_beside_config(settings, server.socket)}"
+    return f"http://127.0.0.1:{server.port or 8088}"
+
+
+def _beside_config(settings: Settings, name: str) -> Path:
+    """A path from the config, relative to the config file's folder as the daemon reads it."""
+    path = Path(name).expanduser()
+    if not path.is_absolute() and settings.source != "<defaults>":
+        path = Path(settings.source).parent / path
+    return path
+
+
+def read_token(settings: Settings) -> str | None:
+    """The bearer token from ``tui.token_file`` (relative to the config file), or None."""
+    if not settings.tui.token_file:
+        return None
+    return read_token_file(_beside_config(settings, settings.tui.token_file), "tui.token_file")

@@ -22,9 +22,9 @@ The scoring functions are pure and take no model; only :func:`generate_report` n
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +35,7 @@ from appliance.config import Settings
 from appliance.facts.checker import check, clear_caches, redact, strict_instruction
 from appliance.facts.entities import extract, family, index_keys, lookup_keys
 from appliance.facts.ledger import current, entries
+from appliance.lab.stats import spread
 from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, instruction_for
 from appliance.types import CheckResult, Entity, LedgerEntry, Session, Snapshot, Stage, Turn
 
@@ -161,11 +162,11 @@ def score_checker(
             if cold:
                 # as after a restart: the ledger comes from the store, no text has been extracted yet
                 score.cold_check_ms.append(
-                    _best_ms(lambda: check_in_context(turn.text, ctx, ledger), timer, clear_caches)
+                    _best_ms(functools.partial(check_in_context, turn.text, ctx, ledger), timer, clear_caches)
                 )
             result = check_in_context(turn.text, ctx, ledger)
             fresh = _answer_uncached(ctx)
-            score.check_ms.append(_best_ms(lambda: check_in_context(turn.text, ctx, ledger), timer, fresh))
+            score.check_ms.append(_best_ms(functools.partial(check_in_context, turn.text, ctx, ledger), timer, fresh))
             score.real += 1
             score.quoted_facts += len(facts)
             score.quoted_in_other_form += sum(1 for e in facts if not any(e.text in t.text for t in turns[:i]))
@@ -181,7 +182,7 @@ def score_checker(
                     continue
                 text, new = changed
                 altered = check_in_context(text, ctx, ledger)
-                score.check_ms.append(_best_ms(lambda: check_in_context(text, ctx, ledger), timer, fresh))
+                score.check_ms.append(_best_ms(functools.partial(check_in_context, text, ctx, ledger), timer, fresh))
                 score.altered += 1
                 hits = [f for f in altered.findings if f.entity.start < new.end and new.start < f.entity.end]
                 if hits:
@@ -255,14 +256,6 @@ def score_stage(
     return score
 
 
-def percentiles(values: Sequence[float]) -> dict[str, float]:
-    if not values:
-        return {"p50": 0.0, "p95": 0.0}
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-    return {"p50": round(statistics.median(ordered), 3), "p95": round(p95, 3)}
-
-
 def run_bench(
     settings: Settings,
     conversations_file: Path,
@@ -290,8 +283,8 @@ def run_bench(
             "real_new_facts": checker.real_new_facts,
             "quoted_facts": checker.quoted_facts,
             "quoted_in_other_form": checker.quoted_in_other_form,
-            "check_ms": percentiles(checker.check_ms),
-            "check_ms_cold": percentiles(checker.cold_check_ms),
+            "check_ms": spread(checker.check_ms, 3),
+            "check_ms_cold": spread(checker.cold_check_ms, 3),
             "missed": checker.missed[:20],
             "false_alarms": checker.false_alarms[:20],
         },
@@ -316,7 +309,7 @@ def generate_report(
     """Answers from ``model`` at every customer turn (teacher-forced history, raw context), checked
     and guarded as ``settings.guard`` says. ``model`` follows :class:`appliance.types.ChatModel`."""
     from appliance.app import pipeline_settings
-    from appliance.context.policies import PromptSpec, RawPolicy
+    from appliance.context import PromptSpec, RawPolicy
 
     say = progress or (lambda _m: None)
     ps = pipeline_settings(settings)
@@ -335,7 +328,7 @@ def generate_report(
             ledger = entries(history)
             snap = Snapshot(session=Session(id=turn.session_id, created_at=0.0), turns=history, ledger=ledger)
             stage = detect(history, turn.text, early_turns=settings.stage.early_turns, late_cues=late, open_cues=open_)
-            instruction = instruction_for(stage, settings.stage.instructions, ps.instruction)
+            instruction = instruction_for(stage, ps.instructions, ps.instruction)
             spec = PromptSpec(system=ps.system_prompt, instruction=instruction, budget=ps.budget_tokens)
             prompt = policy.build(snap, turn.text, spec, model)
             t0 = time.perf_counter()
@@ -373,7 +366,10 @@ def generate_report(
             after += not result.ok
             if answers % 20 == 0:
                 say(f"{answers} answers generated")
-    share = lambda k: round(k / answers, 4) if answers else 0.0
+
+    def share(k: int) -> float:
+        return round(k / answers, 4) if answers else 0.0
+
     return {
         "model": getattr(model, "name", "?"),
         "policy": guard.policy,
@@ -382,8 +378,8 @@ def generate_report(
         "unsupported_after": share(after),
         "regenerated": regenerated,
         "redacted": redacted,
-        "guard_ms": {**percentiles(guard_ms), "mean": round(statistics.fmean(guard_ms), 3) if guard_ms else 0.0},
-        "generate_s": percentiles(generate_s),
+        "guard_ms": {**spread(guard_ms, 3), "mean": round(statistics.fmean(guard_ms), 3) if guard_ms else 0.0},
+        "generate_s": spread(generate_s, 3),
         "examples": examples,
     }
 
@@ -421,7 +417,3 @@ def format_table(report: dict[str, Any]) -> str:
 
 def _pct(a: int, b: int) -> str:
     return f"{a / b:.1%}" if b else "n/a"
-
-
-def say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)

@@ -29,19 +29,19 @@ competes with a measurement.
 from __future__ import annotations
 
 import json
-import statistics
-import sys
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from appliance.config import Settings
 from appliance.errors import InputError
-from appliance.lab.bench_context import load_sessions
-from appliance.lab.evaluate import Recorder, evolve, percentile, production_pipeline
+from appliance.lab.dialogues import load_sessions
+from appliance.lab.harness import Recorder, appliance_for, evolve
+from appliance.lab.stats import median, percentile
 from appliance.turn.pipeline import Pipeline
-from appliance.types import Generation, Message, Sampling
+from appliance.types import ChatModel, Generation, Message, OnToken, Recaller, Sampling
 
 POLICIES = ("rolling", "raw")
 TAIL_TURNS = 40
@@ -79,7 +79,7 @@ class Switch(Recorder):
     tokenizer), or passes through to the real model; remembers the messages of each call, and of the
     last replayed one (the previous answer's prompt, as production would have evaluated it)."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: ChatModel) -> None:
         super().__init__(model)
         self.replay: str | None = None
         self.replayed: tuple[Message, ...] = ()
@@ -88,12 +88,18 @@ class Switch(Recorder):
     def last(self) -> tuple[Message, ...]:
         return self.prompts[-1] if self.prompts else ()
 
-    def generate(self, messages: Sequence[Message], sampling: Sampling, **kwargs: Any) -> Generation:
+    def generate(
+        self,
+        messages: Sequence[Message],
+        sampling: Sampling,
+        *,
+        on_token: OnToken | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Generation:
         if self.replay is None:
-            return super().generate(messages, sampling, **kwargs)
+            return super().generate(messages, sampling, on_token=on_token, cancel=cancel)
         self.prompts.append(tuple(messages))
         self.replayed = tuple(messages)
-        on_token = kwargs.get("on_token")
         if on_token is not None:
             on_token(self.replay)
         return Generation(
@@ -115,7 +121,7 @@ def ratio(num: float, den: float) -> float:
 
 
 def _median(values: Sequence[float]) -> float:
-    return round(statistics.median(values), 4) if values else 0.0
+    return round(median(values), 4)
 
 
 def _ttft(pipeline: Pipeline, model: Any, switch: Switch, session_id: str, turn: int, text: str) -> dict[str, Any]:
@@ -167,8 +173,8 @@ def measured_turns(turns: Sequence[tuple[str, str]], start: int, window: int) ->
 def replay_policy(
     settings: Settings,
     model: Any,
-    summarizer: Any | None,
-    recall: Any,
+    summarizer: ChatModel | None,
+    recall: Recaller | None,
     policy: str,
     turns: Sequence[tuple[str, str]],
     *,
@@ -179,6 +185,8 @@ def replay_policy(
 ) -> dict[str, Any]:
     """One teacher-forced replay of ``turns`` under ``policy`` with every measurement taken on the way;
     TTFT at the customer turns of ``windows`` ("early" and "late", see :func:`measured_turns`)."""
+    from appliance.app import pipeline_settings
+
     out: dict[str, Any] = {"overhead": [], "ttft": {}}
     samples: dict[str, list[dict[str, Any]]] = {which: [] for which in windows}
     measured = {i: which for which, window in windows.items() for i in window}
@@ -193,7 +201,9 @@ def replay_policy(
             routing={"early": ""},
             refine={"enabled": False},
         )
-        pipeline, worker = production_pipeline(local, switch, summarizer, policy, recall=recall)
+        appliance = appliance_for(local, switch, summarizer, policy, recall=recall)
+        pipeline, worker = appliance.pipeline, appliance.worker
+        sampling = pipeline_settings(local).sampling
         try:
             session = pipeline.new_session(policy=policy, title=f"bench perf {policy}")
             index = 0
@@ -217,7 +227,7 @@ def replay_policy(
                         f"{sample['ttft_s']:.3f} s, cold {sample['cold_ttft_s']:.3f} s"
                     )
                     if index == windows["late"][0] and measure_gen:
-                        out["gen_tps"] = _gen_tps(pipeline, model, switch, session.id, GEN_QUESTION, repeats)
+                        out["gen_tps"] = _gen_tps(pipeline, model, switch, sampling, session.id, GEN_QUESTION, repeats)
                 switch.replay = turns[index + 1][1]
                 result = pipeline.answer(session.id, text)
                 t = result.record.timings
@@ -242,15 +252,15 @@ def replay_policy(
         finally:
             switch.replay = None
             if worker is not None:
-                worker.stop()
+                worker.stop()  # first, so that its counts are final
                 stats = worker.stats()
                 out["summarizer"] = {"runs": stats.runs, "accepted": stats.accepted, "failures": stats.failures}
-            pipeline.store.close()
+            appliance.close()
     return out
 
 
 def _gen_tps(
-    pipeline: Pipeline, model: Any, switch: Switch, session_id: str, text: str, repeats: int
+    pipeline: Pipeline, model: Any, switch: Switch, sampling: Sampling, session_id: str, text: str, repeats: int
 ) -> dict[str, Any]:
     """Decode tokens/s through the pipeline and bare, alternating, on the same prompt and sampling."""
     appliance, bare, tokens = [], [], []
@@ -260,7 +270,7 @@ def _gen_tps(
         decode = r.timings.generate_s - r.timings.ttft_s
         if r.completion_tokens > 1 and decode > 0:
             appliance.append((r.completion_tokens - 1) / decode)
-        n, rate = model.bare_generate_tps(switch.last, pipeline.settings.sampling)
+        n, rate = model.bare_generate_tps(switch.last, sampling)
         if rate > 0:
             bare.append(rate)
         tokens.append((r.completion_tokens, n))
@@ -425,10 +435,6 @@ def format_text(r: dict[str, Any]) -> str:
     s = r["summarizer"]
     lines.append(f"  summarizer (rolling): {s['runs']} runs, {s['accepted']} accepted, {s['failures']} failures")
     return "\n".join(lines)
-
-
-def say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def dumps(report: dict[str, Any]) -> str:

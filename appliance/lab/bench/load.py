@@ -1,4 +1,4 @@
-"""`appliance bench load`: N concurrent customer sessions against a running daemon.
+"""``appliance bench load``: N concurrent customer sessions against a running daemon.
 
 Each client opens a session and sends its turns one after another (as a kiosk would); the clients
 run at the same time, so the daemon's queue, fairness and storage are exercised together. Success
@@ -10,7 +10,6 @@ as stored.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import httpx
 
 from appliance.errors import InputError
+from appliance.lab.stats import spread
 
 # Customer messages with the kind of facts the appliance must keep (ids, amounts, dates, names).
 MESSAGES = (
@@ -86,14 +86,6 @@ async def _stored(http: httpx.AsyncClient, client: _Client) -> int:
     return sum(1 for index, text in client.answered if agent_turns.get(index) == text and index in recorded)
 
 
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (0 for no values)."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
 async def run_load(
     url: str,
     clients: int,
@@ -123,7 +115,7 @@ async def run_load(
         "turns": clients * turns,
         "errors": sum(c.errors for c in done),
         "stored_turns": stored,
-        "latency_s": {"p50": round(percentile(latencies, 50), 3), "p95": round(percentile(latencies, 95), 3)},
+        "latency_s": spread(latencies, 3),
         "throughput_turns_per_s": round(len(latencies) / wall, 3) if wall > 0 else 0.0,
         "retried_busy": sum(c.retried for c in done),
         "wall_s": round(wall, 3),

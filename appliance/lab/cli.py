@@ -1,0 +1,321 @@
+"""The lab's commands: ``appliance bench ...``, ``appliance eval`` and ``appliance export-training``.
+
+They live here, not in :mod:`appliance.cli`, so that the product never imports the lab: the main
+command group loads this module only when one of these commands is asked for. Each command imports
+its heavy modules (models, matplotlib) when it runs. The lab may import the product's CLI helpers
+(settings from ``--config``/``--set``, the error edge); never the reverse.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from appliance.cli import Context, edge, pass_ctx
+from appliance.config import ROOT
+
+__all__ = ["bench", "eval_command", "export_training"]
+
+
+# bench -------------------------------------------------------------------------------------------
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks that print ratios measured side by side in one run."""
+
+
+@bench.command("perf")
+@click.option(
+    "--sessions",
+    "sessions_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=str(ROOT.parent / "shared" / "data" / "dev_sessions.jsonl"),
+    show_default=True,
+    help="Sessions file; the longest session is chained with the next ones up to --turns.",
+)
+@click.option(
+    "--model", "model_name", metavar="NAME", help="models/MODELS.toml entry to measure (default: responder.model)."
+)
+@click.option("--turns", type=click.IntRange(8), default=120, show_default=True, help="Turns replayed teacher-forced.")
+@click.option(
+    "--early", type=click.IntRange(0), default=5, show_default=True, help="Turn where the early TTFT window starts."
+)
+@click.option(
+    "--late", type=click.IntRange(1), default=60, show_default=True, help="Turn where the late TTFT window starts."
+)
+@click.option(
+    "--window",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    help="Answered customer turns in each TTFT window (medians).",
+)
+@click.option(
+    "--gen-tokens",
+    type=click.IntRange(2, 4096),
+    default=64,
+    show_default=True,
+    help="Most tokens generated per measured answer.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="Repeats of each timed generation (medians).",
+)
+@click.option(
+    "--no-summarizer", is_flag=True, help="Replay `rolling` without the summary worker (faster, but no summaries)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_perf_cmd(
+    obj: Context,
+    sessions_file: Path,
+    model_name: str | None,
+    turns: int,
+    early: int,
+    late: int,
+    window: int,
+    gen_tokens: int,
+    repeats: int,
+    no_summarizer: bool,
+    as_json: bool,
+) -> None:
+    """Appliance overhead per turn, generation speed against bare llama-cpp-python, TTFT late/early, prefix reuse."""
+    from appliance.lab.bench.perf import dumps, format_text, run_perf
+    from appliance.lab.progress import say
+
+    report = run_perf(
+        obj.settings,
+        sessions_file,
+        model_name=model_name,
+        turns=turns,
+        early=early,
+        late=late,
+        window=window,
+        gen_tokens=gen_tokens,
+        repeats=repeats,
+        summarize=not no_summarizer,
+        progress=say,
+    )
+    click.echo(dumps(report) if as_json else format_text(report))
+
+
+@bench.command("guards")
+@click.option(
+    "--conversations",
+    "conversations_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Dialogues, one JSON object a line (as shared/data/dev_conversations.jsonl).",
+)
+@click.option("--limit", type=click.IntRange(1), help="Only the first N dialogues.")
+@click.option(
+    "--generate", is_flag=True, help="Also answer every customer turn with the configured responder and guard it."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_guards_cmd(obj: Context, conversations_file: Path, limit: int | None, generate: bool, as_json: bool) -> None:
+    """Entity-check accuracy on real and one-character-altered quoted facts, stage agreement, check time."""
+    import json
+
+    from appliance.lab.bench.guards import format_table, run_bench
+    from appliance.lab.progress import say
+
+    report = run_bench(obj.settings, conversations_file, limit=limit, generate=generate, progress=say)
+    click.echo(json.dumps(report) if as_json else format_table(report))
+
+
+@bench.command("context")
+@click.option(
+    "--sessions",
+    "sessions_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Sessions with probes, one JSON object a line (as shared/data/dev_sessions.jsonl).",
+)
+@click.option(
+    "--policy", "policy_names", metavar="NAME", multiple=True, help="A policy to measure (repeatable; default: all)."
+)
+@click.option("--limit", type=click.IntRange(1), help="Only the first N sessions.")
+@click.option("--budget", type=click.IntRange(64), help="Prompt budget in tokens (default: context.budget_tokens).")
+@click.option(
+    "--no-summarizer",
+    "no_summarizer",
+    is_flag=True,
+    help="Replay without the summarizer, as when it is down (summary policies show their fallback).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_context_cmd(
+    obj: Context,
+    sessions_file: Path,
+    policy_names: tuple[str, ...],
+    limit: int | None,
+    budget: int | None,
+    no_summarizer: bool,
+    as_json: bool,
+) -> None:
+    """Replay sessions and count the probed early facts each policy keeps in the context it would send."""
+    import json
+
+    from appliance.lab.bench.context import format_table, run_bench
+    from appliance.lab.progress import say
+
+    report = run_bench(
+        obj.settings,
+        sessions_file,
+        policy_names=policy_names,
+        limit=limit,
+        budget=budget,
+        summarizer=not no_summarizer,
+        progress=say,
+    )
+    click.echo(json.dumps(report) if as_json else format_table(report))
+
+
+@bench.command("load")
+@click.option("--url", default="http://127.0.0.1:8088", show_default=True, help="The daemon's base URL.")
+@click.option("--clients", type=click.IntRange(1, 1000), default=8, show_default=True, help="Concurrent sessions.")
+@click.option("--turns", type=click.IntRange(1, 10_000), default=10, show_default=True, help="Messages per session.")
+@click.option("--token-file", type=click.Path(dir_okay=False, path_type=Path), help="File holding the bearer token.")
+@click.option("--socket", "socket_path", metavar="PATH", help="Connect through this Unix socket instead of TCP.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@edge
+def bench_load(
+    url: str, clients: int, turns: int, token_file: Path | None, socket_path: str | None, as_json: bool
+) -> None:
+    """Drive N concurrent sessions through a running daemon; check every answered turn is stored."""
+    import asyncio
+    import json
+
+    from appliance.lab.bench.load import run_load
+
+    token = token_file.read_text().strip() if token_file else None
+    report = asyncio.run(run_load(url, clients, turns, token=token, socket_path=socket_path))
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        lat = report["latency_s"]
+        click.echo(
+            f"{report['clients']} clients x {turns} turns: {report['errors']} errors, "
+            f"{report['stored_turns']}/{report['turns']} turns stored, latency p50 {lat['p50']:.2f} s "
+            f"p95 {lat['p95']:.2f} s, {report['throughput_turns_per_s']:.2f} turns/s"
+        )
+    if report["errors"] or report["stored_turns"] != report["turns"]:
+        sys.exit(1)
+
+
+# eval and export-training --------------------------------------------------------------------------
+
+
+@click.command("eval")
+@click.option(
+    "--conversations",
+    "conversations_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Dialogues, one JSON object a line (as shared/data/dev_conversations.jsonl).",
+)
+@click.option(
+    "--sessions",
+    "sessions_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Sessions with inline probes (as shared/data/dev_sessions.jsonl).",
+)
+@click.option(
+    "--probes",
+    "probes_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Probes by conversation id (as shared/data/dev_probes.jsonl).",
+)
+@click.option(
+    "--policy", "policies", metavar="NAME", multiple=True, required=True, help="A policy to evaluate (repeatable)."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for report.json, report.md, the plots and the resumable cache.",
+)
+@click.option("--limit", type=click.IntRange(1), help="Only the first N dialogues of each file.")
+@click.option(
+    "--judge",
+    metavar="MODEL",
+    help="models/MODELS.toml entry that scores sampled answers (seed 002's four dimensions).",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(0, 1000),
+    default=3,
+    show_default=True,
+    help="Customer turns per dialogue answered beside the real agent's reply.",
+)
+@click.option(
+    "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of sampling, summaries and turn choice."
+)
+@click.option("--no-progress", is_flag=True, help="No progress bars on stderr.")
+@pass_ctx
+@edge
+def eval_command(
+    obj: Context,
+    conversations_file: Path | None,
+    sessions_file: Path | None,
+    probes_file: Path | None,
+    policies: tuple[str, ...],
+    out_dir: Path,
+    limit: int | None,
+    judge: str | None,
+    samples: int,
+    seed: int,
+    no_progress: bool,
+) -> None:
+    """Replay real dialogues through the pipeline, score fact-recall probes, write a report with plots."""
+    from appliance.lab.eval import EvalOptions, format_summary, run_eval
+
+    options = EvalOptions(
+        policies=tuple(dict.fromkeys(policies)),
+        out=out_dir,
+        conversations=conversations_file,
+        sessions=sessions_file,
+        probes=probes_file,
+        limit=limit,
+        judge=judge,
+        samples=samples,
+        seed=seed,
+        progress=not no_progress,
+    )
+    report = run_eval(obj.settings, options)
+    click.echo(format_summary(report))
+    click.echo(f"report: {out_dir / 'report.md'}")
+
+
+@click.command("export-training")
+@click.option(
+    "--out", "out_file", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL file to write."
+)
+@click.option(
+    "--min-turns", type=click.IntRange(1), default=5, show_default=True, help="Skip conversations with fewer turns."
+)
+@click.option(
+    "--max-turns", type=click.IntRange(1), default=100, show_default=True, help="Skip conversations with more turns."
+)
+@pass_ctx
+@edge
+def export_training(obj: Context, out_file: Path, min_turns: int, max_turns: int) -> None:
+    """One four-part-prompt example per stored agent turn, with context as of that turn (for fine-tuning)."""
+    from appliance.lab.export import run_export
+
+    counts = run_export(obj.settings, out_file, min_turns=min_turns, max_turns=max_turns)
+    click.echo(
+        f"{counts['examples']} examples from {counts['sessions']} conversations "
+        f"({counts['skipped_sessions']} outside {min_turns}-{max_turns} turns) -> {out_file}",
+        err=True,
+    )

@@ -1,0 +1,109 @@
+"""Everything that differs between the operator console and the customer kiosk, in one place.
+
+The same app serves both. Instead of asking "am I a kiosk?" wherever it draws or acts, it asks
+its :class:`Mode`, chosen once at start: which panels it composes, which actions are off, which
+key leaves, when an idle screen is cleared, and how it speaks (an operator reads the daemon's own
+words; a customer reads short, calm sentences and learns nothing about the machinery, not even
+the operator key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from appliance.config import TuiSettings
+from appliance.tui.render import Status, status_line
+
+# Every action of the operator console, and every quitting key: none of them work in the kiosk.
+OPERATOR_ACTIONS = frozenset(
+    {
+        "new_session",
+        "find_session",
+        "edit_summary",
+        "restore_summary",
+        "toggle_pause",
+        "toggle_takeover",
+        "toggle_context",
+        "refresh",
+        "quit",
+        "help_quit",
+    }
+)
+KIOSK_AWAY = "Sorry, the assistant is restarting. Please wait a moment; what you typed is kept."
+KIOSK_PLACEHOLDER = "Type your question and press Enter"
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How the app composes, which keys it answers to, and how it speaks."""
+
+    session_title: str  # the title of the sessions it creates
+    panels: bool  # the context panel and the footer of keys
+    welcome: str | None  # a greeting above the conversation
+    plain_conversation: bool  # "You" and "Assistant" only: no stages, guard findings or operators
+    screen_classes: tuple[str, ...]  # set on the screen, for app.tcss
+    blocked_actions: frozenset[str]
+    operator_key: str | None  # the key that leaves the kiosk
+    idle_reset_s: float | None  # clear the screen after this long without a key
+    placeholder: str
+    takeover_placeholder: str
+    away_banner: str | None  # the banner while the daemon is away; None: the daemon's reason
+    apology: str | None  # the notification of a failed request; None: the daemon's error
+    help_rows: tuple[tuple[str, str], ...]  # (keys, what they do) at the top of the help
+    help_lists_bindings: bool  # then every described binding of the app and its dialogs
+    status: Callable[[Status], Text | str]
+
+
+def operator_mode() -> Mode:
+    """The console: every panel and action, the daemon's own words for what went wrong."""
+    return Mode(
+        session_title="",
+        panels=True,
+        welcome=None,
+        plain_conversation=False,
+        screen_classes=(),
+        blocked_actions=frozenset({"leave_kiosk"}),
+        operator_key=None,
+        idle_reset_s=None,
+        placeholder="Customer message (Enter sends)",
+        takeover_placeholder="TAKE OVER: type the agent's reply (recorded, not generated)",
+        away_banner=None,
+        apology=None,
+        help_rows=(("Enter", "Send (taking over: record the agent reply)"),),
+        help_lists_bindings=True,
+        status=status_line,
+    )
+
+
+def kiosk_mode(settings: TuiSettings) -> Mode:
+    """The kiosk: the conversation alone, locked keys but the operator's, a fresh screen when idle."""
+    return Mode(
+        session_title="kiosk",
+        panels=False,
+        welcome=settings.kiosk_welcome,
+        plain_conversation=True,
+        screen_classes=("-kiosk", "-large") if settings.large_text else ("-kiosk",),
+        blocked_actions=OPERATOR_ACTIONS,
+        operator_key=settings.operator_key,
+        idle_reset_s=settings.kiosk_idle_reset_s,
+        placeholder=KIOSK_PLACEHOLDER,
+        takeover_placeholder=KIOSK_PLACEHOLDER,  # taking over is an operator action: off here
+        away_banner=KIOSK_AWAY,
+        apology="Sorry, that did not work. Please try again in a moment.",
+        # The operator key is not listed: customers must not learn it.
+        help_rows=(("Enter", "Send your message"), ("F1", "This help")),
+        help_lists_bindings=False,
+        status=kiosk_status,
+    )
+
+
+def kiosk_status(status: Status) -> str:
+    """The customer's status bar: ready or not, nothing about the machinery."""
+    return "Ready" if status.connected else "Please wait…"
+
+
+def mode_for(settings: TuiSettings, *, kiosk: bool) -> Mode:
+    return kiosk_mode(settings) if kiosk else operator_mode()

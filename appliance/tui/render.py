@@ -1,0 +1,267 @@
+"""Pure rendering for the terminal UI: the daemon's JSON payloads → Rich ``Text`` and plain rows.
+
+No widget, no I/O: each function maps what ``GET /v1/sessions/{id}`` and the health poll returned
+to what a widget shows, so the screen's wording is tested without starting an app. Everything a
+person typed goes into ``Text`` objects, never markup, so the display never interprets it.
+
+The context panel is careful about what the model saw: the prompt gauge and the cut/recalled
+lists come from the last answer's manifest, and a summary written after that answer is marked as
+not yet seen by the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from appliance.tui.client import JSON, Health
+
+GAUGE_WIDTH = 12
+EIGHTHS = " ▏▎▍▌▋▊▉"
+PART_ORDER = (
+    "system",
+    "summary",
+    "ledger",
+    "recent",
+    "recalled",
+    "ledger-latest",
+    "history",
+    "question",
+    "instruction",
+    "template",
+)
+
+
+def records_by_turn(payload: JSON) -> dict[int, JSON]:
+    """Each generated answer's record, keyed by the agent turn's index (human turns have none)."""
+    return {int(r["index"]): r for r in payload.get("records", [])}
+
+
+def highlight_findings(text: str, check: JSON | None) -> Text:
+    """The answer with each entity the guard flagged shown in reverse red."""
+    out = Text(text)
+    for finding in (check or {}).get("findings", []):
+        entity = finding.get("entity", {})
+        value = str(entity.get("text", ""))
+        start, end = int(entity.get("start", -1)), int(entity.get("end", -1))
+        if not (0 <= start < end <= len(text) and text[start:end] == value):
+            start = text.find(value) if value else -1  # the stored text may differ from the checked draft
+            end = start + len(value)
+        if start >= 0:
+            out.stylize("bold reverse red", start, end)
+    return out
+
+
+def finding_lines(check: JSON | None) -> list[str]:
+    """One line per flagged entity: what the answer said and what the ledger says instead."""
+    lines = []
+    for finding in (check or {}).get("findings", []):
+        value = finding.get("entity", {}).get("text", "?")
+        expected = finding.get("expected", "")
+        if finding.get("status") == "contradiction" and expected:
+            lines.append(f"⚠ {value!r} contradicts the ledger: {expected!r}")
+        else:
+            lines.append(f"⚠ {value!r} is not supported by the conversation")
+    action = (check or {}).get("action", "none")
+    if lines and action not in ("", "none"):
+        lines.append(f"  guard action: {action}")
+    return lines
+
+
+def turn_text(turn: JSON, record: JSON | None, *, plain: bool = False) -> Text:
+    """A turn's label line (who, turn number, stage, guard) and its text.
+
+    ``plain`` is the customer's view: "You" and "Assistant", no stages, guard findings or operators.
+    """
+    role = turn.get("role", "")
+    index = turn.get("index", "?")
+    if plain:
+        label = Text("You" if role == "customer" else "Assistant", style="bold")
+        return Text.assemble(label, "\n", Text(turn.get("text", "")))
+    if role == "customer":
+        label = Text(f"Customer · turn {index}", style="bold cyan")
+    elif record is None:
+        label = Text(f"Operator (human) · turn {index} · recorded, not generated", style="bold magenta")
+    else:
+        label = Text(f"Agent · turn {index} · stage {record.get('stage', '?')}", style="bold green")
+        if record.get("check", {}).get("findings"):
+            label.append(" · flagged", style="bold red")
+    body = highlight_findings(turn.get("text", ""), record.get("check") if record else None)
+    parts: list[Text | str] = [label, "\n", body]
+    for line in finding_lines(record.get("check") if record else None):
+        parts += ["\n", Text(line, style="red")]
+    return Text.assemble(*parts)
+
+
+def gauge_text(manifest: JSON | None, width: int = 40) -> Text:
+    """A bar per prompt part of the last manifest, scaled to the budget, fitted to ``width`` cells."""
+    if not manifest:
+        return Text("No answer yet: nothing has been sent to the model.", style="dim")
+    budget = max(int(manifest.get("budget", 0)), 1)
+    parts = sorted(manifest.get("parts", []), key=lambda p: _order(p.get("name", "")))
+    names = max([len(str(p.get("name", ""))) for p in parts] + [5])
+    bar = max(4, min(GAUGE_WIDTH, width - names - 8))
+    out = Text()
+    for part in parts:
+        tokens = int(part.get("tokens", 0))
+        eighths = min(bar * 8, max(1, round(bar * 8 * tokens / budget))) if tokens else 0
+        full, rest = divmod(eighths, 8)
+        drawn = "█" * full + (EIGHTHS[rest] if rest else "")
+        out.append(f"{part.get('name', ''):<{names}} ")
+        out.append(drawn, style="green")
+        out.append("·" * (bar - len(drawn)), style="dim")
+        out.append(f" {tokens:>5}\n")
+    total = int(manifest.get("total_tokens", 0))
+    out.append(f"total {total} of {budget} tokens · {manifest.get('policy', '?')}", style="bold")
+    return out
+
+
+def _order(name: str) -> int:
+    return PART_ORDER.index(name) if name in PART_ORDER else len(PART_ORDER)
+
+
+def manifest_notes(manifest: JSON | None) -> list[str]:
+    """What the last prompt cut, recalled, summarized or fell back on, in the manifest's words."""
+    if not manifest:
+        return []
+    lines = [f"cut: {c}" for c in manifest.get("cuts", [])]
+    for key, what in (
+        ("cut_turns", "turns left out"),
+        ("recalled_turns", "recalled turns"),
+        ("summarized_turns", "turns seen only as summary"),
+        ("verbatim_turns", "verbatim turns"),
+    ):
+        turns = manifest.get(key) or []
+        if turns:
+            lines.append(f"{what}: {_ranges(turns)}")
+    if manifest.get("fallback"):
+        lines.append("fallback: previous summary + the newer turns verbatim")
+    return lines or ["nothing cut, nothing recalled"]
+
+
+def _ranges(numbers: Iterable[int]) -> str:
+    """``[0, 1, 2, 5]`` → ``"0-2, 5"``."""
+    out: list[str] = []
+    run: list[int] = []
+    for n in sorted(set(numbers)):
+        if run and n == run[-1] + 1:
+            run.append(n)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [n]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ", ".join(out)
+
+
+def last_record(payload: JSON | None) -> JSON | None:
+    records = (payload or {}).get("records", [])
+    return max(records, key=lambda r: r["index"]) if records else None
+
+
+def summary_head(payload: JSON | None) -> tuple[str, str]:
+    """The summary's title (version, author, coverage) and whether the model has seen it."""
+    summary = (payload or {}).get("summary")
+    if not summary:
+        return "Summary: none yet", "The model has been given no summary."
+    head = f"Summary v{summary['version']} · {summary['author']} · turns 0-{summary['covers_to']}"
+    record = last_record(payload)
+    if record is None:
+        return head, "Not used in a prompt yet."
+    turns = {t["index"]: t for t in (payload or {}).get("turns", [])}
+    answered_at = float(turns.get(record["index"], {}).get("created_at", 0.0))
+    if float(summary.get("created_at", 0.0)) > answered_at:
+        return head, "New since the last answer: the model has not seen this version yet."
+    part = next((p for p in record["manifest"].get("parts", []) if p.get("name") == "summary"), None)
+    if part is None:
+        return head, f"Not in the last prompt (policy {record['manifest'].get('policy', '?')} sent no summary)."
+    return head, f"In the last prompt ({part.get('tokens', 0)} tokens)."
+
+
+def ledger_rows(payload: JSON | None) -> list[tuple[str, str, str, str]]:
+    """(kind, value, turn, in last prompt) per fact; "in prompt" is what the last manifest says, never assumed.
+
+    ``yes``: its turn's facts were in the prompt's ledger part; ``cut``: older facts left out to fit;
+    ``later``: stated after that prompt was built; ``no``: the prompt had no ledger part at all.
+    """
+    record = last_record(payload)
+    # ``rolling`` puts the facts of summarized turns and of the latest turns in two parts.
+    manifest_parts = record["manifest"].get("parts", []) if record else []
+    parts = [p for p in manifest_parts if str(p.get("name", "")).startswith("ledger")]
+    sent_turns = {t for p in parts for t in p.get("turns", [])}
+    rows = []
+    for entry in (payload or {}).get("ledger", []):
+        turn = int(entry.get("turn", -1))
+        if record is None or turn >= int(record["index"]) - 1:
+            sent = "later" if record is None or turn >= int(record["index"]) else "question"
+        elif not parts:
+            sent = "no"
+        else:
+            sent = "yes" if turn in sent_turns else "cut"
+        rows.append((str(entry.get("kind", "")), str(entry.get("value", "")), str(turn), sent))
+    return rows
+
+
+def summarizer_state(health: Health | None, payload: JSON | None) -> str:
+    """idle / running / paused / failed with its reason, from the metrics and the session's versions."""
+    if health is None:
+        return "unknown"
+    if payload and payload.get("session", {}).get("summary_paused"):
+        return "paused"
+    counters = health.summarizer
+    if counters is None:
+        return "off"
+    if health.checks.get("worker") is False or counters.get("alive", 1) == 0:
+        return "failed: worker stopped"
+    if counters.get("running", 0):
+        return "running"
+    versions = (payload or {}).get("summaries", [])
+    newest = max(versions, key=lambda s: s["version"]) if versions else None
+    if newest and newest.get("status") == "rejected":
+        return f"failed: {newest.get('reason') or 'rejected'}"
+    return "idle"
+
+
+def speed(record: JSON | None) -> str:
+    """The last answer's latency and decode speed, as in ``appliance chat -v``."""
+    if not record:
+        return "last turn —"
+    t = record.get("timings", {})
+    decode_s = max(float(t.get("generate_s", 0.0)) - float(t.get("ttft_s", 0.0)), 1e-9)
+    tokens = int(record.get("completion_tokens", 0))
+    rate = (tokens - 1) / decode_s if tokens > 1 else 0.0
+    return f"last turn {float(t.get('total_s', 0.0)):.1f} s, {rate:.1f} tok/s"
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the status bar is drawn from: the last health poll and the session on screen."""
+
+    connected: bool | None  # None until the first poll has answered
+    health: Health | None
+    payload: JSON | None
+    session_id: str | None
+    takeover: bool
+
+
+def status_line(status: Status) -> Text:
+    """The operator's status bar: daemon, model, queue, summarizer, last turn's speed, session."""
+    h = status.health
+    if not status.connected or h is None:
+        dot, model = Text("● offline", style="bold red"), ""
+    else:
+        dot = Text("● ready" if h.ready else "● not ready", style="bold green" if h.ready else "bold yellow")
+        model = f" · {h.model}"
+    queue = f" · queue {h.queue}{' (answering)' if h.answering else ''}" if h else ""
+    return Text.assemble(
+        dot,
+        model,
+        queue,
+        f" · summarizer {summarizer_state(h, status.payload)}",
+        f" · {speed(last_record(status.payload))}",
+        f" · session {status.session_id or 'new'}",
+        Text(" · TAKE OVER", style="bold magenta") if status.takeover else "",
+    )
