@@ -360,6 +360,49 @@ class ServerSettings(_Section):
         le=3600,
         description="On SIGTERM, how long answers in progress may finish before they are cancelled.",
     )
+    tokens: dict[str, Literal["operator", "kiosk", "integration"]] = Field(
+        default_factory=dict,
+        description="Bearer tokens by role, as a table token file → role: `operator` (everything), `kiosk` (create sessions and talk in its own), `integration` (the OpenAI endpoint and its own sessions). `server.token_file` counts as an operator token. Relative paths start at the config file's folder.",
+    )
+    allowed_hosts: tuple[str, ...] = Field(
+        (),
+        description="Host names accepted in the Host header besides the bound address, `localhost` and loopback addresses; any other Host is refused (421), which defeats DNS rebinding.",
+    )
+    allowed_origins: tuple[str, ...] = Field(
+        (),
+        description="Browser origins (`https://kiosk.example`) allowed to call the API, with CORS for them; a request from any other Origin is refused (403).",
+    )
+    max_body_bytes: int = Field(
+        262_144,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="Largest request body accepted; larger ones are refused (413).",
+    )
+    max_chat_messages: int = Field(
+        256, ge=1, le=100_000, description="Most messages in one chat completion request (413 beyond)."
+    )
+    max_chat_chars: int = Field(
+        64_000,
+        ge=100,
+        le=10_000_000,
+        description="Most characters in all messages of one chat completion request (413 beyond).",
+    )
+    max_title_chars: int = Field(200, ge=1, le=10_000, description="Longest session title (422 beyond).")
+    max_turns_per_session: int = Field(
+        2000, ge=2, le=1_000_000, description="Most turns one session may hold; later messages are refused (409)."
+    )
+    sessions_per_minute: int = Field(
+        30,
+        ge=1,
+        le=100_000,
+        description="New sessions one client (token, or address without tokens) may start per minute (429 beyond).",
+    )
+    queue_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Largest share of `server.queue_max` one client's waiting answers may take, so others are still served (429 beyond).",
+    )
 
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)?")
@@ -441,6 +484,22 @@ class RefineSettings(_Section):
         return self
 
 
+class RetentionSettings(_Section):
+    days: float = Field(
+        90.0,
+        ge=0,
+        le=36500,
+        description="Conversations quiet for longer than this many days are erased (text gone from the database file and its WAL; an audit row stays); the daemon sweeps daily. 0 keeps them forever.",
+    )
+
+
+class PrivacySettings(_Section):
+    mask_secrets: bool = Field(
+        True,
+        description="Mask PINs, card security codes, passwords, one-time codes and full card numbers (to their last four digits) before anything is stored or prompted; the ledger records that one was given (PCI DSS).",
+    )
+
+
 class TuiSettings(_Section):
     url: str = Field(
         "",
@@ -462,10 +521,16 @@ class TuiSettings(_Section):
         description="Textual colour theme (e.g. `textual-dark`, `textual-light`, `nord`, `gruvbox`).",
     )
     kiosk_idle_reset_s: float = Field(
-        120.0,
+        60.0,
         ge=5,
         le=86400,
         description="Kiosk mode: after this many seconds without a key press the conversation is cleared and the next message starts a new session.",
+    )
+    kiosk_goodbye_reset_s: float = Field(
+        15.0,
+        ge=1,
+        le=3600,
+        description="Kiosk mode: after a goodbye (a `late` turn) the screen clears and a new conversation starts this many seconds later.",
     )
     operator_key: str = Field(
         "f12",
@@ -513,6 +578,10 @@ class Settings(_Section):
     tui: TuiSettings = Field(
         default_factory=TuiSettings, description="The operator and kiosk terminal UI (`appliance tui`)."
     )
+    retention: RetentionSettings = Field(
+        default_factory=RetentionSettings, description="How long conversations are kept."
+    )
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings, description="What is never stored as given.")
     source: str = Field("<defaults>", exclude=True, description="internal")
 
     @model_validator(mode="after")
