@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,7 @@ from appliance.types import TurnResult
 
 if TYPE_CHECKING:
     from appliance.app import Appliance
+    from appliance.store import Store
 
 EXIT_USAGE = 2
 
@@ -413,6 +416,92 @@ def config_check(obj: Context) -> None:
     settings = obj.settings
     click.echo(f"# {settings.source}: valid")
     click.echo(settings.model_dump_json(indent=2))
+
+
+# sessions: privacy requests and retention, straight on the database (no model is loaded) ---------
+
+
+@cli.group("sessions")
+def sessions_group() -> None:
+    """Export or erase stored conversations (subject-access and erasure requests, retention)."""
+
+
+def _store(settings: Settings) -> Store:
+    from appliance.store import Store
+
+    return Store.open(settings.database)
+
+
+@sessions_group.command("export")
+@click.argument("session_id")
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file (created owner-only) instead of standard output.",
+)
+@pass_ctx
+@edge
+def sessions_export(obj: Context, session_id: str, out_file: Path | None) -> None:
+    """Everything stored about one conversation, as JSON (a subject-access request)."""
+    store = _store(obj.settings)
+    try:
+        text = json.dumps(store.export(session_id), ensure_ascii=False, indent=2)
+    finally:
+        store.close()
+    if out_file is None:
+        click.echo(text)
+        return
+    write_private(out_file, text + "\n")
+    click.echo(f"wrote {out_file}", err=True)
+
+
+@sessions_group.command("erase")
+@click.argument("session_id")
+@pass_ctx
+@edge
+def sessions_erase(obj: Context, session_id: str) -> None:
+    """Erase one conversation: its text is gone from the database file and its WAL; an audit row stays."""
+    store = _store(obj.settings)
+    try:
+        turns = store.erase(session_id, reason="operator request")
+    finally:
+        store.close()
+    click.echo(f"erased session {session_id} ({turns} turns)", err=True)
+
+
+@sessions_group.command("purge")
+@click.option(
+    "--older-than",
+    "days",
+    type=click.FloatRange(0, min_open=True),
+    help="Erase conversations quiet for longer than this many days (default: retention.days).",
+)
+@pass_ctx
+@edge
+def sessions_purge(obj: Context, days: float | None) -> None:
+    """Erase every conversation older than the retention limit (what the daemon's daily sweep does)."""
+    days = obj.settings.retention.days if days is None else days
+    if days <= 0:
+        click.echo("retention.days is 0: conversations are kept forever; nothing erased", err=True)
+        return
+    store = _store(obj.settings)
+    try:
+        expired = store.expired(days * 86400)
+        for session_id in expired:
+            store.erase(session_id, reason="retention")
+    finally:
+        store.close()
+    click.echo(f"erased {len(expired)} session(s) quiet for more than {days:g} days", err=True)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, whatever the umask (exports hold customers' words)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 @config_group.command("docs")

@@ -415,6 +415,22 @@ class Store:
         rows = self._rows("SELECT idx, vector FROM embeddings WHERE session_id = ? AND model = ?", [session_id, model])
         return {r["idx"]: r["vector"] for r in rows}
 
+    def export(self, session_id: str) -> dict[str, Any]:
+        """Everything stored about one conversation, JSON-ready (a subject-access request, the API's view)."""
+        with self._lock:
+            snap = self.snapshot(session_id)
+            return {
+                "session": to_dict(snap.session),
+                "turns": [to_dict(t) for t in snap.turns],
+                "summary": to_dict(snap.summary) if snap.summary else None,
+                "summaries": [to_dict(s) for s in self.summaries(session_id)],
+                "ledger": [to_dict(e) for e in snap.ledger],
+                "records": [
+                    {"index": index, **to_dict(record), "check": {**to_dict(record.check), "ok": record.check.ok}}
+                    for index, record in self.records(session_id)
+                ],
+            }
+
     # erasure -----------------------------------------------------------------------------------
 
     def erase(self, session_id: str, *, reason: str = "request") -> int:
