@@ -11,16 +11,12 @@ import httpx
 import openai
 import pytest
 
-from appliance.serve.api import fit_messages
-from appliance.types import Message
-
-from .fakes import FakeResponder
 from .test_daemon import Daemon, needs_model, start_daemon
 
 TOKEN = "test-token-3f1c"
 
-# Every class but the last talks to the module's daemon.
-real_daemon = [pytest.mark.real_model, needs_model]
+# Every class talks to the module's daemon (the same checks on fakes, in-process: test_api_inprocess.py).
+real_daemon = [pytest.mark.real_model, pytest.mark.daemon, needs_model]
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +74,8 @@ class TestOpenAIClient:
         assert reply.choices[0].message.content
         assert reply.choices[0].finish_reason in ("stop", "length")
         assert 0 < reply.usage.completion_tokens <= 8
+        extra = reply.model_extra["appliance"]  # answered under the raw policy, checked, not stored
+        assert extra["session_id"] is None and extra["manifest"]["policy"] == "raw" and "ok" in extra["check"]
 
     def test_streaming_without_a_session(self, client: openai.OpenAI):
         chunks = list(
@@ -297,22 +295,8 @@ class TestRejections:
             {"model": "x", "messages": []},
             {"model": "x", "messages": [{"role": "robot", "content": "x"}]},
             {"model": "x", "session_id": session, "messages": [{"role": "assistant", "content": "x"}]},
+            {"model": "x", "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]},
         ]:
             reply = http.post("/v1/chat/completions", json=body)
             assert reply.status_code == 422
             assert reply.json()["error"]["field"].startswith("messages")
-
-
-class TestFitMessages:
-    """The stateless transcript is cut oldest first to the budget, keeping system and the last message."""
-
-    def test_oldest_turns_give_way(self):
-        model = FakeResponder()
-        messages = [
-            Message("system", "be brief"),
-            *(Message("user" if i % 2 == 0 else "assistant", f"word {i} " * 10) for i in range(6)),
-        ]
-        fitted = fit_messages(messages, model.count, 80)
-        assert fitted[0] == messages[0] and fitted[-1] == messages[-1]
-        assert model.count(fitted) <= 80 and len(fitted) < len(messages)
-        assert list(fitted[1:]) == messages[len(messages) - len(fitted) + 1 :]

@@ -1,5 +1,6 @@
 """The daemon as a process (real SmolLM2 model): readiness and watchdog messages, SIGTERM, restart,
-the Unix socket, and a client that goes away; plus the per-model queue's fairness on a fake model."""
+the Unix socket, and a client that goes away; plus the per-model queue's fairness and the watchdog's
+silence on a stuck model, without a process."""
 
 from __future__ import annotations
 
@@ -22,11 +23,9 @@ import pytest
 
 from appliance.config import ROOT
 from appliance.errors import Busy, Cancelled
-from appliance.serve.api import FairQueue, create_app
-from appliance.turn.pipeline import Pipeline
+from appliance.turn.queue import FairQueue
 
-from .conftest import MODELS_DIR, TEST_MODEL, free_port, wait_until_ready, write_config
-from .fakes import FakeResponder
+from .support import MODELS_DIR, TEST_MODEL, free_port, wait_until_ready, write_config
 
 MODEL_FILE = MODELS_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
 needs_model = pytest.mark.skipif(not MODEL_FILE.exists(), reason="run scripts/setup test to fetch SmolLM2-135M")
@@ -166,6 +165,7 @@ def wait_idle(client: httpx.Client, timeout: float = 300) -> None:
 
 
 @pytest.mark.real_model
+@pytest.mark.daemon
 @needs_model
 class TestLifecycle:
     def test_notify_sigterm_and_restart_continue_the_session(self, tmp_path: Path, daemons: list[Daemon]):
@@ -221,6 +221,7 @@ class TestLifecycle:
 
 
 @pytest.mark.real_model
+@pytest.mark.daemon
 @needs_model
 class TestClientGoesAway:
     """A long answer (400 tokens) is cancelled the moment its client leaves; nothing is stored."""
@@ -288,7 +289,10 @@ class TestClientGoesAway:
             assert http.get(f"/v1/sessions/{session}").json()["turns"] == []
 
 
+@pytest.mark.daemon
 class TestStartupChecks:
+    """Refused before any model loads: the process exits 2 naming the setting."""
+
     def test_a_public_address_needs_a_token(self, tmp_path: Path):
         config = write_config(tmp_path, model_config())
         done = subprocess.run(
@@ -314,23 +318,7 @@ class TestStartupChecks:
         assert done.returncode == 2 and "is empty" in done.stderr
 
 
-# the per-model queue, on a fake model --------------------------------------------------------------
-
-
-class GatedResponder(FakeResponder):
-    """A FakeResponder whose generations wait for ``gate`` (so that a queue builds up behind one)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = threading.Event()
-        self.started = threading.Event()
-
-    def generate(self, messages, sampling, *, on_token=None, cancel=None):  # type: ignore[no-untyped-def]
-        self.started.set()
-        while not self.gate.wait(0.01):
-            if cancel is not None and cancel.is_set():
-                raise Cancelled("cancelled while gated")
-        return super().generate(messages, sampling, on_token=on_token, cancel=cancel)
+# the per-model queue, without a model -------------------------------------------------------------------
 
 
 class TestFairQueue:
@@ -393,54 +381,6 @@ class TestFairQueue:
         gate.set()
         assert running.future.result(10) == "done"
         queue.close(timeout=10)
-
-
-class TestBusyOverHttp:
-    """429 with Retry-After, through the real app on a gated fake model; nothing stored."""
-
-    def test_full_queue_answers_429_and_stores_nothing(self, pipeline: Pipeline):
-        responder = GatedResponder()
-        pipeline.responder = responder
-        queue = FairQueue("fake", max_waiting=1, retry_after=4).start()
-        app = create_app(pipeline, queue)
-
-        async def scenario() -> tuple[list[int], str | None, int]:
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
-                ids = [(await http.post("/v1/sessions")).json()["id"] for _ in range(3)]
-                first = asyncio.create_task(http.post(f"/v1/sessions/{ids[0]}/messages", json={"text": "one"}))
-                await asyncio.to_thread(responder.started.wait, 10)
-                second = asyncio.create_task(http.post(f"/v1/sessions/{ids[1]}/messages", json={"text": "two"}))
-                while queue.waiting < 1:
-                    await asyncio.sleep(0.01)
-                third = await http.post(f"/v1/sessions/{ids[2]}/messages", json={"text": "three"})
-                stored_third = len((await http.get(f"/v1/sessions/{ids[2]}")).json()["turns"])
-                responder.gate.set()
-                statuses = [(await first).status_code, (await second).status_code, third.status_code]
-                return statuses, third.headers.get("Retry-After"), stored_third
-
-        statuses, retry_after, stored_third = asyncio.run(scenario())
-        queue.close(timeout=10)
-        assert statuses == [200, 200, 429]
-        assert retry_after == "4"
-        assert stored_third == 0
-
-    def test_an_answer_past_the_request_timeout_is_504_and_stores_nothing(self, pipeline: Pipeline):
-        responder = GatedResponder()  # never opened: the answer can only time out
-        pipeline.responder = responder
-        queue = FairQueue("fake", max_waiting=4, retry_after=1).start()
-        app = create_app(pipeline, queue, request_timeout_s=0.2)
-
-        async def scenario() -> tuple[int, dict, list]:
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://app") as http:
-                session = (await http.post("/v1/sessions")).json()["id"]
-                reply = await http.post(f"/v1/sessions/{session}/messages", json={"text": "hello"})
-                return reply.status_code, reply.json(), (await http.get(f"/v1/sessions/{session}")).json()["turns"]
-
-        status, body, stored = asyncio.run(scenario())
-        queue.close(timeout=10)
-        assert status == 504 and body["error"]["type"] == "timeout"
-        assert stored == []
 
 
 class TestWatchdog:

@@ -25,12 +25,12 @@ from types import FrameType
 
 import uvicorn
 
-from appliance.app import attach_summary_worker, build_pipeline
+from appliance.app import build
 from appliance.config import ServerSettings, Settings, read_token_file
 from appliance.errors import ConfigError
-from appliance.serve.api import FairQueue, create_app
+from appliance.serve.api import create_app
 from appliance.serve.sdnotify import Notifier
-from appliance.turn.worker import SummaryWorker
+from appliance.turn.queue import FairQueue
 
 log = logging.getLogger("appliance.daemon")
 
@@ -60,17 +60,13 @@ def serve(
         )
     notifier = notifier or Notifier.from_env()
     notifier.status("verifying and loading the models")
-    pipeline = build_pipeline(settings)
-    worker = attach_summary_worker(settings, pipeline)
-    queue = FairQueue(pipeline.responder.name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s).start()
+    appliance = build(settings)
     try:
         app = create_app(
-            pipeline,
-            queue,
+            appliance,
             token=token,
             request_timeout_s=cfg.request_timeout_s,
             hung_after_s=cfg.hung_after_s,
-            worker=_WorkerStatus(worker) if worker is not None else None,
         )
         sockets, where = bind(host, port, unix)
         config = uvicorn.Config(
@@ -81,37 +77,13 @@ def serve(
             timeout_graceful_shutdown=math.ceil(cfg.shutdown_grace_s),
         )
         with _QuietSignals():
-            asyncio.run(_run(_Server(config), sockets, where, notifier, queue, cfg))
+            asyncio.run(_run(_Server(config), sockets, where, notifier, appliance.queue, cfg))
     finally:
         notifier.stopping("closing the database")
-        queue.close(timeout=10)
-        if worker is not None:
-            worker.stop(timeout=10)  # a summary in progress is cancelled and stores nothing
-        pipeline.store.close()
+        appliance.close(timeout=10)  # the queue, the worker, the database; whatever runs stores nothing
         if unix is not None and unix.is_socket():
             unix.unlink()
     log.info("stopped cleanly")
-
-
-class _WorkerStatus:
-    """The summary worker as the API's readiness and metrics see it."""
-
-    def __init__(self, worker: SummaryWorker) -> None:
-        self.worker = worker
-
-    def is_alive(self) -> bool:
-        return self.worker.is_alive()
-
-    def counters(self) -> dict[str, int]:
-        st = self.worker.stats()
-        return {
-            "runs": st.runs,
-            "failures": st.failures,
-            "accepted": st.accepted,
-            "rejected": st.rejected,
-            "errors": st.errors,
-            "timeouts": st.timeouts,
-        }
 
 
 def is_loopback(host: str) -> bool:
@@ -189,8 +161,11 @@ async def _run(
         notifier.stopping("finishing answers in progress")
         queue.stop_accepting()
 
-    # handle_exit runs as a signal handler: hand the work to the loop rather than take locks there.
-    server.on_exit = lambda: loop.call_soon_threadsafe(stopping)
+    def on_exit() -> None:
+        # handle_exit runs as a signal handler: hand the work to the loop rather than take locks there.
+        loop.call_soon_threadsafe(stopping)
+
+    server.on_exit = on_exit
     serving = asyncio.create_task(server.serve(sockets=sockets))
     while not server.started:
         if serving.done():

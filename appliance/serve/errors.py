@@ -1,0 +1,89 @@
+"""Typed errors to HTTP: the one table that maps each error class to a status and a JSON body.
+
+Errors are raised inside as typed classes and translated only here, at the edge (STYLE.md 4). The
+body is always ``{"error": {"type", "message", "field"?, "limit"?}}`` so that a client can act on
+``type`` and ``field`` without reading the message. Two errors belong to the serving edge alone:
+an answer that ran past the request timeout, and a request without the right bearer token.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from fastapi.responses import JSONResponse
+
+from appliance.errors import (
+    ApplianceError,
+    Busy,
+    Cancelled,
+    ConfigError,
+    GenerationError,
+    InputError,
+    MessageTooLong,
+    ModelLoadError,
+    SessionNotFound,
+    ShuttingDown,
+    StoreError,
+    TurnConflict,
+)
+
+
+class TimedOut(ApplianceError):
+    """An answer took longer than ``server.request_timeout_s``; it was cancelled and not stored."""
+
+    title = "Timed out"
+
+
+class Unauthorized(ApplianceError):
+    """The request carries no bearer token, or the wrong one."""
+
+    title = "Unauthorized"
+
+
+# Each typed error class → (HTTP status, the "type" of the JSON error body). Looked up along the
+# exception's MRO, so a subclass maps before its base.
+STATUS: dict[type[Exception], tuple[int, str]] = {
+    MessageTooLong: (413, "message_too_long"),
+    InputError: (422, "invalid_request"),
+    SessionNotFound: (404, "not_found"),
+    TurnConflict: (409, "conflict"),
+    Busy: (429, "busy"),
+    Unauthorized: (401, "unauthorized"),
+    ShuttingDown: (503, "shutting_down"),
+    StoreError: (503, "storage_error"),
+    ModelLoadError: (503, "model_unavailable"),
+    TimedOut: (504, "timeout"),
+    GenerationError: (502, "generation_failed"),
+    Cancelled: (499, "cancelled"),
+    ConfigError: (500, "config_error"),
+    ApplianceError: (500, "internal_error"),
+}
+
+
+def status_of(exc: Exception) -> tuple[int, str]:
+    for cls in type(exc).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    raise TypeError(f"no HTTP status for {type(exc).__name__}")
+
+
+def error_body(exc: Exception) -> dict[str, Any]:
+    """``{"error": {"type", "message", "field"?, "limit"?}}`` for a typed error."""
+    _, kind = status_of(exc)
+    body: dict[str, Any] = {"type": kind, "message": str(exc)}
+    if isinstance(exc, InputError):
+        body["field"] = exc.field
+        if exc.limit is not None:
+            body["limit"] = exc.limit
+    return {"error": body}
+
+
+def error_response(exc: Exception) -> JSONResponse:
+    status, _ = status_of(exc)
+    headers = {}
+    if isinstance(exc, Busy):
+        headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+    if isinstance(exc, Unauthorized):
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse(error_body(exc), status_code=status, headers=headers)

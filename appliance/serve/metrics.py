@@ -1,0 +1,93 @@
+"""``/metrics`` in Prometheus' text format, counted in-process without a client library.
+
+The counters are the ones an operator alerts on: answers and their latency, turns recorded by hand,
+facts the checker flagged, errors by status, the queue's depth, and the summary worker's runs. The
+request handlers count; the queue and the worker are read when the page is asked for.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from appliance.turn.queue import FairQueue
+from appliance.types import WorkerStatus
+
+
+class Metrics:
+    """Counters for ``/metrics`` in Prometheus' text format; thread-safe, no dependency."""
+
+    BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.answers = 0
+        self.turns_recorded = 0
+        self.checker_flags = 0
+        self.errors: dict[int, int] = {}
+        self.latency_buckets = [0] * len(self.BUCKETS)
+        self.latency_sum = 0.0
+
+    def answered(self, seconds: float, flags: int) -> None:
+        with self._lock:
+            self.answers += 1
+            self.checker_flags += flags
+            self.latency_sum += seconds
+            for i, bound in enumerate(self.BUCKETS):
+                if seconds <= bound:
+                    self.latency_buckets[i] += 1
+
+    def recorded(self) -> None:
+        with self._lock:
+            self.turns_recorded += 1
+
+    def failed(self, status: int) -> None:
+        with self._lock:
+            self.errors[status] = self.errors.get(status, 0) + 1
+
+    def render(self, queues: Sequence[FairQueue], answering: bool, worker: WorkerStatus | None) -> str:
+        with self._lock:
+            lines = [
+                *_metric("appliance_answers_total", "counter", "Answers generated and stored.", self.answers),
+                *_metric(
+                    "appliance_turns_recorded_total",
+                    "counter",
+                    "Turns recorded without generating.",
+                    self.turns_recorded,
+                ),
+                *_metric(
+                    "appliance_checker_flags_total",
+                    "counter",
+                    "Facts in answers that the checker found unsupported.",
+                    self.checker_flags,
+                ),
+                "# HELP appliance_http_errors_total Requests answered with an error, by status.",
+                "# TYPE appliance_http_errors_total counter",
+                *(f'appliance_http_errors_total{{status="{s}"}} {n}' for s, n in sorted(self.errors.items())),
+                "# HELP appliance_answer_seconds Time from request to stored answer, queueing included.",
+                "# TYPE appliance_answer_seconds histogram",
+                *(
+                    f'appliance_answer_seconds_bucket{{le="{b}"}} {n}'
+                    for b, n in zip(self.BUCKETS, self.latency_buckets)
+                ),
+                f'appliance_answer_seconds_bucket{{le="+Inf"}} {self.answers}',
+                f"appliance_answer_seconds_sum {self.latency_sum:.6f}",
+                f"appliance_answer_seconds_count {self.answers}",
+            ]
+        lines += [
+            "# HELP appliance_queue_waiting Answers waiting for their model.",
+            "# TYPE appliance_queue_waiting gauge",
+            *(f'appliance_queue_waiting{{model="{q.name}"}} {q.waiting}' for q in queues),
+            *_metric("appliance_answering", "gauge", "1 while an answer is being generated.", int(answering)),
+        ]
+        if worker is not None:
+            for name, value in sorted(worker.counters().items()):
+                lines += _metric(f"appliance_summarizer_{name}_total", "counter", f"Summarizer {name}.", value)
+            lines += _metric(
+                "appliance_summarizer_alive", "gauge", "1 while the summary worker runs.", int(worker.is_alive())
+            )
+        return "\n".join(lines) + "\n"
+
+
+def _metric(name: str, kind: str, help_text: str, value: float) -> list[str]:
+    return [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", f"{name} {value}"]

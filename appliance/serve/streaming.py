@@ -1,0 +1,136 @@
+"""From the model's thread to the event loop, and out as server-sent events.
+
+Inference never runs on the event loop: a turn is a job in the model's :class:`FairQueue`, whose
+worker thread calls back with each token. :class:`Run` carries those tokens to the loop through an
+asyncio queue, enforces the request's deadline, and withdraws the job when the client goes away, so
+the model stops at its next chunk and the pipeline stores nothing (it writes only complete turns).
+Each event goes out as one ``data:`` line of JSON, which never holds a raw newline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from fastapi import Request
+
+from appliance.errors import Cancelled
+from appliance.serve.errors import TimedOut
+from appliance.turn.queue import FairQueue, Job
+from appliance.types import OnToken
+
+T = TypeVar("T")
+
+
+_DONE = object()
+
+
+class Run(Generic[T]):
+    """A submitted job seen from the event loop: its tokens as they come, then its result."""
+
+    def __init__(self, queue: FairQueue, deadline: float) -> None:
+        self.queue = queue
+        self.deadline = deadline
+        self.loop = asyncio.get_running_loop()
+        self.events: asyncio.Queue[object] = asyncio.Queue()
+        self.job: Job[T] | None = None
+        self._get: asyncio.Future[object] | None = None
+        self._checked = time.monotonic()  # when the client's connection was last looked at
+
+    def start(self, key: str, work: Callable[[threading.Event, OnToken], T]) -> Run[T]:
+        def fn(job: Job[T]) -> T:
+            def on_token(piece: str) -> None:
+                job.progress()
+                self._post(piece)
+
+            return work(job.cancel, on_token)
+
+        self.job = self.queue.submit(key, fn)
+        # Done callbacks run after every on_token call was scheduled, so _DONE always comes last.
+        self.job.future.add_done_callback(lambda _f: self._post(_DONE))
+        return self
+
+    def _post(self, item: object) -> None:
+        """Hand an item to the loop from the model's thread; after shutdown there is no one to hand it to."""
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.events.put_nowait, item)
+
+    async def next(self, request: Request | None = None, poll_s: float = 0.5) -> str | None:
+        """The next piece of text, or None once the work is over (then call :meth:`result`).
+
+        With ``request``, checks every ``poll_s`` whether the client went away (before a streamed
+        response starts; once it has, Starlette cancels the stream on disconnect instead).
+        """
+        while True:
+            now = time.monotonic()
+            remaining = self.deadline - now
+            if remaining <= 0:
+                self.stop()
+                raise TimedOut("the answer took longer than server.request_timeout_s; nothing was stored")
+            # Checked on a clock, not only when tokens pause: a fast model never pauses for poll_s.
+            if request is not None and now - self._checked >= poll_s:
+                self._checked = now
+                if await request.is_disconnected():
+                    self.stop()
+                    raise Cancelled("the client went away")
+            if self._get is None:
+                self._get = asyncio.ensure_future(self.events.get())
+            done, _ = await asyncio.wait({self._get}, timeout=min(remaining, poll_s) if request else remaining)
+            if done:
+                item, self._get = self._get.result(), None
+                return None if item is _DONE else str(item)
+
+    async def first(self, request: Request) -> str | None:
+        """The first piece of text, awaited before any response starts.
+
+        A failure before it (an unknown session, a full queue, a timeout) is raised here, so that it
+        is answered with its own status rather than inside a stream that already said 200.
+        """
+        try:
+            piece = await self.next(request)
+            if piece is None:
+                self.result()
+            return piece
+        except BaseException:
+            self.stop()
+            raise
+
+    async def finish(self, request: Request, first: str | None) -> T:
+        """Wait out the remaining pieces of an answer that is not streamed, then its result."""
+        try:
+            piece = first
+            while piece is not None:
+                piece = await self.next(request)
+            return self.result()
+        finally:
+            self.stop()
+
+    def result(self) -> T:
+        assert self.job is not None
+        return self.job.future.result()
+
+    def stop(self) -> None:
+        """Cancel the job unless it is complete; harmless afterwards."""
+        if self._get is not None:
+            self._get.cancel()
+            self._get = None
+        if self.job is not None and not self.job.future.done():
+            self.queue.withdraw(self.job)
+
+
+def sse(event: str, data: Mapping[str, Any]) -> str:
+    """One server-sent event; JSON never contains a raw newline, so one data line suffices."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def sse_data(data: Mapping[str, Any] | str) -> str:
+    """An OpenAI-style event: a bare ``data:`` line."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return f"data: {text}\n\n"
+
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
