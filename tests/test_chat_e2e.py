@@ -14,7 +14,7 @@ import pytest
 from appliance.config import ROOT, load_settings
 from appliance.store import Store
 
-from .conftest import TEST_MODEL, write_config
+from .support import TEST_MODEL, write_config
 
 pytestmark = pytest.mark.real_model
 

@@ -6,7 +6,7 @@ from appliance.facts.checker import check, redact, strict_instruction
 from appliance.facts.ledger import current, entries
 from appliance.types import CheckResult, Turn
 
-from .conftest import dev_conversations
+from .support import dev_conversations
 
 
 def transcript(conversation_id: str) -> tuple[Turn, ...]:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from appliance.facts.entities import extract, parse_number
 
-from .conftest import dev_conversations
+from .support import dev_conversations
 
 DIALOGUES = {c["id"]: c for c in dev_conversations()}
 

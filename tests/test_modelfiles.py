@@ -12,7 +12,7 @@ from appliance.config import ROOT
 from appliance.errors import ModelFetchError, ModelFileError
 from appliance.models import files as modelfiles
 
-from .conftest import MODELS_DIR, TEST_MODEL, write_config
+from .support import MODELS_DIR, TEST_MODEL, write_config
 
 BLOB = bytes(range(256)) * 1000
 

@@ -29,7 +29,7 @@ from appliance.context.recall import (
 from appliance.errors import ModelFileError
 from appliance.types import Turn
 
-from .conftest import NO_NETWORK, SHARED_DATA
+from .support import NO_NETWORK, SHARED_DATA
 
 
 def turns_of(texts: list[str]) -> list[Turn]:

@@ -28,7 +28,7 @@ from appliance.models.remote import (
 from appliance.store import Store
 from appliance.types import Message, Sampling
 
-from .conftest import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
+from .support import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
 
 pytestmark = pytest.mark.real_model
 

@@ -12,7 +12,7 @@ from appliance.errors import ConfigError
 from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, instruction_for
 from appliance.types import Turn
 
-from .conftest import dev_conversations, write_config
+from .support import dev_conversations, write_config
 
 
 def history(customer_turns: int) -> tuple[Turn, ...]:

@@ -15,7 +15,7 @@ from appliance.summarizer import SOFT_KINDS, squash, summary_prompt
 from appliance.turn.worker import SummaryWorker, is_busy
 from appliance.types import Turn
 
-from .conftest import MODELS_DIR, SHARED_DATA
+from .support import MODELS_DIR, SHARED_DATA
 from .test_summarizer import FakeSummarizer
 
 DIALOGUE = (
