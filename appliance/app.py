@@ -12,7 +12,7 @@ from pathlib import Path
 
 from appliance import stage
 from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
-from appliance.context.policies import ContextOptions, ContextPolicy, make_policies
+from appliance.context import ContextOptions, ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline, PipelineSettings

@@ -8,7 +8,7 @@ import pytest
 
 from appliance.app import pipeline_settings
 from appliance.config import Settings, load_settings
-from appliance.context.policies import POLICIES
+from appliance.context import POLICIES
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from appliance.facts.checker import check, redact, strict_instruction
-from appliance.facts.ledger import current, entries
-from appliance.types import CheckResult, Turn
+from appliance.facts.ledger import entries
+from appliance.types import CheckResult, Turn, current_facts
 
 from .support import dev_conversations
 
@@ -127,7 +127,7 @@ class TestRepair:
 
     def test_strict_instruction_lists_the_current_facts_and_the_rejected_ones(self):
         result = check_after(SHOP, "Order?", "Your order number is 48213378.")
-        text = strict_instruction(current(entries(SHOP)), result.findings)
+        text = strict_instruction(current_facts(entries(SHOP)), result.findings)
         assert "- order: 48213377" in text
         assert "- name: Dana Whitfield" in text
         assert "- amount: $1,234.50" in text

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from appliance.context.policies import (
-    NO_CONTEXT,
+from appliance.context import (
     POLICIES,
     ContextOptions,
     PromptSpec,
@@ -20,18 +19,14 @@ from appliance.context.policies import (
     SeedQAPolicy,
     SeedTopicsPolicy,
     ThresholdPolicy,
-    assemble,
-    current_facts,
-    flatten_history,
     make_policies,
-    pairs_of,
-    summarize_qa,
-    summarize_topics,
 )
+from appliance.context.base import NO_CONTEXT, assemble
+from appliance.context.baselines import flatten_history, pairs_of, summarize_qa, summarize_topics
 from appliance.errors import InputError
-from appliance.types import LedgerEntry, Message, Prompt, Session, Snapshot, SummaryVersion, Turn
+from appliance.types import LedgerEntry, Message, Prompt, Session, Snapshot, SummaryVersion, Turn, current_facts
 
-from .conftest import MODELS_DIR, SHARED_DATA
+from .support import MODELS_DIR, SHARED_DATA
 
 _TOKEN = re.compile(r"\w+|[^\w\s]|\n")
 

@@ -57,7 +57,7 @@ class TestExamples:
     def test_exact_jsonl_for_a_tiny_conversation(self, store: Store, spec: PipelineSettings):
         sid = fill(store, TINY)
         out = io.StringIO()
-        export(store, out, spec, FakeResponder(), min_turns=2)
+        export(store, out, spec, FakeResponder(), min_turns=2, keep_pii=True)
         first_user = (
             "[CONTEXT]\n(no earlier conversation)\n\n[QUESTION]\nI need a taxi at 10:30.\n\n[INSTRUCTION]\nINSTR"
         )
@@ -104,7 +104,7 @@ class TestExamples:
         store.add_summary(SummaryVersion(sid, 0, "SUMMARY-AFTER-TURN-6 train TR5517 booked.", covers_to=5))
         pipeline = Pipeline(store, FakeResponder(), POLICIES, pipeline_settings(Settings()))
         pipeline.record_turn(sid, *LONGER[7])
-        examples, counts = run(store, spec)
+        examples, counts = run(store, spec, keep_pii=True)
         assert counts == {"sessions": 1, "skipped_sessions": 0, "examples": 4}
         by_turn = {e["turn"]: e for e in examples}
         turn3 = by_turn[3]["prompt"]
@@ -128,9 +128,30 @@ class TestExamples:
     def test_conversations_outside_the_turn_limits_are_skipped(self, store: Store, spec: PipelineSettings):
         fill(store, TINY)
         fill(store, LONGER)
-        examples, counts = run(store, spec, min_turns=5, max_turns=100)
+        examples, counts = run(store, spec, min_turns=5, max_turns=100, keep_pii=True)
         assert counts == {"sessions": 1, "skipped_sessions": 1, "examples": 4}
         assert {e["target"] for e in examples} == {t for r, t in LONGER if r == "agent"}
+
+
+class TestMasking:
+    """By default the examples carry no names, numbers or contacts, each replaced the same way throughout."""
+
+    def test_identifiers_become_numbered_placeholders_consistently(self, store: Store, spec: PipelineSettings):
+        fill(store, LONGER)
+        examples, _ = run(store, spec)
+        text = json.dumps(examples)
+        for value in ("TR5517", "1YXEN4V3"):
+            assert value in json.dumps([t for _, t in LONGER])  # the conversation does hold them
+            assert value not in text
+        booked = next(e for e in examples if "[REFERENCE_" in e["target"] and "book" in e["target"].lower())
+        placeholder = booked["target"][booked["target"].index("[REFERENCE_") :].split("]")[0] + "]"
+        later = [e["prompt"] for e in examples if e["turn"] > booked["turn"]]
+        assert later and all(placeholder in prompt for prompt in later)  # the same value, the same placeholder
+
+    def test_keep_pii_keeps_them(self, store: Store, spec: PipelineSettings):
+        fill(store, LONGER)
+        examples, _ = run(store, spec, keep_pii=True)
+        assert "TR5517" in json.dumps(examples)
 
 
 @pytest.mark.real_model
@@ -147,3 +168,5 @@ def test_cli_exports_the_configured_database_with_the_responders_tokenizer(tmp_p
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 4 and all(e["prompt"].startswith("[CONTEXT]\n") for e in lines)
     assert "4 examples from 1 conversations (1 outside 5-100 turns)" in result.output
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert "TR5517" not in out.read_text()

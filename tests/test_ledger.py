@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from appliance.facts.ledger import current, entries, entries_for, render, superseded
-from appliance.types import LedgerEntry, Turn
+from appliance.facts.ledger import entries, entries_for, render, superseded
+from appliance.types import LedgerEntry, Turn, current_facts
 
-from .conftest import dev_conversations
+from .support import dev_conversations
 
 
 def transcript(conversation_id: str) -> tuple[Turn, ...]:
@@ -42,7 +42,7 @@ class TestSupersede:
         assert phones == ["07700 900123", "07700 900124"]
 
     def test_current_holds_the_latest_value_of_a_slot_in_order_of_mention(self):
-        assert [(e.kind, e.value, e.turn) for e in current(entries(self.turns))] == [
+        assert [(e.kind, e.value, e.turn) for e in current_facts(entries(self.turns))] == [
             ("name", "Dana", 1),
             ("case", "55213", 1),
             ("phone", "07700 900124", 2),
@@ -54,21 +54,74 @@ class TestSupersede:
 
     def test_a_shorter_form_of_a_name_does_not_replace_it(self):
         turns = (Turn("s", 0, "customer", "My name is Dana Whitfield."), Turn("s", 1, "agent", "Thank you, Dana."))
-        assert [e.value for e in current(entries(turns))] == ["Dana Whitfield"]
+        assert [e.value for e in current_facts(entries(turns))] == ["Dana Whitfield"]
 
     def test_superseded(self):
         assert [e.value for e in superseded(entries(self.turns))] == ["07700 900123"]
 
     def test_two_bookings_both_stay_current(self):
         ledger = entries(transcript("multiwoz21:MUL0036"))
-        refs = [e.value for e in current(ledger) if e.kind == "reference"]
+        refs = [e.value for e in current_facts(ledger) if e.kind == "reference"]
         assert refs == ["W9945XIS", "RVESWV8I"]
 
     def test_repeating_a_value_moves_it_to_its_latest_mention(self):
         ledger = entries(transcript("multiwoz21:MUL0036"))
-        taxi = [e for e in current(ledger) if e.value == "07404779442"]
+        taxi = [e for e in current_facts(ledger) if e.value == "07404779442"]
         assert [e.turn for e in taxi] == [17]
         assert [e.turn for e in ledger if e.value == "07404779442"] == [15, 17]
 
     def test_render(self):
         assert render(entries(self.turns)[:1]) == "- phone: 07700 900123 (turn 0, customer)"
+
+
+def fact(kind: str, value: str, turn: int, slot: str = "", norm: str = "") -> LedgerEntry:
+    return LedgerEntry(kind, value, turn, "customer", slot=slot, norm=norm)
+
+
+class TestCurrentFacts:
+    """The one rule of which entries are current, shared by the ledger, the prompt and the checker."""
+
+    def test_the_latest_of_each_slot_oldest_first(self):
+        ledger = [
+            fact("phone", "01223 555111", 0, "phone:customer"),
+            fact("reference", "AB12CD", 1, "reference=ab12cd"),
+            fact("phone", "01223 555999", 5, "phone:customer"),
+        ]
+        assert current_facts(ledger) == (ledger[1], ledger[2])
+
+    def test_entries_without_a_slot_stand_for_themselves_by_kind_and_norm(self):
+        ledger = [
+            fact("reference", "AB12CD", 1, norm="ab12cd"),
+            fact("reference", "XY99ZZ", 2, norm="xy99zz"),
+            fact("amount", "AB12CD", 3),  # same text, another kind: its own fact (keyed by value, no norm)
+            fact("reference", "ab12cd", 4, norm="ab12cd"),  # the first one again: moves to its latest mention
+        ]
+        assert [(e.kind, e.value, e.turn) for e in current_facts(ledger)] == [
+            ("reference", "XY99ZZ", 2),
+            ("amount", "AB12CD", 3),
+            ("reference", "ab12cd", 4),
+        ]
+
+    def test_a_name_restated_in_part_keeps_the_full_name_at_its_own_turn(self):
+        ledger = [
+            fact("name", "Dana Whitfield", 0, "name:customer", "dana whitfield"),
+            fact("reference", "AB12CD", 1, "reference=ab12cd", "ab12cd"),
+            fact("name", "Dana", 2, "name:customer", "dana"),
+        ]
+        assert current_facts(ledger) == (ledger[0], ledger[1])
+
+    def test_a_different_name_replaces_it(self):
+        ledger = [
+            fact("name", "Dana Whitfield", 0, "name:customer", "dana whitfield"),
+            fact("name", "Dana Smith", 2, "name:customer", "dana smith"),
+        ]
+        assert current_facts(ledger) == (ledger[1],)
+
+    def test_the_latest_turn_wins_whatever_the_order_given_and_a_turn_keeps_its_order(self):
+        ledger = [
+            fact("phone", "07700 900124", 2, "phone:customer"),
+            fact("phone", "07700 900123", 0, "phone:customer"),
+            fact("date", "Monday", 1, "date=monday"),
+            fact("time", "9:30", 1, "time=9:30"),
+        ]
+        assert [e.value for e in current_facts(ledger)] == ["Monday", "9:30", "07700 900124"]

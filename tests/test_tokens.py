@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from appliance.config import ROOT
-from appliance.context.policies import PromptSpec, ThresholdPolicy, flatten_history
+from appliance.context import PromptSpec, ThresholdPolicy
+from appliance.context.baselines import flatten_history
 from appliance.context.tokens import ResponderCounter, TiktokenCounter, TokenCounter
 from appliance.errors import ConfigError, ModelFileError
 from appliance.types import Message, Session, Snapshot, SummaryVersion, Turn
 
-from .conftest import MODELS_DIR, NO_NETWORK
 from .fakes import FakeResponder
+from .support import MODELS_DIR, NO_NETWORK
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 

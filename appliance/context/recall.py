@@ -109,7 +109,8 @@ class CueGate:
     """
 
     def __init__(self, cues: Iterable[str] = DEFAULT_CUES) -> None:
-        words, fragments = [], []
+        words: list[str] = []
+        fragments: list[str] = []
         for cue in cues:
             cue = cue.strip().casefold()
             if not cue:

@@ -240,7 +240,7 @@ def redact(answer: str, result: CheckResult, phrase: str) -> str:
 def strict_instruction(ledger: Sequence[LedgerEntry], findings: Sequence[Finding] = ()) -> str:
     """The stricter instruction of the regenerate policy: the known facts, verbatim, and a ban on others.
 
-    Pass the ledger's current entries (``ledger.current``) so that corrected values are not listed.
+    Pass the ledger's current entries (``appliance.types.current_facts``) so that corrected values are not listed.
     ``findings`` of the rejected answer are named, so the retry does not repeat them.
     """
     seen: dict[tuple[str, str], LedgerEntry] = {}

@@ -6,7 +6,7 @@ character for character in the prompt at turn 90.
 
 Slots say which facts replace one another. Things a customer has only one of at a time (their name,
 phone number, email, postcode, account or card) have one slot per speaker, e.g. ``phone:customer``:
-a corrected number supersedes the old one in :func:`current`, while both stay stored. Everything
+a corrected number supersedes the old one in ``appliance.types.current_facts``, while both stay stored. Everything
 else (references, amounts, dates, a restaurant's phone number...) is many-valued: a customer can
 hold two bookings, so each distinct value has its own slot, ``reference=w9945xis``; repeating a
 value only moves it to its latest mention.
@@ -61,24 +61,6 @@ def entries_for(turn: Turn) -> tuple[LedgerEntry, ...]:
 def entries(turns: Iterable[Turn]) -> tuple[LedgerEntry, ...]:
     """All entries of a transcript, oldest first."""
     return tuple(entry for turn in turns for entry in entries_for(turn))
-
-
-def current(entries: Iterable[LedgerEntry]) -> tuple[LedgerEntry, ...]:
-    """The latest entry of each slot, in the order of those latest mentions.
-
-    ``entries`` must be in conversation order (as :func:`entries` and the store return them).
-    """
-    latest: dict[str, LedgerEntry] = {}
-    for entry in entries:
-        held = latest.pop(entry.slot, None)  # re-inserting keeps dict order = order of latest mention
-        if held is not None and _restates(entry, held):
-            entry = held  # "Thanks, Dana" does not replace "Dana Whitfield"
-        latest[entry.slot] = entry
-    return tuple(latest.values())
-
-
-def _restates(new: LedgerEntry, old: LedgerEntry) -> bool:
-    return new.kind == old.kind == "name" and set(new.norm.split()) < set(old.norm.split())
 
 
 def superseded(entries: Iterable[LedgerEntry]) -> tuple[LedgerEntry, ...]:

@@ -307,13 +307,19 @@ def eval_command(
 @click.option(
     "--max-turns", type=click.IntRange(1), default=100, show_default=True, help="Skip conversations with more turns."
 )
+@click.option(
+    "--keep-pii", is_flag=True, help="Keep names, numbers and contacts as stored (default: numbered placeholders)."
+)
 @pass_ctx
 @edge
-def export_training(obj: Context, out_file: Path, min_turns: int, max_turns: int) -> None:
-    """One four-part-prompt example per stored agent turn, with context as of that turn (for fine-tuning)."""
+def export_training(obj: Context, out_file: Path, min_turns: int, max_turns: int, keep_pii: bool) -> None:
+    """One four-part-prompt example per stored agent turn, with context as of that turn (for fine-tuning).
+
+    Names, numbers, identifiers and contacts are replaced by numbered placeholders unless --keep-pii.
+    """
     from appliance.lab.export import run_export
 
-    counts = run_export(obj.settings, out_file, min_turns=min_turns, max_turns=max_turns)
+    counts = run_export(obj.settings, out_file, min_turns=min_turns, max_turns=max_turns, keep_pii=keep_pii)
     click.echo(
         f"{counts['examples']} examples from {counts['sessions']} conversations "
         f"({counts['skipped_sessions']} outside {min_turns}-{max_turns} turns) -> {out_file}",

@@ -14,11 +14,17 @@ will have to in production, never from facts that were only summarized later:
 
 Conversations are kept when their number of turns is within ``[min_turns, max_turns]`` (seed 002
 keeps 5-100: shorter ones lack multi-turn context, longer ones are often noise or hand-offs).
+
+Training data leaves the appliance's database, so by default every name, number, identifier and
+contact in it is replaced by a placeholder numbered per conversation (``[NAME_1]``, ``[ACCOUNT_2]``):
+the examples still teach the model to copy the same value from context into its answer, without
+carrying a customer's data. ``--keep-pii`` opts out. The file is written owner-only.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -32,6 +38,41 @@ from appliance.turn.pipeline import PipelineSettings
 from appliance.types import Snapshot, SummaryVersion, TokenCounter
 
 POLICY = "rolling"
+# Entity kinds that identify a person or an account; amounts, dates and times stay as they are.
+PII_KINDS = frozenset({"name", "email", "phone", "account", "number", "reference", "postcode"})
+
+
+class Masker:
+    """Replaces identifying entities with placeholders, the same value with the same one (per conversation)."""
+
+    def __init__(self) -> None:
+        self.placeholders: dict[tuple[str, str], str] = {}
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, text: str) -> str:
+        from appliance.facts.entities import extract
+
+        out, pos = [], 0
+        for entity in extract(text):
+            if entity.kind not in PII_KINDS or entity.start < pos:
+                continue
+            key = (entity.kind, entity.norm)
+            if key not in self.placeholders:
+                n = self.counts[entity.kind] = self.counts.get(entity.kind, 0) + 1
+                self.placeholders[key] = f"[{entity.kind.upper()}_{n}]"
+            out += [text[pos : entity.start], self.placeholders[key]]
+            pos = entity.end
+        return "".join([*out, text[pos:]])
+
+
+def masked(example: dict[str, Any], mask: Masker) -> dict[str, Any]:
+    """The example with every identifying entity in its texts replaced."""
+    return {
+        **example,
+        "prompt": mask(example["prompt"]),
+        "target": mask(example["target"]),
+        "messages": [{**m, "content": mask(m["content"])} for m in example["messages"]],
+    }
 
 
 def summary_as_of(summaries: tuple[SummaryVersion, ...], question_index: int) -> SummaryVersion | None:
@@ -101,6 +142,7 @@ def export(
     min_turns: int = 5,
     max_turns: int = 100,
     policy: ContextPolicy = POLICIES[POLICY],
+    keep_pii: bool = False,
 ) -> dict[str, int]:
     """Write the examples of every stored conversation within the turn limits; counts for the edge."""
     counts = {"sessions": 0, "skipped_sessions": 0, "examples": 0}
@@ -111,13 +153,18 @@ def export(
             continue
         counts["sessions"] += 1
         snap = store.snapshot(row["id"])
+        mask = Masker()
         for example in session_examples(snap, store.summaries(row["id"]), spec, counter, policy):
+            if not keep_pii:
+                example = masked(example, mask)
             out.write(json.dumps(example, ensure_ascii=False) + "\n")
             counts["examples"] += 1
     return counts
 
 
-def run_export(settings: Settings, out_file: Path, *, min_turns: int, max_turns: int) -> dict[str, int]:
+def run_export(
+    settings: Settings, out_file: Path, *, min_turns: int, max_turns: int, keep_pii: bool = False
+) -> dict[str, int]:
     """Export from the configured database, counting tokens with the responder's tokenizer (vocab only)."""
     from appliance.app import pipeline_settings, policies
     from appliance.models.files import find, verified_path
@@ -133,9 +180,18 @@ def run_export(settings: Settings, out_file: Path, *, min_turns: int, max_turns:
     store = Store.open(settings.database)
     try:
         out_file.parent.mkdir(parents=True, exist_ok=True)
-        with out_file.open("w", encoding="utf-8") as fh:
+        fd = os.open(out_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # whatever the umask: the examples hold customers' words
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             return export(
-                store, fh, spec, counter, min_turns=min_turns, max_turns=max_turns, policy=policies(settings)[POLICY]
+                store,
+                fh,
+                spec,
+                counter,
+                min_turns=min_turns,
+                max_turns=max_turns,
+                policy=policies(settings)[POLICY],
+                keep_pii=keep_pii,
             )
     finally:
         store.close()

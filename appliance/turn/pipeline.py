@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from appliance import stage
-from appliance.context.policies import ContextPolicy, PromptSpec
+from appliance.context import ContextPolicy, PromptSpec
 from appliance.context.tokens import ResponderCounter
 from appliance.errors import ConfigError, InputError, MessageTooLong
 from appliance.facts import checker, ledger
@@ -41,6 +41,7 @@ from appliance.types import (
     Turn,
     TurnRecord,
     TurnResult,
+    current_facts,
 )
 
 # The policy that answers a transcript sent whole (no session): the whole conversation, oldest first out.
@@ -322,7 +323,7 @@ class Pipeline:
             return dataclasses.replace(first, text=text), dataclasses.replace(
                 check(text), action="redact", original=first.text, original_findings=result.findings
             )
-        facts = ledger.current(
+        facts = current_facts(
             snap.ledger + ledger.entries_for(Turn(snap.session.id, len(snap.turns), "customer", message))
         )
         strict = dataclasses.replace(

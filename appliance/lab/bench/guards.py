@@ -34,10 +34,10 @@ from typing import Any
 from appliance.config import Settings
 from appliance.facts.checker import check, clear_caches, redact, strict_instruction
 from appliance.facts.entities import extract, family, index_keys, lookup_keys
-from appliance.facts.ledger import current, entries
+from appliance.facts.ledger import entries
 from appliance.lab.stats import spread
 from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, instruction_for
-from appliance.types import CheckResult, Entity, LedgerEntry, Session, Snapshot, Stage, Turn
+from appliance.types import CheckResult, Entity, LedgerEntry, Session, Snapshot, Stage, Turn, current_facts
 
 Progress = Callable[[str], None]
 
@@ -350,7 +350,7 @@ def generate_report(
             if not result.ok and guard.policy == "regenerate":
                 strict = PromptSpec(
                     system=ps.system_prompt,
-                    instruction=f"{instruction}\n{strict_instruction(current(ledger), result.findings)}",
+                    instruction=f"{instruction}\n{strict_instruction(current_facts(ledger), result.findings)}",
                     budget=ps.budget_tokens,
                 )
                 retry = model.generate(policy.build(snap, turn.text, strict, model).messages, ps.sampling)

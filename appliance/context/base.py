@@ -1,0 +1,110 @@
+"""What every context policy shares: the prompt's shape, the policy protocol, and the manifest.
+
+Context building turns a session snapshot and the customer's message into a prompt within budget.
+It is a pure function of its inputs (the token counter is passed in), so it is fast and testable.
+Every policy fills the same four-part prompt of DESIGN.md:
+
+    system        the stable role (first, so llama.cpp can reuse its cache across turns)
+    [CONTEXT]     what the policy chose to carry from the conversation
+    [QUESTION]    the customer's current message
+    [INSTRUCTION] the directive
+    [RESPONSE]    left for the model (the chat template's assistant turn)
+
+and returns a manifest that accounts for every turn and every token. The budget is always enforced
+with the counter passed to ``build`` (the responder's own tokenizer). The policies themselves live in
+:mod:`~appliance.context.baselines` (``raw`` and the seeds) and :mod:`~appliance.context.rolling`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from appliance.errors import InputError
+from appliance.types import Message, PartManifest, Prompt, Snapshot, SummaryVersion, TokenCounter, Turn
+
+SPEAKER = {"customer": "Customer", "agent": "Agent"}
+NO_CONTEXT = "(no earlier conversation)"
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    system: str
+    instruction: str
+    budget: int
+
+
+class ContextPolicy(Protocol):
+    name: str
+    # Whether the policy reads the session's summary (so a summarizer must run for its sessions).
+    uses_summary: bool
+
+    def build(
+        self,
+        snap: Snapshot,
+        question: str,
+        spec: PromptSpec,
+        counter: TokenCounter,
+        recalled: Sequence[int] = (),
+    ) -> Prompt:
+        """The prompt for ``question`` within ``spec.budget`` tokens of ``counter``.
+
+        ``recalled`` holds indices of older turns that recall chose for this question, best first
+        (the pipeline computes them); policies that have no place for them ignore them.
+        """
+        ...
+
+
+def render_turn(turn: Turn) -> str:
+    return f"{SPEAKER[turn.role]}: {turn.text}"
+
+
+def assemble(spec: PromptSpec, context: str, question: str) -> tuple[Message, ...]:
+    user = f"[CONTEXT]\n{context or NO_CONTEXT}\n\n[QUESTION]\n{question}\n\n[INSTRUCTION]\n{spec.instruction}"
+    return (Message("system", spec.system), Message("user", user))
+
+
+def part_manifests(
+    spec: PromptSpec, question: str, counter: TokenCounter, total: int, parts: Sequence[PartManifest]
+) -> tuple[PartManifest, ...]:
+    """The fixed parts (system, question, instruction) around the policy's own, plus the template's share."""
+    fixed = (
+        PartManifest("system", counter.count_text(spec.system)),
+        *parts,
+        PartManifest("question", counter.count_text(question)),
+        PartManifest("instruction", counter.count_text(spec.instruction)),
+    )
+    overhead = total - sum(p.tokens for p in fixed)
+    return (*fixed, PartManifest("template", max(overhead, 0), note="chat template and section markers"))
+
+
+def too_long(spec: PromptSpec) -> InputError:
+    return InputError(
+        f"the message does not fit the context budget of {spec.budget} tokens", field="text", limit=spec.budget
+    )
+
+
+def turn_span(indices: Sequence[int]) -> str:
+    """``3-7, 9`` for a sorted sequence of turn indices."""
+    out: list[str] = []
+    start = prev = None
+    for i in indices:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:  # type: ignore[operator]
+            prev = i
+        else:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = i
+    if start is not None:
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(out)
+
+
+def usable_summary(snap: Snapshot) -> SummaryVersion | None:
+    """The snapshot's summary if it can stand in for turns: accepted, non-empty, covering something."""
+    s = snap.summary
+    if s is None or s.status != "accepted" or not s.text.strip() or s.covers_to < 0 or not snap.turns:
+        return None
+    return s

@@ -1,0 +1,351 @@
+"""The baseline policies: the whole transcript (``raw``) and the three seeds' own context shapes.
+
+They exist so that the appliance's ``rolling`` policy can be compared with them on the same
+sessions, so each keeps its seed's shape exactly (tests hold them to the seeds' own examples):
+
+* ``raw``: the whole transcript, oldest turns dropped to fit.
+* ``seed-topics`` (seed 001): older pairs as "Topics discussed / Key points", the last pairs verbatim.
+* ``seed-qa`` (seed 000): older pairs as truncated "Q{i}/A{i}" lines, the last pairs verbatim.
+* ``threshold`` (seed 003): over a token threshold, the first message plus the session's summary.
+
+None of the seeds had a budget, so all of them give way the same simple way: whole units (a turn,
+a pair, the compressed older part), oldest first, until the prompt fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from appliance.context.base import (
+    PromptSpec,
+    assemble,
+    part_manifests,
+    render_turn,
+    too_long,
+    turn_span,
+    usable_summary,
+)
+from appliance.types import Manifest, Message, PartManifest, Prompt, Snapshot, TokenCounter, Turn
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A piece of a baseline's context that is kept or dropped whole."""
+
+    kind: str  # "verbatim" or "summarized"
+    turns: tuple[int, ...]
+
+
+def _fit_oldest_first(
+    spec: PromptSpec, question: str, counter: TokenCounter, n_units: int, render: Callable[[int], str]
+) -> tuple[int, tuple[Message, ...], int]:
+    """The fewest oldest units to drop so that the prompt fits: ``render(first)`` renders units
+    ``first..`` and its count only shrinks as ``first`` grows, so bisect (a few full counts)."""
+    if counter.count(assemble(spec, render(n_units), question)) > spec.budget:
+        raise too_long(spec)
+    lo, hi = 0, n_units
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if counter.count(assemble(spec, render(mid), question)) <= spec.budget:
+            hi = mid
+        else:
+            lo = mid + 1
+    messages = assemble(spec, render(lo), question)
+    return lo, messages, counter.count(messages)
+
+
+def _baseline_manifest(
+    policy: str,
+    spec: PromptSpec,
+    question: str,
+    counter: TokenCounter,
+    total: int,
+    units: Sequence[_Unit],
+    first: int,
+    parts: Sequence[PartManifest],
+    *,
+    outside: Sequence[int] = (),
+    notes: Sequence[str] = (),
+    fallback: bool = False,
+) -> Manifest:
+    kept, dropped = units[first:], units[:first]
+    verbatim = tuple(i for u in kept if u.kind == "verbatim" for i in u.turns)
+    summarized = tuple(i for u in kept if u.kind == "summarized" for i in u.turns)
+    cut = tuple(sorted({*outside, *(i for u in dropped for i in u.turns)}))
+    cuts = list(notes)
+    if dropped:
+        dropped_turns = sorted(i for u in dropped for i in u.turns)
+        what = f"turns {turn_span(dropped_turns)}" if dropped_turns else "an empty part"
+        cuts.append(f"dropped the {first} oldest part(s) ({what}) to fit {spec.budget} tokens")
+    return Manifest(
+        policy=policy,
+        budget=spec.budget,
+        total_tokens=total,
+        parts=part_manifests(spec, question, counter, total, parts),
+        verbatim_turns=verbatim,
+        summarized_turns=summarized,
+        cut_turns=cut,
+        cuts=tuple(cuts),
+        fallback=fallback,
+    )
+
+
+class RawPolicy:
+    """The whole transcript, verbatim; the oldest turns give way when it does not fit."""
+
+    name = "raw"
+    uses_summary = False
+
+    def build(
+        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
+    ) -> Prompt:
+        turns = snap.turns
+        lines = [render_turn(t) for t in turns]
+        first, messages, total = _fit_oldest_first(spec, question, counter, len(turns), lambda k: "\n".join(lines[k:]))
+        kept = tuple(t.index for t in turns[first:])
+        cut = tuple(t.index for t in turns[:first])
+        transcript = PartManifest("transcript", counter.count_text("\n".join(lines[first:])) if kept else 0, turns=kept)
+        manifest = Manifest(
+            policy=self.name,
+            budget=spec.budget,
+            total_tokens=total,
+            parts=part_manifests(spec, question, counter, total, [transcript]),
+            verbatim_turns=kept,
+            cut_turns=cut,
+            cuts=(f"dropped the {len(cut)} oldest turns ({cut[0]}-{cut[-1]}) to fit {spec.budget} tokens",)
+            if cut
+            else (),
+        )
+        return Prompt(messages=messages, manifest=manifest)
+
+
+# --------------------------------------------------------------------------------------------------
+# Seeds 000 and 001: older pairs compressed by rule, the last pairs verbatim.
+
+Pair = tuple[Turn | None, Turn | None]
+
+
+def pairs_of(turns: Sequence[Turn]) -> list[Pair]:
+    """Customer message + the agent's answer, in order; a turn without its partner stands alone."""
+    out: list[list[Turn | None]] = []
+    for t in turns:
+        if t.role == "customer":
+            out.append([t, None])
+        elif out and out[-1][1] is None:
+            out[-1][1] = t
+        else:
+            out.append([None, t])
+    return [(a, b) for a, b in out]
+
+
+def _pair_turns(pair: Pair) -> tuple[int, ...]:
+    return tuple(t.index for t in pair if t is not None)
+
+
+def _pair_texts(pairs: Iterable[Pair]) -> list[tuple[str, str]]:
+    return [(u.text if u else "", r.text if r else "") for u, r in pairs]
+
+
+def summarize_topics(interactions: Sequence[tuple[str, str]], *, chars: int = 100) -> str:
+    """Seed 001's ``_summarize_interactions``: the first ``chars`` characters of each question as a
+    topic, the first two sentences of each answer (cut to ``chars``) as a key point; five topics
+    and three key points, in the order given. The policy gives them oldest first, as the seed's
+    examples show them (its code slices a newest-first list, which would keep the newest five)."""
+    topics = [user[:chars] for user, _ in interactions if user]
+    points = [". ".join(resp.split(".")[:2]).strip()[:chars] for _, resp in interactions if resp]
+    lines = []
+    if topics:
+        lines.append(f"Topics discussed: {', '.join(topics[:5])}")
+    if points:
+        lines.append(f"Key points: {'. '.join(points[:3])}")
+    return "\n".join(lines) if lines else "Earlier conversation about various topics."
+
+
+def summarize_qa(interactions: Sequence[tuple[str, str]], *, question_chars: int = 150, answer_chars: int = 100) -> str:
+    """Seed 000's Q/A summary, as its code does it: each question whole up to ``question_chars``
+    (else cut + "..."), each answer's first sentence if it is at most ``answer_chars`` long (plus
+    "."), else the answer's first ``answer_chars`` characters + "..."."""
+    lines = ["Earlier conversation summary:"]
+    for i, (user, resp) in enumerate(interactions, 1):
+        if user:
+            q = user if len(user) <= question_chars else user[:question_chars] + "..."
+            lines.append(f"\n  Q{i}: {q}")
+        if resp:
+            first = resp.split(".")[0]
+            a = first + "." if len(first) <= answer_chars else resp[:answer_chars] + "..."
+            lines.append(f"  A{i}: {a}")
+    return "\n".join(lines)
+
+
+def render_qa_pairs(pairs: Sequence[Pair]) -> str:
+    """Seed 001's verbatim "Q{i}: / A{i}:" blocks, numbered from the oldest shown."""
+    blocks = []
+    for i, (u, r) in enumerate(pairs, 1):
+        lines = ([f"Q{i}: {u.text}"] if u else []) + ([f"A{i}: {r.text}"] if r else [])
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+class _SeedPolicy:
+    """Shared shape of seeds 000 and 001: the last ``recent`` pairs verbatim, up to ``older`` pairs
+    before them compressed by ``summarize``, anything older outside the seed's window (cut)."""
+
+    name = ""
+    uses_summary = False
+    header = ""
+
+    def __init__(self, recent: int = 8, older: int = 12) -> None:
+        self.recent = recent
+        self.older = older
+
+    def summarize(self, interactions: Sequence[tuple[str, str]]) -> str:
+        raise NotImplementedError
+
+    def build(
+        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
+    ) -> Prompt:
+        pairs = pairs_of(snap.turns)
+        if len(pairs) > self.recent:
+            split = len(pairs) - self.recent
+            older = pairs[max(0, split - self.older) : split]
+            outside = pairs[: max(0, split - self.older)]
+            newest = pairs[split:]
+        else:
+            older, outside, newest = [], [], pairs
+        summary = self.summarize(_pair_texts(older)) if older else ""
+        units = ([_Unit("summarized", tuple(i for p in older for i in _pair_turns(p)))] if older else []) + [
+            _Unit("verbatim", _pair_turns(p)) for p in newest
+        ]
+        has_summary = bool(older)
+
+        def render(first: int) -> str:
+            with_summary = has_summary and first == 0
+            shown = newest[max(0, first - (1 if has_summary else 0)) :]
+            qa = render_qa_pairs(shown)
+            if with_summary:
+                return f"{self.header}{summary}\n\nRecent conversation details:\n{qa}".rstrip()
+            if not shown:
+                return ""
+            return f"{'Recent conversation details' if has_summary else 'Previous conversation'}:\n{qa}"
+
+        first, messages, total = _fit_oldest_first(spec, question, counter, len(units), render)
+        shown = newest[max(0, first - (1 if has_summary else 0)) :]
+        parts = []
+        if has_summary and first == 0:
+            parts.append(PartManifest("summary", counter.count_text(summary), turns=units[0].turns))
+        verbatim_turns = tuple(i for p in shown for i in _pair_turns(p))
+        parts.append(
+            PartManifest("recent", counter.count_text(render_qa_pairs(shown)) if shown else 0, turns=verbatim_turns)
+        )
+        outside_turns = tuple(i for p in outside for i in _pair_turns(p))
+        notes = (
+            [f"turns {turn_span(outside_turns)} are older than the seed's window of {self.recent + self.older} pairs"]
+            if outside_turns
+            else []
+        )
+        manifest = _baseline_manifest(
+            self.name, spec, question, counter, total, units, first, parts, outside=outside_turns, notes=notes
+        )
+        return Prompt(messages=messages, manifest=manifest)
+
+
+class SeedTopicsPolicy(_SeedPolicy):
+    """Seed 001: older pairs as "Topics discussed / Key points", the last pairs verbatim."""
+
+    name = "seed-topics"
+    header = "Conversation Summary (earlier context):\n"
+
+    def __init__(self, recent: int = 8, older: int = 12, *, chars: int = 100) -> None:
+        super().__init__(recent, older)
+        self.chars = chars
+
+    def summarize(self, interactions: Sequence[tuple[str, str]]) -> str:
+        return summarize_topics(interactions, chars=self.chars)
+
+
+class SeedQAPolicy(_SeedPolicy):
+    """Seed 000: older pairs as truncated "Q{i}/A{i}" lines, the last pairs verbatim."""
+
+    name = "seed-qa"
+    header = ""
+
+    def __init__(self, recent: int = 8, older: int = 12, *, question_chars: int = 150, answer_chars: int = 100) -> None:
+        super().__init__(recent, older)
+        self.question_chars = question_chars
+        self.answer_chars = answer_chars
+
+    def summarize(self, interactions: Sequence[tuple[str, str]]) -> str:
+        return summarize_qa(interactions, question_chars=self.question_chars, answer_chars=self.answer_chars)
+
+
+# --------------------------------------------------------------------------------------------------
+# Seed 003: over a threshold, the first message plus one summary.
+
+SEED_ROLE = {"customer": "user", "agent": "assistant"}
+
+
+def flatten_history(turns: Sequence[Turn]) -> str:
+    """Seed 003's flattened history: ``role: content`` joined by blank lines (OpenAI role names)."""
+    return "\n\n".join(f"{SEED_ROLE[t.role]}: {t.text}" for t in turns)
+
+
+class ThresholdPolicy:
+    """Seed 003: while the flattened history is at most ``threshold`` tokens (of ``threshold_counter``,
+    e.g. OpenAI tokens), the transcript verbatim; above it, the first message and the session's
+    summary in place of the rest. The summarizer runs off the hot path, so turns after the summary's
+    ``covers_to`` stay verbatim; with no summary yet, the transcript stays verbatim (``fallback``).
+    The budget itself is always enforced with the responder's counter; oldest parts give way."""
+
+    name = "threshold"
+    uses_summary = True
+
+    def __init__(self, threshold: int = 1000, threshold_counter: TokenCounter | None = None) -> None:
+        self.threshold = threshold
+        self.threshold_counter = threshold_counter
+
+    def build(
+        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
+    ) -> Prompt:
+        turns = snap.turns
+        size = (self.threshold_counter or counter).count_text(flatten_history(turns)) if turns else 0
+        summary = usable_summary(snap)
+        notes: list[str] = []
+        fallback = False
+        texts: list[str]
+        if size > self.threshold and summary is not None and len(turns) > 1:
+            covers_to = summary.covers_to
+            pending = [t for t in turns[1:] if t.index > covers_to]
+            summarized = tuple(t.index for t in turns[1:] if t.index <= covers_to)
+            units = [_Unit("verbatim", (turns[0].index,)), _Unit("summarized", summarized)]
+            units += [_Unit("verbatim", (t.index,)) for t in pending]
+            texts = [render_turn(turns[0]), f"Summary of the conversation since: {summary.text.strip()}"]
+            texts += [render_turn(t) for t in pending]
+            notes.append(f"history of {size} tokens is over the threshold of {self.threshold}: summary in place")
+            if pending:
+                notes.append(f"turns {turn_span([t.index for t in pending])} are newer than the summary: kept verbatim")
+        else:
+            if size > self.threshold:
+                fallback = True
+                notes.append(
+                    f"history of {size} tokens is over the threshold of {self.threshold} but there is no "
+                    "summary yet: turns kept verbatim"
+                )
+            units = [_Unit("verbatim", (t.index,)) for t in turns]
+            texts = [render_turn(t) for t in turns]
+        first, messages, total = _fit_oldest_first(
+            spec, question, counter, len(units), lambda k: "\n\n".join(texts[k:])
+        )
+        kept_verbatim = tuple(i for u in units[first:] if u.kind == "verbatim" for i in u.turns)
+        parts = [
+            PartManifest(
+                "history",
+                counter.count_text("\n\n".join(texts[first:])) if texts[first:] else 0,
+                turns=tuple(i for u in units[first:] for i in u.turns),
+                note=f"{len(kept_verbatim)} verbatim turn(s)",
+            )
+        ]
+        manifest = _baseline_manifest(
+            self.name, spec, question, counter, total, units, first, parts, notes=notes, fallback=fallback
+        )
+        return Prompt(messages=messages, manifest=manifest)
