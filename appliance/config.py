@@ -175,9 +175,9 @@ class ContextSettings(_Section):
         description="`seed-qa`: longest first sentence kept as an answer; otherwise the answer's first characters and `...` (seed 000 uses 100).",
     )
     threshold_tokens: int = Field(
-        1000,
+        384,
         ge=1,
-        description="`threshold`: above this many tokens of flattened history, the first message and the summary replace the rest.",
+        description="`threshold`: above this many tokens of flattened history, the first message and the summary replace the rest. With `summarizer.max_tokens` it must fit in `context.budget_tokens`, so the seed's rule acts before the budget cuts turns.",
     )
     threshold_counter: Literal["responder", "tiktoken"] = Field(
         "responder",
@@ -591,6 +591,19 @@ class Settings(_Section):
             raise ValueError(
                 f"context.budget_tokens ({self.context.budget_tokens}) + responder.max_tokens "
                 f"({self.responder.max_tokens}) = {need} exceeds responder.n_ctx ({self.responder.n_ctx})"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _threshold_below_budget(self) -> Settings:
+        # Seed 003 summarizes once the history passes the threshold; if the budget cannot hold that
+        # history plus a summary, the budget cuts turns first and the seed's rule never acts.
+        c, cap = self.context, self.summarizer.max_tokens
+        if c.threshold_tokens + cap > c.budget_tokens:
+            raise ValueError(
+                f"context.threshold_tokens ({c.threshold_tokens}) + summarizer.max_tokens ({cap}) exceeds "
+                f"context.budget_tokens ({c.budget_tokens}): the threshold policy would never act; set "
+                f"context.threshold_tokens to at most {max(1, c.budget_tokens - cap)} or raise context.budget_tokens"
             )
         return self
 

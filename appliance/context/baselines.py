@@ -14,6 +14,7 @@ a pair, the compressed older part), oldest first, until the prompt fits.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -333,19 +334,34 @@ class ThresholdPolicy:
                 )
             units = [_Unit("verbatim", (t.index,)) for t in turns]
             texts = [render_turn(t) for t in turns]
-        first, messages, total = _fit_oldest_first(
-            spec, question, counter, len(units), lambda k: "\n\n".join(texts[k:])
-        )
-        kept_verbatim = tuple(i for u in units[first:] if u.kind == "verbatim" for i in u.turns)
+        # Seed 003 keeps the first message as the conversation's anchor: it is the last part to give
+        # way, after every later turn and the summary (drop order: units[1:], then units[0]).
+        n = len(units)
+        order = units[1:] + units[:1]
+
+        def render(k: int) -> str:
+            return "\n\n".join(texts[:1] + texts[k + 1 :]) if k < n else ""
+
+        dropped, messages, total = _fit_oldest_first(spec, question, counter, n, render)
+        kept = sorted((u for u in order[dropped:]), key=lambda u: u.turns[:1] or (-1,))
+        kept_verbatim = tuple(i for u in kept if u.kind == "verbatim" for i in u.turns)
+        rendered = render(dropped)
         parts = [
             PartManifest(
                 "history",
-                counter.count_text("\n\n".join(texts[first:])) if texts[first:] else 0,
-                turns=tuple(i for u in units[first:] for i in u.turns),
-                note=f"{len(kept_verbatim)} verbatim turn(s)",
+                counter.count_text(rendered) if rendered else 0,
+                turns=tuple(sorted(i for u in kept for i in u.turns)),
+                note=f"{len(kept_verbatim)} verbatim turn(s)" + ("; the first message kept" if dropped < n else ""),
             )
         ]
         manifest = _baseline_manifest(
-            self.name, spec, question, counter, total, units, first, parts, notes=notes, fallback=fallback
+            self.name, spec, question, counter, total, order, dropped, parts, notes=notes, fallback=fallback
         )
-        return Prompt(messages=messages, manifest=manifest)
+        return Prompt(
+            messages=messages,
+            manifest=dataclasses.replace(
+                manifest,
+                verbatim_turns=tuple(sorted(manifest.verbatim_turns)),
+                summarized_turns=tuple(sorted(manifest.summarized_turns)),
+            ),
+        )
