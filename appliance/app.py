@@ -6,6 +6,7 @@ global. Every model file is checked against its pinned sha256 before it is loade
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,7 +111,8 @@ def policies(settings: Settings) -> dict[str, ContextPolicy]:
         threshold_counter = TiktokenCounter(
             c.tiktoken_encoding, file=Path(c.tiktoken_file) if c.tiktoken_file else None
         )
-    return make_policies(ContextOptions.from_section(c), threshold_counter=threshold_counter)
+    options = dataclasses.replace(ContextOptions.from_section(c), threshold_tokens=settings.threshold_tokens)
+    return make_policies(options, threshold_counter=threshold_counter)
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:

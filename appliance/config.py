@@ -175,9 +175,9 @@ class ContextSettings(_Section):
         description="`seed-qa`: longest first sentence kept as an answer; otherwise the answer's first characters and `...` (seed 000 uses 100).",
     )
     threshold_tokens: int = Field(
-        384,
-        ge=1,
-        description="`threshold`: above this many tokens of flattened history, the first message and the summary replace the rest. With `summarizer.max_tokens` it must fit in `context.budget_tokens`, so the seed's rule acts before the budget cuts turns.",
+        0,
+        ge=0,
+        description="`threshold`: above this many tokens of flattened history, the first message and the summary replace the rest. 0: `context.budget_tokens` minus `summarizer.max_tokens` (room for the summary). A value given must leave that room too, so the seed's rule acts before the budget cuts turns.",
     )
     threshold_counter: Literal["responder", "tiktoken"] = Field(
         "responder",
@@ -599,13 +599,18 @@ class Settings(_Section):
         # Seed 003 summarizes once the history passes the threshold; if the budget cannot hold that
         # history plus a summary, the budget cuts turns first and the seed's rule never acts.
         c, cap = self.context, self.summarizer.max_tokens
-        if c.threshold_tokens + cap > c.budget_tokens:
+        if c.threshold_tokens and c.threshold_tokens + cap > c.budget_tokens:
             raise ValueError(
                 f"context.threshold_tokens ({c.threshold_tokens}) + summarizer.max_tokens ({cap}) exceeds "
                 f"context.budget_tokens ({c.budget_tokens}): the threshold policy would never act; set "
                 f"context.threshold_tokens to at most {max(1, c.budget_tokens - cap)} or raise context.budget_tokens"
             )
         return self
+
+    @property
+    def threshold_tokens(self) -> int:
+        """``context.threshold_tokens`` resolved: 0 means the budget less the summary's cap."""
+        return self.context.threshold_tokens or max(1, self.context.budget_tokens - self.summarizer.max_tokens)
 
     @property
     def database(self) -> Path:

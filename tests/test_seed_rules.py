@@ -47,8 +47,19 @@ class TestThresholdKeepsTheFirstMessage:
 
 class TestThresholdSettings:
     def test_the_default_threshold_leaves_room_for_the_summary_in_the_budget(self):
-        c, s = Settings().context, Settings().summarizer
-        assert c.threshold_tokens + s.max_tokens <= c.budget_tokens
+        settings = Settings()
+        assert settings.threshold_tokens + settings.summarizer.max_tokens <= settings.context.budget_tokens
+        assert 0 < settings.threshold_tokens < settings.context.budget_tokens
+
+    def test_the_default_follows_the_budget(self, tmp_path: Path):
+        small = load_settings(write_config(tmp_path, "[context]\nbudget_tokens = 512\n"), env={})
+        assert small.threshold_tokens == 512 - small.summarizer.max_tokens
+
+    def test_the_policy_gets_the_resolved_threshold(self, settings: Settings):
+        from appliance.app import policies
+
+        threshold = policies(settings)["threshold"]
+        assert isinstance(threshold, ThresholdPolicy) and threshold.threshold == settings.threshold_tokens
 
     def test_a_threshold_the_budget_cannot_hold_is_refused_naming_both_keys(self, tmp_path: Path):
         config = write_config(tmp_path, "[context]\nbudget_tokens = 768\nthreshold_tokens = 1000\n")

@@ -24,7 +24,7 @@ class ContextOptions:
     seed_topic_chars: int = 100
     seed_question_chars: int = 150
     seed_answer_chars: int = 100
-    threshold_tokens: int = 1000
+    threshold_tokens: int = 518  # the appliance's default budget (768) less the summary's cap (250)
 
     @classmethod
     def from_section(cls, section: object) -> ContextOptions:
