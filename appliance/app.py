@@ -98,8 +98,10 @@ def load_recall(settings: Settings) -> Recaller | None:
     if not settings.recall.enabled:
         return None
     from appliance.context.recall import Recall
+    from appliance.models.files import embedding_files
 
-    return Recall(cues=settings.recall.cues)
+    files = embedding_files(settings.models_dir)  # both files checked against their sha256 first
+    return Recall(files.model, files.tokenizer, name=files.name, cues=settings.recall.cues)
 
 
 def policies(settings: Settings) -> dict[str, ContextPolicy]:

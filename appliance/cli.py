@@ -16,6 +16,7 @@ import click
 from appliance.config import Settings, load_settings, reference_table
 from appliance.errors import ApplianceError, InputError, ModelFileError
 from appliance.models import files as modelfiles
+from appliance.tui.safe import one_line, visible
 from appliance.types import TurnResult
 
 if TYPE_CHECKING:
@@ -155,13 +156,13 @@ def _chat(appliance: Appliance, session_id: str | None, policy: str | None, verb
         try:
             result = pipeline.answer(session.id, text, on_token=shown.write)
         except InputError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {one_line(str(exc))}", err=True)
             continue
         if interactive:
             shown.finish()
             _show_guard(result)
-        else:
-            click.echo(" ".join(result.agent.text.split()))
+        else:  # one answer per line, whatever it holds: no line breaks, no terminal controls
+            click.echo(one_line(result.agent.text))
         if verbose:
             click.echo(_describe_turn(result), err=True)
     if interactive:
@@ -169,15 +170,25 @@ def _chat(appliance: Appliance, session_id: str | None, policy: str | None, verb
 
 
 class _Streamer:
-    """Shows an answer as it streams (interactive mode), and notices when it starts."""
+    """Shows an answer as it streams (interactive mode), and notices when it starts.
+
+    The model's text reaches the terminal through :func:`~appliance.tui.safe.visible`: an escape
+    sequence, a lone CR or a bidi override is shown, not obeyed. A CR ending a piece is held back
+    until the next one says whether it is half of a CRLF.
+    """
 
     def __init__(self, *, prefix: str, out: TextIO | None, started: Callable[[], None] | None = None) -> None:
         self.prefix = prefix
         self.out = out
         self.started = started
         self.seen = False
+        self.held = ""
 
     def write(self, piece: str) -> None:
+        piece, self.held = self.held + piece, ""
+        if piece.endswith("\r"):
+            piece, self.held = piece[:-1], "\r"
+        piece = visible(piece)
         if not self.seen:
             piece = piece.lstrip()
             if not piece:
@@ -192,6 +203,7 @@ class _Streamer:
             self.out.flush()
 
     def finish(self) -> None:
+        self.held = ""  # a CR at the very end moves nothing: dropped
         if self.out is not None:
             self.out.write("\n")
             self.out.flush()
@@ -201,10 +213,10 @@ def _show_guard(result: TurnResult) -> None:
     """Tell the person at the terminal what the entity check did to the answer they just saw."""
     check = result.record.check
     if check.original:
-        click.echo(f"(corrected by the guard, {check.action}) agent> {result.agent.text}")
+        click.echo(f"(corrected by the guard, {check.action}) agent> {visible(result.agent.text)}")
     for f in check.findings:
-        hint = f" (the conversation says {f.expected})" if f.expected else ""
-        click.echo(f"  ! {f.status}: {f.entity.text}{hint}", err=True)
+        hint = f" (the conversation says {one_line(f.expected)})" if f.expected else ""
+        click.echo(f"  ! {f.status}: {one_line(f.entity.text)}{hint}", err=True)
 
 
 def _describe_turn(result: TurnResult) -> str:

@@ -22,7 +22,8 @@ real_daemon = [pytest.mark.real_model, pytest.mark.daemon, needs_model]
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     """One daemon for the module, with a bearer token, so that every request below carries it."""
-    d = start_daemon(tmp_path_factory.mktemp("api"), token=TOKEN)
+    # Every test starts sessions with the one token: lift the per-client rate (test_security.py tests it).
+    d = start_daemon(tmp_path_factory.mktemp("api"), token=TOKEN, server="sessions_per_minute = 1000\n")
     yield d
     assert d.stop() == 0, d.output()
 

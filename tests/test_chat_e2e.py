@@ -1,22 +1,30 @@
-"""`appliance chat` end to end with real GGUF models and a real database, in real subprocesses."""
+"""`appliance chat` end to end with real GGUF models and a real database, in real subprocesses;
+and what it prints of a hostile answer, through the fake responder in this process."""
 
 from __future__ import annotations
 
+import builtins
+import io
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from appliance.cli import _chat, _show_guard, _Streamer
 from appliance.config import ROOT, load_settings
 from appliance.store import Store
+from appliance.turn.pipeline import Pipeline
+from appliance.types import CheckResult, Entity, Finding, Manifest, Timings, Turn, TurnRecord, TurnResult
 
+from .fakes import FakeResponder
 from .support import TEST_MODEL, write_config
-
-pytestmark = pytest.mark.real_model
 
 TINY = f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 48\ntemperature = 0.2\nseed = 7\n'
 
@@ -36,6 +44,7 @@ def session_id_of(stderr: str) -> str:
     return next(line.split()[1] for line in stderr.splitlines() if line.startswith("session "))
 
 
+@pytest.mark.real_model
 class TestLineMode:
     def test_one_answer_per_line_stored_and_resumable(self, tmp_path: Path):
         cfg = write_config(tmp_path, TINY)
@@ -90,6 +99,7 @@ class TestLineMode:
         assert "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" in done.stderr and "appliance models fetch" in done.stderr
 
 
+@pytest.mark.real_model
 class TestKilledMidTurn:
     def test_database_stays_consistent(self, tmp_path: Path):
         # Answers of exactly 400 tokens, so that the kill always lands in the middle of one.
@@ -132,6 +142,7 @@ class TestKilledMidTurn:
         assert resumed.returncode == 0 and resumed.stdout.strip()
 
 
+@pytest.mark.real_model
 class TestDefaultResponder:
     def test_loads_counts_exactly_and_generates(self, tmp_path: Path):
         from appliance.app import load_responder
@@ -146,3 +157,82 @@ class TestDefaultResponder:
         assert result.prompt_tokens == model.count(messages)
         assert 0 < result.completion_tokens <= 8
         assert result.model == settings.responder.model
+
+
+# hostile answers: shown, never obeyed by the terminal (issue 12, item 4) ----------------------------
+
+# Anything a terminal could obey; an independent oracle, not the module under test.
+TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+ESCAPES = (
+    "\x1b[2J\x1b[H \x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\ \x1b]52;c;ZXZpbA==\x07 \x9b31m \x90q\x9c "
+    "\u202eevil\u202c \u2066iso\u2069 over\rwritten line\u2028sep para\u2029sep next\x85line nul\x00 del\x7f bell\x07"
+)
+HOSTILE_ANSWER = f"[bold red]Hello[/] [@click=app.quit]x {ESCAPES} end\r\nof answer"
+
+
+def hostile_appliance(pipeline: Pipeline, store: Store, fake_responder: FakeResponder) -> Any:
+    """What ``_chat`` uses of a built appliance: the pipeline (over the fake responder) and the store."""
+    fake_responder.default = HOSTILE_ANSWER
+    return SimpleNamespace(pipeline=pipeline, store=store)
+
+
+def stored_answers(store: Store) -> list[str]:
+    [session] = store.sessions()
+    return [t.text for t in store.turns(session["id"]) if t.role == "agent"]
+
+
+class TestHostileAnswers:
+    def test_line_mode_prints_one_safe_line_per_answer(self, pipeline, store, fake_responder, monkeypatch, capsys):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("hi\nagain \x1b[2J\n"))
+        _chat(hostile_appliance(pipeline, store, fake_responder), None, None, False)
+        out = capsys.readouterr().out
+        answers = stored_answers(store)
+        assert len(answers) == 2 and "\x1b[2J" in answers[0]  # stored as the model said it
+        assert out.count("\n") == 2 and len(out.splitlines()) == 2  # one line each, whatever splits lines
+        assert not TERMINAL_CONTROL.findall(out) and "\r" not in out
+        line = out.splitlines()[0]
+        assert line.startswith("[bold red]Hello[/] [@click=app.quit]x ␛[2J␛[H ␛]8;;http://evil.example␛\\link")
+        assert "␛]52;c;ZXZpbA==␇" in line and "over␍written line sep para sep next line nul␀ del␡" in line
+        assert line.endswith("end of answer")
+
+    def test_terminal_mode_streams_a_safe_answer(self, pipeline, store, fake_responder, monkeypatch, capsys):
+        said = iter(["hello"])
+
+        def typed(prompt: str = "") -> str:
+            try:
+                return next(said)
+            except StopIteration:
+                raise EOFError from None
+
+        monkeypatch.setattr(sys, "stdin", SimpleNamespace(isatty=lambda: True))
+        monkeypatch.setattr(builtins, "input", typed)
+        _chat(hostile_appliance(pipeline, store, fake_responder), None, None, False)
+        captured = capsys.readouterr()
+        assert not TERMINAL_CONTROL.findall(captured.out + captured.err) and "\r" not in captured.out
+        assert captured.out.startswith("agent> [bold red]Hello[/] [@click=app.quit]x ␛[2J␛[H")
+        assert "over␍written line\nsep para\nsep next\nline" in captured.out  # separators shown as line breaks
+        assert captured.out.endswith("end \nof answer\n")
+
+    def test_streamer_across_pieces(self):
+        out = io.StringIO()
+        streamer = _Streamer(prefix="agent> ", out=out)
+        for piece in ("  ", "a\x1b", "[2J\r", "\nb\r", "c\ud800\u202e", "d\r"):  # CRLF and escapes cut in two
+            streamer.write(piece)
+        streamer.finish()
+        assert out.getvalue() == "agent> a␛[2J \nb␍c\ufffd\ufffdd\n"
+
+    def test_guard_lines_are_safe(self, capsys):
+        entity = Entity("order_id", "A-1\x1b]52;c;eA==\x07", 0, 5, "A1")
+        check = CheckResult(
+            findings=(Finding(entity, "contradiction", expected="\u202eA-2\r\n"),),
+            action="regenerate",
+            original="first draft",
+        )
+        record = TurnRecord("mid", "m", Manifest("raw", 10, 5, ()), 5, 3, Timings(), check)
+        result = TurnResult(
+            "s", Turn("s", 0, "customer", "hi"), Turn("s", 1, "agent", "fixed \x1b[31mred\x1b[0m"), record
+        )
+        _show_guard(result)
+        captured = capsys.readouterr()
+        assert captured.out == "(corrected by the guard, regenerate) agent> fixed ␛[31mred␛[0m\n"
+        assert captured.err == "  ! contradiction: A-1␛]52;c;eA==␇ (the conversation says \ufffdA-2)\n"

@@ -76,10 +76,11 @@ def start_daemon(
     name: str = "daemon",
 ) -> Daemon:
     """Start ``appliance serve`` on a free port with the test model, and wait for /readyz."""
-    extra = f"[server]\n{server}"
+    extra = "[server]\n"
     if token is not None:
         (tmp_path / "token").write_text(token + "\n")
         extra += f'token_file = "{tmp_path / "token"}"\n'
+    extra += server  # last: it may open sub-tables such as [server.tokens]
     config = write_config(tmp_path, model_config(max_tokens, extra))
     port = free_port()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("APPLIANCE", "NOTIFY_SOCKET", "WATCHDOG_"))}

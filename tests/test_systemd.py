@@ -1,18 +1,20 @@
-"""systemd: the unit files pass `systemd-analyze verify` as installed, and the notify/watchdog
-messages arrive on a real AF_UNIX datagram socket."""
+"""systemd: the unit files pass `systemd-analyze verify` as installed, keep their hardening (and
+their `systemd-analyze security` exposure) and load the bearer tokens as credentials; and the
+notify/watchdog messages arrive on a real AF_UNIX datagram socket."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import socket
+import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from appliance.config import ROOT
+from appliance.config import ROOT, load_settings
 from appliance.serve.sdnotify import Notifier
 
 ANALYZE = shutil.which("systemd-analyze")
@@ -28,23 +30,47 @@ def install(root: Path, *args: str) -> Path:
     return root / "etc" / "systemd" / "system"
 
 
-def verify(units: Path) -> subprocess.CompletedProcess[str]:
+def verify(units: Path, unit: str = "appliance.service") -> subprocess.CompletedProcess[str]:
     assert ANALYZE is not None
     env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{units}:"}  # the trailing colon keeps the default path too
+    return subprocess.run([ANALYZE, "verify", str(units / unit)], capture_output=True, text=True, timeout=60, env=env)
+
+
+def exposure_within(unit: Path, threshold: int) -> subprocess.CompletedProcess[str]:
+    """`systemd-analyze security` of an installed unit (with its drop-ins), failing above ``threshold``.
+
+    The threshold counts on a 0-100 scale: 9 is an exposure of 0.9 of 10.
+    """
+    assert ANALYZE is not None
     return subprocess.run(
-        [ANALYZE, "verify", str(units / "appliance.service")], capture_output=True, text=True, timeout=60, env=env
+        [ANALYZE, "security", "--offline=true", f"--threshold={threshold}", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=unit.parent,
     )
+
+
+def unit_keys(name: str) -> dict[str, list[str]]:
+    keys: dict[str, list[str]] = {}
+    for line in (ROOT / "systemd" / name).read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            keys.setdefault(key, []).append(value)
+    return keys
 
 
 class TestUnits:
     @needs_analyze
-    @pytest.mark.parametrize("args", [(), ("--gpu",)])
+    @pytest.mark.parametrize("args", [(), ("--gpu",), ("--kiosk",)])
     def test_installed_units_verify_cleanly(self, tmp_path: Path, args: tuple[str, ...]):
         units = install(tmp_path, *args)
-        assert (units / "appliance.service.d" / "gpu.conf").exists() == bool(args)
-        done = verify(units)
-        # Unknown keys are only warnings to systemd-analyze: demand silence, not just exit 0.
-        assert done.returncode == 0 and done.stderr == "", done.stderr
+        assert (units / "appliance.service.d" / "gpu.conf").exists() == ("--gpu" in args)
+        assert (units / "appliance-kiosk.service").exists() == ("--kiosk" in args)
+        for unit in ["appliance.service", *(["appliance-kiosk.service"] if "--kiosk" in args else [])]:
+            done = verify(units, unit)
+            # Unknown keys are only warnings to systemd-analyze: demand silence, not just exit 0.
+            assert done.returncode == 0 and done.stderr == "", done.stderr
 
     @needs_analyze
     def test_verify_catches_a_broken_unit(self, tmp_path: Path):
@@ -60,38 +86,106 @@ class TestUnits:
         assert (tmp_path / "etc" / "appliance" / "config.toml").read_text() == (ROOT / "config.toml").read_text()
 
     def test_unit_asks_for_readiness_watchdog_and_hardening(self):
-        keys = {}
-        for line in (ROOT / "systemd" / "appliance.service").read_text().splitlines():
-            if "=" in line and not line.startswith("#"):
-                key, value = line.split("=", 1)
-                keys.setdefault(key, []).append(value)
+        keys = unit_keys("appliance.service")
         for key, value in {
             "Type": "notify",
             "Restart": "on-failure",
             "DynamicUser": "yes",
+            "Group": "appliance-operators",
             "StateDirectory": "appliance",
             "NoNewPrivileges": "yes",
             "ProtectSystem": "strict",
             "ProtectHome": "yes",
             "PrivateTmp": "yes",
+            "PrivateIPC": "yes",
+            "ProcSubset": "pid",
+            "UMask": "0077",
+            "LimitCORE": "0",
             "IPAddressDeny": "any",
             "IPAddressAllow": "localhost",
             "Environment": "APPLIANCE__PATHS__DATABASE=/var/lib/appliance/appliance.db",
         }.items():
             assert value in keys.get(key, []), key
-        assert "WatchdogSec" in keys
+        for key in ("WatchdogSec", "MemoryMax", "TasksMax", "LimitNOFILE"):
+            assert key in keys, key
+
+    def test_tokens_are_credentials_the_config_points_at(self):
+        keys = unit_keys("appliance.service")
+        assert sorted(keys["LoadCredential"]) == [
+            f"{role}.token:/etc/appliance/tokens/{role}.token" for role in ("integration", "kiosk", "operator")
+        ]
+        env = dict(v.strip('"').split("=", 1) for v in keys["Environment"])
+        assert env["APPLIANCE__SERVER__TOKEN_FILE"] == "%d/operator.token"
+        # The value systemd sets (after %d) is a TOML inline table, as the config reads it.
+        credentials = "/run/credentials/appliance.service"
+        settings = load_settings(
+            ROOT / "config.toml",
+            env={
+                name: value.replace("%d", credentials)
+                for name, value in env.items()
+                if name.startswith("APPLIANCE__SERVER__")
+            },
+        )
+        assert settings.server.tokens == {
+            f"{credentials}/kiosk.token": "kiosk",
+            f"{credentials}/integration.token": "integration",
+        }
+        kiosk = unit_keys("appliance-kiosk.service")
+        assert kiosk["LoadCredential"] == ["kiosk.token:/etc/appliance/tokens/kiosk.token"]
+        assert "APPLIANCE__TUI__TOKEN_FILE=%d/kiosk.token" in kiosk["Environment"]
+
+    def test_kiosk_unit_is_hardened_and_always_comes_back(self):
+        keys = unit_keys("appliance-kiosk.service")
+        for key, value in {
+            "Restart": "always",  # the operator key never leaves tty1 blank
+            "DynamicUser": "yes",
+            "DevicePolicy": "closed",
+            "DeviceAllow": "/dev/tty1 rw",
+            "PrivateIPC": "yes",
+            "PrivateMounts": "yes",
+            "ProcSubset": "pid",
+            "UMask": "0077",
+            "LimitCORE": "0",
+            "IPAddressDeny": "any",
+        }.items():
+            assert value in keys.get(key, []), key
+        for key in ("MemoryMax", "TasksMax", "LimitNOFILE"):
+            assert key in keys, key
+
+    def test_install_writes_one_private_token_per_role(self, tmp_path: Path):
+        install(tmp_path)
+        tokens = tmp_path / "etc" / "appliance" / "tokens"
+        assert stat.S_IMODE(tokens.stat().st_mode) == 0o700
+        written = {p.name: p.read_text().strip() for p in tokens.iterdir()}
+        assert sorted(written) == ["integration.token", "kiosk.token", "operator.token"]
+        assert len(set(written.values())) == 3 and all(len(t) >= 40 for t in written.values())
+        assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in tokens.iterdir())
+        install(tmp_path)  # a second install keeps them
+        assert {p.name: p.read_text().strip() for p in tokens.iterdir()} == written
 
     @needs_analyze
-    def test_security_exposure_stays_low(self, tmp_path: Path):
-        units = install(tmp_path)
-        # --threshold counts on a 0-100 scale: 20 is an exposure of 2.0 of 10 (the unit scores 1.0, "OK").
-        done = subprocess.run(
-            [ANALYZE, "security", "--offline=true", "--threshold=20", str(units / "appliance.service")],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+    @pytest.mark.parametrize(
+        ("args", "unit", "threshold"),
+        [
+            ((), "appliance.service", 9),  # exposure 0.9 "SAFE" (1.0 before ProcSubset, UMask, @resources)
+            (("--kiosk",), "appliance-kiosk.service", 11),  # 1.1 (1.5 before); it needs its tty and loopback
+            (("--gpu",), "appliance.service", 14),  # 1.4: the GPU's devices, JIT memory and /proc/driver
+        ],
+    )
+    def test_security_exposure_stays_low(self, tmp_path: Path, args: tuple[str, ...], unit: str, threshold: int):
+        units = install(tmp_path, *args)
+        done = exposure_within(units / unit, threshold)
         assert done.returncode == 0, done.stdout + done.stderr
+
+    @needs_analyze
+    def test_the_exposure_check_catches_a_weakened_unit(self, tmp_path: Path):
+        units = install(tmp_path)
+        unit = units / "appliance.service"
+        text = unit.read_text()
+        for line in ("ProcSubset=pid\n", "SystemCallFilter=~@resources\n", "UMask=0077\n"):
+            text = text.replace(line, "")
+        unit.write_text(text)  # as it was before issue 12: 1.0
+        assert exposure_within(unit, 9).returncode != 0
 
 
 @pytest.fixture

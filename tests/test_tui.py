@@ -5,23 +5,39 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from rich.text import Text
+from textual import events
 from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 
 from appliance.config import ROOT, TuiSettings
 from appliance.tui.app import ApplianceTUI
-from appliance.tui.client import DaemonClient, DaemonUnreachable, Health, StreamEvent, health_from, parse_metrics
+from appliance.tui.client import (
+    DaemonClient,
+    DaemonError,
+    DaemonUnreachable,
+    Health,
+    StreamEvent,
+    health_from,
+    parse_metrics,
+    sse_lines,
+)
+from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL
 from appliance.tui.render import (
+    as_text,
     finding_lines,
     gauge_text,
     highlight_findings,
@@ -30,7 +46,8 @@ from appliance.tui.render import (
     summarizer_state,
     summary_head,
 )
-from appliance.tui.screens import HelpScreen
+from appliance.tui.safe import one_line, visible
+from appliance.tui.screens import HelpScreen, RestoreScreen, SessionsScreen
 from appliance.tui.widgets import ConversationView, TurnView
 
 from .support import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
@@ -497,12 +514,498 @@ class TestAppWithFakeClient:
                 assert app.is_running and app.session_id == "cafe01"
                 assert not app.query("#context")
                 now[0] = 61.0
-                app.reset_if_idle()
+                app.reset_if_due()
                 await pilot.pause()
                 assert app.session_id is None and not app.query(TurnView)
                 await pilot.press("f12")
                 await pilot.pause()
-            assert app.return_value == 0
+            assert app.return_value == KIOSK_RESTART_STATUS == 75  # the kiosk unit restarts on it
+
+        run(go())
+
+
+# hostile text: shown as written, never obeyed (issue 12, item 4) ---------------------------------
+
+# Anything a terminal could obey; an independent oracle, not the module under test.
+TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+CLICK = "[@click=app.quit]x"
+ESCAPES = (
+    "\x1b[2J\x1b[H"  # clear the screen, cursor home
+    "\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\"  # OSC 8: a hidden hyperlink
+    "\x1b]52;c;ZXZpbA==\x07"  # OSC 52: write the clipboard
+    "\x9b31m\x90q\x9c"  # C1 CSI, DCS and ST
+    "\u202eevil\u202c\u2066iso\u2069"  # bidi override and isolate
+    "\rover\u2028ls\u2029ps\x85nel\x00nul\x7f\x08\x07\ud800"  # CR, separators, NUL, DEL, BS, BEL, a lone surrogate
+)
+HOSTILE = f"[/] {CLICK} [bold red]not red[/bold red] {ESCAPES} [link=http://evil.example]y[/link]"
+
+
+def screen_text(app: ApplianceTUI) -> str:
+    """The text the terminal would be sent for the whole screen, dialogs and toasts included.
+
+    Textual's compositor is private, but it is what the driver writes out; a headless test has no
+    terminal to read back.
+    """
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def assert_safe(app: ApplianceTUI) -> str:
+    shown = screen_text(app)
+    assert not TERMINAL_CONTROL.findall(shown), TERMINAL_CONTROL.findall(shown)
+    assert app.is_running
+    return shown
+
+
+def hostile_session() -> dict[str, Any]:
+    payload = canned_session()
+    payload["session"]["title"] = f"[bold red]T[/] {CLICK}"
+    payload["turns"][0]["text"] = HOSTILE
+    payload["turns"][5]["text"] = f"{CLICK} answer {ESCAPES}"
+    payload["turns"][7]["text"] = "[/]"
+    payload["summary"]["text"] = f"{CLICK} {ESCAPES}"
+    payload["summaries"][0]["text"] = HOSTILE
+    payload["summaries"].append({**payload["summary"], "version": 3, "status": "rejected", "reason": f"[/] {ESCAPES}"})
+    payload["ledger"][0]["value"] = "[/]"
+    payload["ledger"][1]["value"] = CLICK
+    payload["ledger"][2]["value"] = ESCAPES
+    finding = payload["records"][2]["check"]["findings"][0]
+    finding["entity"]["text"] = "\x1b[2J"
+    finding["expected"] = "[bold red]"
+    payload["records"][2]["manifest"]["cuts"] = ["[/]", ESCAPES]
+    return payload
+
+
+class HostileClient(FakeClient):
+    """The canned session with hostile text in every field, and errors that quote it."""
+
+    def __init__(self) -> None:
+        super().__init__(hostile_session())
+        self.answer = f"{CLICK} {ESCAPES}"
+
+    async def set_paused(self, session_id: str, paused: bool) -> dict[str, Any]:
+        raise DaemonError(f"no session '[/]' {CLICK} {ESCAPES}", status=404, kind="not_found")
+
+    async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
+        self.calls.append(("message", text))
+        yield StreamEvent("accepted", {})
+        for piece in (self.answer[:9], self.answer[9:20], self.answer[20:]):  # escapes cut across tokens
+            yield StreamEvent("token", {"text": piece})
+            await asyncio.sleep(0.05)  # as a daemon would: the app draws each piece
+        yield StreamEvent("done", {"text": self.answer, "stage": "mid"})
+
+
+async def click_every(pilot: Any, literal: str) -> int:
+    """Click the last character of each place ``literal`` is shown: as markup it would be a link."""
+    clicks = 0
+    for y, line in enumerate(screen_text(pilot.app).splitlines()):
+        for match in re.finditer(re.escape(literal), line):
+            await pilot.click(offset=(match.end() - 1, y))
+            clicks += 1
+    return clicks
+
+
+class TestHostileText:
+    def test_sanitizer_keeps_length_and_line_breaks(self):
+        for text in (HOSTILE, ESCAPES, "plain words\nand lines\tand tabs", "\r\n", "\r"):
+            shown = visible(text)
+            assert len(shown) == len(text) and not TERMINAL_CONTROL.findall(shown)
+        assert visible("a\x1b[2Jb\x7f") == "a␛[2Jb␡"
+        assert visible("a\r\nb\rc\u2028d\x85e") == "a \nb␍c\nd\ne"
+        assert visible("\u202eab\u202c\ud800\x9b") == "\ufffdab\ufffd\ufffd\ufffd"
+        assert visible("Grüße, 你好, مرحبا 👋🏽") == "Grüße, 你好, مرحبا 👋🏽"  # ordinary text is untouched
+        line = one_line(HOSTILE)
+        assert "\n" not in line and "\r" not in line and not TERMINAL_CONTROL.findall(line)
+
+    def test_markup_is_text_in_rendering(self):
+        text = as_text("[bold red]x[/] [@click=app.quit]y")
+        assert text.plain == "[bold red]x[/] [@click=app.quit]y" and not text.spans
+
+    def test_operator_console_shows_every_field_literally(self):
+        async def go() -> None:
+            client = HostileClient()
+            app = ApplianceTUI(client, TuiSettings(), session_id="cafe01")
+            async with app.run_test(size=KIOSK_SIZE, notifications=True) as pilot:  # toasts are drawn
+                await settle(pilot)
+                views = list(app.query(TurnView))
+                assert str(views[0].render()).endswith(visible(HOSTILE))
+                assert str(views[7].render()).endswith("[/]")
+                assert "⚠ '\\x1b[2J' contradicts the ledger: '[bold red]'" in str(views[5].render())
+                assert str(app.query_one("#summary-text", Static).render()) == visible(f"{CLICK} {ESCAPES}")
+                assert "cut: [/]" in str(app.query_one("#notes", Static).render())
+                ledger = app.query_one("#ledger", DataTable)
+                assert [ledger.get_row_at(i)[1].plain for i in range(3)] == ["[/]", CLICK, visible(ESCAPES)]
+                shown = assert_safe(app)
+                assert CLICK in shown and "[bold red]" in shown and "␛[2J" in shown
+                assert "failed: [/]" in shown  # the rejected version's reason, in the status bar
+                assert await click_every(pilot, CLICK) >= 2
+                await pilot.pause()
+                assert app.is_running
+
+                # The daemon's error quotes hostile text: a notification shows it as written.
+                await pilot.press("f5")
+                await wait_for(pilot, lambda: "no session '[/]'" in screen_text(app))
+                assert f"no session '[/]' {CLICK}" in assert_safe(app)
+                await click_every(pilot, CLICK)
+                app.clear_notifications()
+
+                # Session search: the title is an option.
+                await pilot.press("f2")
+                await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
+                found = app.screen.query_one("#found", OptionList)
+                await wait_for(pilot, lambda: found.option_count == 1)
+                prompt = found.get_option_at_index(0).prompt
+                assert isinstance(prompt, Text) and prompt.plain.endswith(f"[bold red]T[/] {CLICK}")
+                assert "[bold red]T[/]" in assert_safe(app)
+                await pilot.press("escape")
+                await pilot.pause()
+
+                # Restore: each version's text and reason is an option.
+                await pilot.press("f4")
+                await wait_for(pilot, lambda: isinstance(app.screen, RestoreScreen))
+                versions = app.screen.query_one("#versions", OptionList)
+                prompts = [str(versions.get_option_at_index(i).prompt) for i in range(versions.option_count)]
+                assert any("rejected ([/] " in p for p in prompts) and any("'[/] [@click" in p for p in prompts)
+                assert_safe(app)
+                await pilot.press("escape")
+                await pilot.pause()
+
+                # The summary editor starts from the text with its controls made visible.
+                await pilot.press("f3")
+                await pilot.pause()
+                editor = app.screen.query_one(TextArea)
+                assert editor.text == visible(f"{CLICK} {ESCAPES}")
+                assert_safe(app)
+                await pilot.press("escape")
+                await pilot.pause()
+                assert app.is_running
+
+        run(go())
+
+    def test_a_paste_arrives_with_its_controls_visible(self):
+        async def go() -> None:
+            app = canned_app()
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                app.post_message(events.Paste(f"one {ESCAPES}"))  # as the terminal's bracketed paste
+                await pilot.pause()
+                box = app.query_one("#message", Input)
+                assert box.value.startswith("one ␛[2J␛[H") and not TERMINAL_CONTROL.findall(box.value)
+                assert_safe(app)
+                box.value = ""
+                await pilot.press("f3")
+                await pilot.pause()
+                app.post_message(events.Paste(f"two\n{ESCAPES}"))
+                await pilot.pause()
+                editor = app.screen.query_one(TextArea)
+                assert editor.text.startswith(f"two\n{visible(ESCAPES)}")
+                assert_safe(app)
+
+        run(go())
+
+    def test_a_hostile_streamed_answer_and_banner(self):
+        async def go() -> None:
+            client = HostileClient()
+            app = ApplianceTUI(client, TuiSettings(poll_s=0.1), kiosk=True)
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                progress: list[str] = []
+                original = ConversationView.progress
+
+                def spy(self: ConversationView, text: str) -> None:
+                    original(self, text)
+                    if self.pending is not None:
+                        progress.append(str(self.pending.render()))  # what the next frame draws
+
+                ConversationView.progress = spy  # type: ignore[method-assign]
+                try:
+                    await pilot.press(*"[/] hello", "enter")
+                    await wait_for(pilot, lambda: ("message", "[/] hello") in client.calls and not sending(app))
+                finally:
+                    ConversationView.progress = original  # type: ignore[method-assign]
+                assert progress
+                for shown in progress:  # every state of the streamed answer, half escapes included
+                    assert not TERMINAL_CONTROL.findall(shown)
+                assert progress[-1].endswith(visible(client.answer))
+                await pilot.pause()
+                shown = assert_safe(app)  # the stored session, loaded after the answer
+                assert CLICK in shown and "␛]52;c;ZXZpbA==␇" in shown
+
+                # A daemon that answers with an error quoting hostile text: the banner shows it literally.
+                async def broken() -> Health:
+                    raise DaemonError(f"[/] {ESCAPES}")
+
+                client.health = broken  # type: ignore[method-assign]
+                app.mode = replace(app.mode, away_banner=None)  # the operator's wording, the daemon's words
+                banner = app.query_one("#banner", Static)
+                await wait_for(pilot, lambda: banner.display)
+                assert "Daemon error: [/]" in str(banner.render())
+                assert_safe(app)
+
+        run(go())
+
+
+# server-sent events: one event per blank-line-ended block, whatever the text holds ---------------
+
+
+async def chunks_of(text: str, size: int) -> AsyncIterator[str]:
+    for i in range(0, len(text), size):
+        yield text[i : i + size]
+
+
+async def collect(lines: AsyncIterator[str]) -> list[str]:
+    return [line async for line in lines]
+
+
+class TestServerSentEvents:
+    TEXT = "a\u2028b\u2029c\x85d\x0be\x1cf\rg"  # every separator str.splitlines knows, raw in the JSON
+
+    def stream(self, eol: str) -> str:
+        token = json.dumps({"text": self.TEXT}, ensure_ascii=False)
+        done = json.dumps({"text": "done"}, ensure_ascii=False)
+        return f"event: token{eol}data: {token}{eol}{eol}: a comment{eol}event: done{eol}data: {done}{eol}{eol}"
+
+    def test_lines_split_only_at_cr_and_lf(self):
+        for eol in ("\n", "\r\n", "\r"):
+            text = self.stream(eol)
+            for size in (1, 2, 3, 7, len(text)):  # a CRLF may be cut between two chunks
+                lines = run(collect(sse_lines(chunks_of(text, size))))
+                assert lines[1] == "data: " + json.dumps({"text": self.TEXT}, ensure_ascii=False), (eol, size)
+                assert lines == text.replace(eol, "\n").split("\n")[:-1]
+
+    def test_events_over_http_survive_separators_in_the_text(self):
+        body = self.stream("\n").encode()
+
+        class Trickle(httpx.AsyncByteStream):
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                for i in range(0, len(body), 3):  # cuts UTF-8 sequences in half too
+                    yield body[i : i + 3]
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, stream=Trickle(), headers={"content-type": "text/event-stream"})
+
+        async def go() -> list[StreamEvent]:
+            client = DaemonClient("http://fake.invalid")
+            await client.aclose()
+            client._http = httpx.AsyncClient(base_url="http://fake.invalid", transport=httpx.MockTransport(handler))
+            try:
+                return [event async for event in client.stream_message("s1", "hi")]
+            finally:
+                await client.aclose()
+
+        events = run(go())
+        assert [(e.kind, e.data) for e in events] == [
+            ("accepted", {}),
+            ("token", {"text": self.TEXT}),
+            ("done", {"text": "done"}),
+        ]
+
+
+# the kiosk's hand-over from one customer to the next (issue 12, item 6) ---------------------------
+
+
+class KioskClient(FakeClient):
+    """A daemon with sessions made on demand, each its own transcript, answered with ``stage``."""
+
+    def __init__(self, *, stage: str = "mid") -> None:
+        super().__init__()
+        self.stage = stage
+        self.stored: dict[str, dict[str, Any]] = {}
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def new_session(self, title: str = "") -> dict[str, Any]:
+        sid = f"s{len(self.stored) + 1}"
+        self.calls.append(("new_session", sid))
+        session = {"id": sid, "created_at": T0, "title": title, "policy": "rolling", "summary_paused": False}
+        self.stored[sid] = {
+            "session": session,
+            "turns": [],
+            "summary": None,
+            "summaries": [],
+            "ledger": [],
+            "records": [],
+        }
+        return session
+
+    async def session(self, session_id: str) -> dict[str, Any]:
+        await self.gate.wait()  # closed: a load in flight
+        return copy.deepcopy(self.stored[session_id])
+
+    async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
+        self.calls.append(("message", (session_id, text)))
+        answer = f"Answer to {text}"
+        yield StreamEvent("accepted", {})
+        yield StreamEvent("token", {"text": answer})
+        stored = self.stored[session_id]
+        n = len(stored["turns"])
+        stored["turns"] += [turn(n, "customer", text), turn(n + 1, "agent", answer)]
+        stored["records"].append(record(n + 1, self.stage))
+        yield StreamEvent("done", {"text": answer, "stage": self.stage})
+
+
+def kiosk_app(client: KioskClient, now: list[float], **settings: Any) -> ApplianceTUI:
+    return ApplianceTUI(client, TuiSettings(poll_s=0.1, **settings), kiosk=True, clock=lambda: now[0])
+
+
+async def say(pilot: Any, text: str) -> None:
+    app = pilot.app
+    await pilot.press(*text, "enter")
+    await wait_for(pilot, lambda: not sending(app) and app.payload is not None and len(app.query(TurnView)) >= 2)
+    assert text in screen_text(app)
+
+
+def assert_clean(app: ApplianceTUI, *secrets: str) -> None:
+    """Nothing of the last customer: no turn, no typed text, no session, none of their words on screen."""
+    shown = screen_text(app)
+    assert app.session_id is None and app.payload is None and not app.query(TurnView)
+    assert app.query_one("#message", Input).value == ""
+    for secret in secrets:
+        assert secret not in shown
+    assert "Welcome!" in shown
+
+
+class TestKioskHandOver:
+    def test_new_conversation_button_and_key(self):
+        now = [0.0]
+
+        async def go() -> None:
+            client = KioskClient()
+            app = kiosk_app(client, now)
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                assert NEW_CONVERSATION_LABEL in screen_text(app)  # shown on screen, with its key
+                await say(pilot, "My PIN is 4711")
+                await pilot.press(*"half typed")
+                await pilot.click("#new-conversation")
+                await pilot.pause()
+                assert_clean(app, "4711", "half typed")
+                assert app.focused is app.query_one("#message", Input)
+
+                await say(pilot, "Card 5555")
+                await pilot.press("f2")
+                await pilot.pause()
+                assert_clean(app, "5555")
+
+                await say(pilot, "Hello again")
+                assert [sid for kind, sid in client.calls if kind == "new_session"] == ["s1", "s2", "s3"]
+                assert [t["text"] for t in (app.payload or {})["turns"]] == ["Hello again", "Answer to Hello again"]
+
+                await pilot.press("f1")
+                await pilot.pause()
+                assert ("F2", "Start a new conversation") in app.screen.rows  # type: ignore[attr-defined]
+                now[0] = 1000.0
+                app.reset_if_due()  # the help left open: the next customer gets the welcome, not the help
+                await pilot.pause()
+                assert not isinstance(app.screen, HelpScreen)
+                assert_clean(app, "Hello again")
+
+        run(go())
+
+    def test_the_screen_clears_after_a_goodbye(self):
+        now = [0.0]
+
+        async def go() -> None:
+            client = KioskClient(stage="late")
+            app = kiosk_app(client, now, kiosk_goodbye_reset_s=15, kiosk_idle_reset_s=60)
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                await say(pilot, "Thanks, bye")
+                assert app.goodbye_at == 0.0
+                now[0] = 10.0
+                app.reset_if_due()
+                assert app.session_id == "s1"  # still reading the goodbye
+                now[0] = 12.0
+                await pilot.press("o")  # one more thing: the delay starts again
+                now[0] = 20.0
+                app.reset_if_due()
+                assert app.session_id == "s1" and app.query_one("#message", Input).value == "o"
+                now[0] = 27.5
+                app.reset_if_due()
+                await pilot.pause()
+                assert_clean(app, "Thanks, bye")
+                client.stage = "mid"
+                await say(pilot, "Who are you?")
+                assert app.session_id == "s2"
+
+        run(go())
+
+    def test_an_answer_that_is_no_goodbye_waits_for_the_idle_delay(self):
+        now = [0.0]
+
+        class Slow(KioskClient):
+            async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
+                async for event in super().stream_message(session_id, text):
+                    if event.kind == "done":
+                        await asyncio.sleep(0.2)  # the app has handled the message's Enter and its cleared input
+                        now[0] = 50.0  # the answer took 50 s: the idle delay counts from its arrival
+                    yield event
+
+        async def go() -> None:
+            app = kiosk_app(Slow(), now, kiosk_goodbye_reset_s=15, kiosk_idle_reset_s=60)
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                await say(pilot, "Where is my parcel?")
+                assert app.goodbye_at is None
+                now[0] = 109.0
+                app.reset_if_due()
+                assert app.session_id == "s1"
+                now[0] = 110.0
+                app.reset_if_due()  # also what the app's own 1 s timer calls
+                await pilot.pause()
+                assert_clean(app, "parcel")
+
+        run(go())
+
+    def test_a_load_in_flight_never_brings_the_last_conversation_back(self):
+        now = [0.0]
+
+        async def go() -> None:
+            client = KioskClient()
+            app = kiosk_app(client, now)
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                await say(pilot, "My account is 12345678")
+                client.gate.clear()  # the next loads (the poll's, a reload) wait for the daemon
+                app.reload()
+                await pilot.pause(0.3)
+                await pilot.press("f2")
+                await pilot.pause()
+                client.gate.set()  # the old session's payload arrives after the hand-over
+                await pilot.pause(0.3)
+                assert_clean(app, "12345678")
+
+        run(go())
+
+    def test_new_conversation_during_an_answer_stops_it(self):
+        now = [0.0]
+
+        class Stuck(KioskClient):
+            async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
+                yield StreamEvent("accepted", {})
+                yield StreamEvent("token", {"text": "Your balance is 9,999"})
+                await asyncio.Event().wait()  # the rest never comes
+
+        async def go() -> None:
+            app = kiosk_app(Stuck(), now)
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                await pilot.press(*"balance?", "enter")
+                await wait_for(pilot, lambda: "9,999" in screen_text(app))
+                await pilot.press("f2")
+                await wait_for(pilot, lambda: not sending(app))
+                assert_clean(app, "9,999", "balance?")
+                assert not app.sending
+
+        run(go())
+
+    def test_operator_console_has_no_new_conversation_button(self):
+        async def go() -> None:
+            app = canned_app()
+            async with app.run_test(size=SMALL_SIZE) as pilot:
+                await settle(pilot)
+                assert not app.query("#new-conversation")
+                assert app.check_action("new_conversation", ()) is False
+                assert app.check_action("leave_kiosk", ()) is False
 
         run(go())
 

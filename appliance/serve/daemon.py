@@ -7,6 +7,12 @@ and only while the model makes progress, so a blocked loop or a hung generation 
 restart the service. On SIGTERM the daemon stops accepting, fails queued answers (503), lets the
 running one finish within ``server.shutdown_grace_s`` (else cancels it, storing nothing), and closes
 the database; every session continues after a restart because everything lives in the database.
+
+Bearer tokens are read from their files once, at start (``server.token_file`` is an operator's,
+``server.tokens`` maps more files to roles; under systemd they are credentials, see
+``systemd/appliance.service``). Conversations quiet for longer than ``retention.days`` are erased
+once the daemon is ready and then daily. The access log leaves out query strings, where a search
+for a customer's name would otherwise be written to the journal.
 """
 
 from __future__ import annotations
@@ -19,16 +25,19 @@ import os
 import signal
 import socket
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import uvicorn
 
-from appliance.app import build
+from appliance.app import Appliance, build
 from appliance.config import ServerSettings, Settings, read_token_file
 from appliance.errors import ConfigError
+from appliance.serve import retention
 from appliance.serve.api import create_app
+from appliance.serve.auth import Role
 from appliance.serve.sdnotify import Notifier
 from appliance.turn.queue import FairQueue
 
@@ -50,40 +59,73 @@ def serve(
     host = cfg.host if host is None else host
     port = cfg.port if port is None else port
     unix = _path(base, cfg.socket if socket_path is None else socket_path)
-    token_path = _path(base, cfg.token_file)
-    token = read_token_file(token_path, "server.token_file") if token_path is not None else None
+    tokens = read_tokens(base, cfg)
     if not host and unix is None:
         raise ConfigError("server.host is empty and no server.socket is set: nothing to listen on")
-    if host and not is_loopback(host) and token is None:
+    if host and not is_loopback(host) and not tokens:
         raise ConfigError(
-            f"server.host {host!r} is not a loopback address: set server.token_file to a file holding a bearer token"
+            f"server.host {host!r} is not a loopback address: set server.token_file (or server.tokens) "
+            "to a file holding a bearer token"
         )
     notifier = notifier or Notifier.from_env()
     notifier.status("verifying and loading the models")
+    logging.getLogger("uvicorn.access").addFilter(_without_query)
     appliance = build(settings)
     try:
-        app = create_app(
-            appliance,
-            token=token,
-            request_timeout_s=cfg.request_timeout_s,
-            hung_after_s=cfg.hung_after_s,
-        )
+        app = create_app(appliance, tokens=tokens)
         sockets, where = bind(host, port, unix)
         config = uvicorn.Config(
             app,
             lifespan="off",
             log_level="info",
             server_header=False,
+            proxy_headers=False,  # no proxy in front: X-Forwarded-For must not choose whose limits apply
             timeout_graceful_shutdown=math.ceil(cfg.shutdown_grace_s),
         )
+
+        def erased(session_id: str) -> None:
+            app.state.access.forget(session_id)
+            app.state.metrics.erased("retention")
+
+        keep = retention.keep(appliance.store, appliance.queue, settings.retention.days, on_erased=erased)
         with _QuietSignals():
-            asyncio.run(_run(_Server(config), sockets, where, notifier, appliance.queue, cfg))
+            asyncio.run(_run(_Server(config), sockets, where, notifier, appliance, cfg, keep))
     finally:
         notifier.stopping("closing the database")
         appliance.close(timeout=10)  # the queue, the worker, the database; whatever runs stores nothing
         if unix is not None and unix.is_socket():
             unix.unlink()
     log.info("stopped cleanly")
+
+
+def read_tokens(base: Path, cfg: ServerSettings) -> dict[str, Role]:
+    """Each bearer token and its role, read from the files ``server.token_file`` and ``server.tokens`` name.
+
+    A token that two files give different roles is refused: which role would it have?
+    """
+    files: list[tuple[str, Path, Role]] = [
+        (f"server.tokens.{name}", path, role)
+        for name, role in cfg.tokens.items()
+        if (path := _path(base, name)) is not None
+    ]
+    token_path = _path(base, cfg.token_file)
+    if token_path is not None:
+        files.append(("server.token_file", token_path, "operator"))
+    tokens: dict[str, Role] = {}
+    for key, path, role in files:
+        token = read_token_file(path, key)
+        if tokens.get(token, role) != role:
+            raise ConfigError(f"{key}: {path} holds a token that another file gives the role {tokens[token]!r}")
+        tokens[token] = role
+    return tokens
+
+
+def _without_query(record: logging.LogRecord) -> bool:
+    """uvicorn's access log line, without the query string (a search for a customer's name)."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+        record.args = (args[0], args[1], args[2].split("?", 1)[0], args[3], args[4])
+    return True
 
 
 def is_loopback(host: str) -> bool:
@@ -153,9 +195,16 @@ class _Server(uvicorn.Server):
 
 
 async def _run(
-    server: _Server, sockets: list[socket.socket], where: str, notifier: Notifier, queue: FairQueue, cfg: ServerSettings
+    server: _Server,
+    sockets: list[socket.socket],
+    where: str,
+    notifier: Notifier,
+    appliance: Appliance,
+    cfg: ServerSettings,
+    keep: Coroutine[Any, Any, None],
 ) -> None:
     loop = asyncio.get_running_loop()
+    queue = appliance.queue
 
     def stopping() -> None:
         notifier.stopping("finishing answers in progress")
@@ -169,16 +218,19 @@ async def _run(
     serving = asyncio.create_task(server.serve(sockets=sockets))
     while not server.started:
         if serving.done():
+            keep.close()
             await serving  # startup failed: raise its error
             return
         await asyncio.sleep(0.05)
     notifier.ready(f"serving on {where}")
     log.info("ready: serving on %s", where)
     watchdog = asyncio.create_task(_watchdog(notifier, queue, cfg.hung_after_s))
+    sweeping = asyncio.create_task(keep)
     try:
         await serving
     finally:
         watchdog.cancel()
+        sweeping.cancel()
 
 
 async def _watchdog(notifier: Notifier, queue: FairQueue, hung_after_s: float) -> None:

@@ -2,8 +2,9 @@
 
 Errors are raised inside as typed classes and translated only here, at the edge (STYLE.md 4). The
 body is always ``{"error": {"type", "message", "field"?, "limit"?}}`` so that a client can act on
-``type`` and ``field`` without reading the message. Two errors belong to the serving edge alone:
-an answer that ran past the request timeout, and a request without the right bearer token.
+``type`` and ``field`` without reading the message. The errors below the imports belong to the
+serving edge alone: who may call (a foreign Host or Origin, a missing token, a role without the right),
+and how much one client may ask (a body, a transcript, a session's turns, new sessions per minute).
 """
 
 from __future__ import annotations
@@ -41,15 +42,50 @@ class Unauthorized(ApplianceError):
     title = "Unauthorized"
 
 
+class Forbidden(ApplianceError):
+    """The caller's role may not do this (a kiosk listing sessions), or a browser Origin is not allowed."""
+
+    title = "Forbidden"
+
+
+class MisdirectedRequest(ApplianceError):
+    """The Host header names neither this appliance nor a configured name (DNS rebinding, a wrong proxy)."""
+
+    title = "Misdirected request"
+
+
+class TooLarge(InputError):
+    """A request is bigger than a configured limit: its body, its messages, a summary edit."""
+
+    title = "Too large"
+
+
+class TurnLimit(InputError):
+    """The session already holds ``server.max_turns_per_session`` turns; start a new one."""
+
+    title = "Turn limit"
+
+
+class RateLimited(Busy):
+    """One client started more sessions than ``server.sessions_per_minute`` allows."""
+
+    title = "Rate limited"
+
+
 # Each typed error class → (HTTP status, the "type" of the JSON error body). Looked up along the
 # exception's MRO, so a subclass maps before its base.
 STATUS: dict[type[Exception], tuple[int, str]] = {
     MessageTooLong: (413, "message_too_long"),
+    TooLarge: (413, "too_large"),
+    TurnLimit: (409, "turn_limit"),
     InputError: (422, "invalid_request"),
     SessionNotFound: (404, "not_found"),
     TurnConflict: (409, "conflict"),
+    RateLimited: (429, "rate_limited"),
     Busy: (429, "busy"),
     Unauthorized: (401, "unauthorized"),
+    Forbidden: (403, "forbidden"),
+    MisdirectedRequest: (421, "misdirected_request"),
     ShuttingDown: (503, "shutting_down"),
     StoreError: (503, "storage_error"),
     ModelLoadError: (503, "model_unavailable"),

@@ -1,8 +1,10 @@
 """``/metrics`` in Prometheus' text format, counted in-process without a client library.
 
 The counters are the ones an operator alerts on: answers and their latency, turns recorded by hand,
-facts the checker flagged, errors by status, the queue's depth, and the summary worker's runs. The
-request handlers count; the queue and the worker are read when the page is asked for.
+facts the checker flagged, errors by status, requests refused at the door by reason (a foreign Host
+or Origin, a missing or wrong token, a role without the right, a body too large), conversations
+erased by reason, the queue's depth, and the summary worker's runs. The request handlers count; the
+queue and the worker are read when the page is asked for.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ class Metrics:
         self.turns_recorded = 0
         self.checker_flags = 0
         self.errors: dict[int, int] = {}
+        self.refusals: dict[str, int] = {}
+        self.erasures: dict[str, int] = {}
         self.latency_buckets = [0] * len(self.BUCKETS)
         self.latency_sum = 0.0
 
@@ -45,6 +49,15 @@ class Metrics:
         with self._lock:
             self.errors[status] = self.errors.get(status, 0) + 1
 
+    def refused(self, reason: str) -> None:
+        """A request turned away by access control or a size limit (``reason`` is a fixed word)."""
+        with self._lock:
+            self.refusals[reason] = self.refusals.get(reason, 0) + 1
+
+    def erased(self, reason: str, count: int = 1) -> None:
+        with self._lock:
+            self.erasures[reason] = self.erasures.get(reason, 0) + count
+
     def render(self, queues: Sequence[FairQueue], answering: bool, worker: WorkerStatus | None) -> str:
         with self._lock:
             lines = [
@@ -64,6 +77,12 @@ class Metrics:
                 "# HELP appliance_http_errors_total Requests answered with an error, by status.",
                 "# TYPE appliance_http_errors_total counter",
                 *(f'appliance_http_errors_total{{status="{s}"}} {n}' for s, n in sorted(self.errors.items())),
+                "# HELP appliance_access_refused_total Requests refused by access control or a size limit, by reason.",
+                "# TYPE appliance_access_refused_total counter",
+                *(f'appliance_access_refused_total{{reason="{r}"}} {n}' for r, n in sorted(self.refusals.items())),
+                "# HELP appliance_erasures_total Conversations erased, by reason (request, retention).",
+                "# TYPE appliance_erasures_total counter",
+                *(f'appliance_erasures_total{{reason="{r}"}} {n}' for r, n in sorted(self.erasures.items())),
                 "# HELP appliance_answer_seconds Time from request to stored answer, queueing included.",
                 "# TYPE appliance_answer_seconds histogram",
                 *(

@@ -4,7 +4,10 @@ Inference never runs on the event loop: a turn is a job in the model's :class:`F
 worker thread calls back with each token. :class:`Run` carries those tokens to the loop through an
 asyncio queue, enforces the request's deadline, and withdraws the job when the client goes away, so
 the model stops at its next chunk and the pipeline stores nothing (it writes only complete turns).
-Each event goes out as one ``data:`` line of JSON, which never holds a raw newline.
+Each event goes out as one ``data:`` line of JSON whatever the text: JSON escapes every control
+character (line feed and carriage return among them), and :func:`event_json` also escapes U+2028,
+U+2029 and U+0085, which ``json.dumps(ensure_ascii=False)`` leaves raw but which line-splitting
+clients (httpx's ``iter_lines``, ``str.splitlines``) take as line ends, cutting an event in two.
 """
 
 from __future__ import annotations
@@ -41,15 +44,27 @@ class Run(Generic[T]):
         self._get: asyncio.Future[object] | None = None
         self._checked = time.monotonic()  # when the client's connection was last looked at
 
-    def start(self, key: str, work: Callable[[threading.Event, OnToken], T]) -> Run[T]:
+    def start(
+        self, key: str, work: Callable[[threading.Event, OnToken], T], on_start: Callable[[], None] = lambda: None
+    ) -> Run[T]:
+        """Queue ``work`` in lane ``key``; ``on_start`` is called when it leaves the queue (started,
+        withdrawn or failed), once or more."""
+
         def fn(job: Job[T]) -> T:
+            on_start()
+
             def on_token(piece: str) -> None:
                 job.progress()
                 self._post(piece)
 
             return work(job.cancel, on_token)
 
-        self.job = self.queue.submit(key, fn)
+        try:
+            self.job = self.queue.submit(key, fn)
+        except BaseException:
+            on_start()
+            raise
+        self.job.future.add_done_callback(lambda _f: on_start())
         # Done callbacks run after every on_token call was scheduled, so _DONE always comes last.
         self.job.future.add_done_callback(lambda _f: self._post(_DONE))
         return self
@@ -122,14 +137,33 @@ class Run(Generic[T]):
             self.queue.withdraw(self.job)
 
 
+# What JSON leaves raw but line-splitting clients break lines at. Inside JSON these characters can
+# only stand in strings, where their escapes mean the same.
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def event_json(data: Mapping[str, Any]) -> str:
+    """``data`` as JSON on one line, whatever line separators its text holds.
+
+    Text no UTF-8 can hold (a lone surrogate from a model's half-decoded bytes) is sent as JSON
+    escapes instead, so that the event can still be sent rather than drop the connection.
+    """
+    text = json.dumps(data, ensure_ascii=False).translate(_LINE_BREAKS)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(data)
+    return text
+
+
 def sse(event: str, data: Mapping[str, Any]) -> str:
-    """One server-sent event; JSON never contains a raw newline, so one data line suffices."""
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    """One server-sent event: an ``event:`` line and one ``data:`` line."""
+    return f"event: {event}\ndata: {event_json(data)}\n\n"
 
 
 def sse_data(data: Mapping[str, Any] | str) -> str:
-    """An OpenAI-style event: a bare ``data:`` line."""
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    """An OpenAI-style event: a bare ``data:`` line (``[DONE]`` as it is)."""
+    text = data if isinstance(data, str) else event_json(data)
     return f"data: {text}\n\n"
 
 

@@ -4,7 +4,9 @@ This module is the app: its layout, its keys, and the workers that poll the daem
 answers. It never opens the database or a model: every fact on screen comes from
 :mod:`appliance.tui.client`, so what an operator sees is exactly what the daemon stored. HTTP runs
 in Textual workers; failures become notifications, and an unreachable daemon becomes a banner
-while a poll reconnects. Typed text stays in the input until the daemon has accepted it.
+while a poll reconnects. Typed text stays in the input until the daemon has accepted it. Every
+notification goes through :meth:`ApplianceTUI.notify`, which reads no markup and shows terminal
+controls as visible stand-ins: a daemon's error may quote what a customer typed.
 
 What it draws is in :mod:`~appliance.tui.render` (pure), :mod:`~appliance.tui.widgets` and
 :mod:`~appliance.tui.screens`; what differs in the kiosk is one :class:`~appliance.tui.kiosk.Mode`.
@@ -17,17 +19,19 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.widgets import Footer, Input, Static
+from textual.notifications import SeverityLevel
+from textual.widgets import Button, Footer, Input, Static
 
 from appliance.config import Settings, TuiSettings
 from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health, daemon_url, read_token
-from appliance.tui.kiosk import mode_for
-from appliance.tui.render import Status
+from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL, mode_for
+from appliance.tui.render import Status, as_text
+from appliance.tui.safe import visible
 from appliance.tui.screens import EditSummaryScreen, HelpScreen, RestoreScreen, SessionsScreen, binding_rows
 from appliance.tui.widgets import AnswerProgress, ContextPanel, ConversationView
 
@@ -74,10 +78,13 @@ class ApplianceTUI(App[int]):
         self.sending = False
         self.takeover = False
         self.last_activity = clock()
+        self.goodbye_at: float | None = None  # when the last answer was a goodbye (``late``)
         if self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
         if self.mode.operator_key:
             self.bind(self.mode.operator_key, "leave_kiosk", description="Operator", show=False)
+        if self.mode.new_conversation_key:
+            self.bind(self.mode.new_conversation_key, "new_conversation", description="New conversation", show=False)
 
     # layout ------------------------------------------------------------------------------------
 
@@ -86,9 +93,14 @@ class ApplianceTUI(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 if self.mode.welcome is not None:
-                    yield Static(self.mode.welcome, id="welcome")
+                    yield Static(as_text(self.mode.welcome), id="welcome")
                 yield ConversationView(plain=self.mode.plain_conversation, id="conversation")
-                yield Input(placeholder=self._placeholder(), id="message")
+                if self.mode.new_conversation_key:
+                    with Horizontal(id="entry"):
+                        yield Input(placeholder=self._placeholder(), id="message")
+                        yield Button(NEW_CONVERSATION_LABEL, id="new-conversation")
+                else:
+                    yield Input(placeholder=self._placeholder(), id="message")
             if self.mode.panels:
                 yield ContextPanel(id="context")
         yield Static("connecting…", id="status")
@@ -100,11 +112,17 @@ class ApplianceTUI(App[int]):
         self.query_one("#banner").display = False
         self.query_one("#message", Input).focus()
         self.set_interval(self.settings.poll_s, self.poll)
-        if self.mode.idle_reset_s is not None:
-            self.set_interval(1.0, self.reset_if_idle)
+        if self.mode.idle_reset_s is not None or self.mode.goodbye_reset_s is not None:
+            self.set_interval(1.0, self.reset_if_due)
         self.poll()
         if self.session_id:
             self.reload()
+
+    async def on_event(self, event: events.Event) -> None:
+        """A paste may hold terminal controls (a clipboard filled by a web page): they arrive visible."""
+        if isinstance(event, events.Paste):
+            event.text = visible(event.text)
+        await super().on_event(event)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The mode's blocked actions are off: in the kiosk every operator action and quitting key."""
@@ -148,7 +166,7 @@ class ApplianceTUI(App[int]):
 
     def set_connection(self, ok: bool, why: str) -> None:
         banner = self.query_one("#banner", Static)
-        banner.update(self.mode.away_banner or why)
+        banner.update(as_text(self.mode.away_banner or why))
         banner.display = not ok
         if ok and self.connected is False:
             self.notify("Connected to the daemon again.", title="Reconnected")
@@ -159,6 +177,18 @@ class ApplianceTUI(App[int]):
     def update_status(self) -> None:
         status = Status(self.connected, self.health, self.payload, self.session_id, self.takeover)
         self.query_one("#status", Static).update(self.mode.status(status))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification, the dialogs' too, as plain text: no markup, no terminal controls."""
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
 
     def report(self, exc: DaemonUnreachable | DaemonError) -> None:
         """A failure as a notification: the daemon's words for operators, a plain apology for customers."""
@@ -177,15 +207,17 @@ class ApplianceTUI(App[int]):
 
     async def _load(self, *, quiet: bool = False) -> None:
         """Fetch the session and show it; errors become notifications unless ``quiet``."""
-        if self.session_id is None:
+        session_id = self.session_id
+        if session_id is None:
             return
         try:
-            payload = await self.client.session(self.session_id)
+            payload = await self.client.session(session_id)
         except (DaemonUnreachable, DaemonError) as exc:
             if not quiet:
                 self.report(exc)
             return
-        self.show(payload)
+        if self.session_id == session_id:  # not cleared for the next customer (or another session chosen) meanwhile
+            self.show(payload)
 
     def show(self, payload: JSON | None) -> None:
         if payload is not None and payload == self.payload:
@@ -195,7 +227,7 @@ class ApplianceTUI(App[int]):
         self.query_one(ConversationView).show(payload)
         for panel in self.query(ContextPanel):  # none in the kiosk
             panel.show(payload)
-            panel.border_title = f"Context · {payload['session']['policy']}" if payload else "Context"
+            panel.border_title = as_text(f"Context · {payload['session']['policy']}") if payload else "Context"
         self.update_status()
 
     @work(exclusive=True, group="load")
@@ -206,6 +238,7 @@ class ApplianceTUI(App[int]):
         """Forget the session on screen; the next message starts a new one."""
         self.session_id = None
         self.payload = None
+        self.goodbye_at = None
         self.query_one(ConversationView).clear()
         for panel in self.query(ContextPanel):
             panel.show(None)
@@ -256,6 +289,7 @@ class ApplianceTUI(App[int]):
                     self.post_message(AnswerProgress(answer))
                 elif event.kind == "done":  # the stored answer: the guard may have replaced the streamed draft
                     self.post_message(AnswerProgress(str(event.data.get("text", answer))))
+                    self.goodbye_at = self.clock() if event.data.get("stage") == "late" else None
                 elif event.kind == "error":
                     error = event.data.get("error", {})
                     raise DaemonError(str(error.get("message", "the answer failed")), kind=str(error.get("type", "")))
@@ -273,6 +307,7 @@ class ApplianceTUI(App[int]):
             return
         finally:
             self.sending = False
+            self.last_activity = self.clock()  # the customer reads the answer from now on
         await self._load()
 
     def on_answer_progress(self, message: AnswerProgress) -> None:
@@ -292,22 +327,47 @@ class ApplianceTUI(App[int]):
         self._clear_input(text)
         await self._load()
 
-    # idle reset and the operator key (the kiosk's) --------------------------------------------------
+    # the kiosk's hand-over and its operator key ------------------------------------------------------
 
     def on_key(self) -> None:
         self.last_activity = self.clock()
 
-    def reset_if_idle(self) -> None:
-        """After the mode's ``idle_reset_s`` without a key, the next customer gets a clean screen."""
-        idle = self.clock() - self.last_activity
-        if self.mode.idle_reset_s is None or self.sending or idle < self.mode.idle_reset_s:
+    def reset_if_due(self) -> None:
+        """Hand the screen to the next customer once the mode says this one is gone.
+
+        That is ``goodbye_reset_s`` after a goodbye, or ``idle_reset_s`` after the last key,
+        whichever comes first; a key pressed after the goodbye restarts its delay, so a customer
+        with one more question is not cut off. Never while an answer streams.
+        """
+        if self.sending:
             return
-        if self.session_id is not None or self.query_one("#message", Input).value:
-            self.query_one("#message", Input).value = ""
-            self.reset_conversation()
+        now = self.clock()
+        idle = now - self.last_activity
+        due = self.mode.idle_reset_s is not None and idle >= self.mode.idle_reset_s
+        if self.goodbye_at is not None and self.mode.goodbye_reset_s is not None:
+            due = due or now - max(self.goodbye_at, self.last_activity) >= self.mode.goodbye_reset_s
+        if due and (self.session_id is not None or self.query_one("#message", Input).value):
+            self.new_conversation()
+
+    def new_conversation(self) -> None:
+        """A clean screen: no turns, no typed text, no dialog, no notification, no answer still streaming."""
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.workers.cancel_group(self, "send")
+        self.sending = False
+        self.query_one("#message", Input).value = ""
+        self.clear_notifications()
+        self.reset_conversation()
+        self.last_activity = self.clock()
+
+    @on(Button.Pressed, "#new-conversation")
+    def action_new_conversation(self) -> None:
+        self.new_conversation()
+        self.query_one("#message", Input).focus()
 
     def action_leave_kiosk(self) -> None:
-        self.exit(0)
+        """Leave for a fresh kiosk: the unit restarts on this status (tty1 is never left blank)."""
+        self.exit(KIOSK_RESTART_STATUS)
 
     # operator actions ----------------------------------------------------------------------------
 
@@ -421,6 +481,10 @@ class ApplianceTUI(App[int]):
         self.notify(said(done))
         await self._load()
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C does not quit (Textual's own hint is markup, which :meth:`notify` would show raw)."""
+        self.notify("Press Ctrl+Q to quit.", title="Do you want to quit?")
+
     async def action_quit(self) -> None:
         if "quit" not in self.mode.blocked_actions:  # also when called directly, not by a key
             self.exit(0)
@@ -430,7 +494,7 @@ class ApplianceTUI(App[int]):
 
 
 def run_tui(settings: Settings, *, url: str | None = None, kiosk: bool = False, session_id: str | None = None) -> int:
-    """Run the app until the operator quits (or, in kiosk mode, presses the operator key)."""
+    """Run the app until the operator quits: 0; in kiosk mode until the operator key: 75, to be restarted."""
     client = DaemonClient(daemon_url(settings, url), token=read_token(settings))
     app = ApplianceTUI(client, settings.tui, kiosk=kiosk, session_id=session_id)
     return app.run() or 0

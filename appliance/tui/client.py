@@ -10,6 +10,7 @@ Session payloads stay the API's JSON dicts; only the status line is summarised i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from appliance.config import Settings, read_token_file
 from appliance.errors import ApplianceError
 
 JSON = dict[str, Any]
+_SSE_EOL = re.compile("\r\n|\r|\n")
 
 
 class DaemonUnreachable(ApplianceError):
@@ -178,10 +180,31 @@ class DaemonClient:
                 if response.status_code != 200:
                     raise _error_of(response.status_code, await response.aread())
                 yield StreamEvent("accepted", {})
-                async for event in _sse(response.aiter_lines()):
+                async for event in _sse(sse_lines(response.aiter_text())):
                     yield event
         except httpx.TransportError as exc:
             raise DaemonUnreachable(f"{self.base_url}: {_reason(exc)}") from exc
+
+
+async def sse_lines(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
+    """Decoded text → lines, ended by CRLF, LF or CR as the SSE format says, and by nothing else.
+
+    Not httpx's ``aiter_lines``: it splits like ``str.splitlines``, also at U+2028, U+2029, U+0085
+    and other separators, which may stand raw inside an event's JSON and would cut it in half.
+    """
+    rest = ""
+    async for chunk in chunks:
+        rest += chunk
+        if rest.endswith("\r"):  # maybe half of a CRLF: wait for the next chunk
+            lines, rest = _SSE_EOL.split(rest[:-1]), "\r"
+        else:
+            lines = _SSE_EOL.split(rest)
+            rest = ""
+        rest = lines.pop() + rest
+        for line in lines:
+            yield line
+    if rest:
+        yield rest.removesuffix("\r")
 
 
 async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[StreamEvent]:
@@ -191,7 +214,7 @@ async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[StreamEvent]:
         if line.startswith("event:"):
             kind = line[6:].strip()
         elif line.startswith("data:"):
-            data.append(line[5:].strip())
+            data.append(line[5:].removeprefix(" "))
         elif not line and data:
             yield StreamEvent(kind, json.loads("\n".join(data)))
             kind, data = "message", []

@@ -2,7 +2,9 @@
 
 No widget, no I/O: each function maps what ``GET /v1/sessions/{id}`` and the health poll returned
 to what a widget shows, so the screen's wording is tested without starting an app. Everything a
-person typed goes into ``Text`` objects, never markup, so the display never interprets it.
+person, the model or the daemon wrote goes into ``Text`` objects through :func:`as_text`, never
+markup, and through :func:`~appliance.tui.safe.visible`, so neither Textual nor the terminal
+interprets it: a title ``[/]`` or ``\x1b[2J`` is shown as written.
 
 The context panel is careful about what the model saw: the prompt gauge and the cut/recalled
 lists come from the last answer's manifest, and a summary written after that answer is marked as
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from appliance.tui.client import JSON, Health
+from appliance.tui.safe import visible
 
 GAUGE_WIDTH = 12
 EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -34,6 +37,11 @@ PART_ORDER = (
 )
 
 
+def as_text(text: object, style: str = "") -> Text:
+    """Outside text as ``Text``: never read as markup, every terminal control made visible."""
+    return Text(visible(str(text)), style=style)
+
+
 def records_by_turn(payload: JSON) -> dict[int, JSON]:
     """Each generated answer's record, keyed by the agent turn's index (human turns have none)."""
     return {int(r["index"]): r for r in payload.get("records", [])}
@@ -41,7 +49,7 @@ def records_by_turn(payload: JSON) -> dict[int, JSON]:
 
 def highlight_findings(text: str, check: JSON | None) -> Text:
     """The answer with each entity the guard flagged shown in reverse red."""
-    out = Text(text)
+    out = as_text(text)  # the same length as ``text``: the offsets below still hold
     for finding in (check or {}).get("findings", []):
         entity = finding.get("entity", {})
         value = str(entity.get("text", ""))
@@ -79,19 +87,19 @@ def turn_text(turn: JSON, record: JSON | None, *, plain: bool = False) -> Text:
     index = turn.get("index", "?")
     if plain:
         label = Text("You" if role == "customer" else "Assistant", style="bold")
-        return Text.assemble(label, "\n", Text(turn.get("text", "")))
+        return Text.assemble(label, "\n", as_text(turn.get("text", "")))
     if role == "customer":
-        label = Text(f"Customer · turn {index}", style="bold cyan")
+        label = as_text(f"Customer · turn {index}", style="bold cyan")
     elif record is None:
-        label = Text(f"Operator (human) · turn {index} · recorded, not generated", style="bold magenta")
+        label = as_text(f"Operator (human) · turn {index} · recorded, not generated", style="bold magenta")
     else:
-        label = Text(f"Agent · turn {index} · stage {record.get('stage', '?')}", style="bold green")
+        label = as_text(f"Agent · turn {index} · stage {record.get('stage', '?')}", style="bold green")
         if record.get("check", {}).get("findings"):
             label.append(" · flagged", style="bold red")
     body = highlight_findings(turn.get("text", ""), record.get("check") if record else None)
     parts: list[Text | str] = [label, "\n", body]
     for line in finding_lines(record.get("check") if record else None):
-        parts += ["\n", Text(line, style="red")]
+        parts += ["\n", as_text(line, style="red")]
     return Text.assemble(*parts)
 
 
@@ -109,12 +117,12 @@ def gauge_text(manifest: JSON | None, width: int = 40) -> Text:
         eighths = min(bar * 8, max(1, round(bar * 8 * tokens / budget))) if tokens else 0
         full, rest = divmod(eighths, 8)
         drawn = "█" * full + (EIGHTHS[rest] if rest else "")
-        out.append(f"{part.get('name', ''):<{names}} ")
+        out.append(visible(f"{part.get('name', ''):<{names}} "))
         out.append(drawn, style="green")
         out.append("·" * (bar - len(drawn)), style="dim")
         out.append(f" {tokens:>5}\n")
     total = int(manifest.get("total_tokens", 0))
-    out.append(f"total {total} of {budget} tokens · {manifest.get('policy', '?')}", style="bold")
+    out.append(visible(f"total {total} of {budget} tokens · {manifest.get('policy', '?')}"), style="bold")
     return out
 
 
@@ -258,10 +266,10 @@ def status_line(status: Status) -> Text:
     queue = f" · queue {h.queue}{' (answering)' if h.answering else ''}" if h else ""
     return Text.assemble(
         dot,
-        model,
+        as_text(model),
         queue,
-        f" · summarizer {summarizer_state(h, status.payload)}",
+        as_text(f" · summarizer {summarizer_state(h, status.payload)}"),
         f" · {speed(last_record(status.payload))}",
-        f" · session {status.session_id or 'new'}",
+        as_text(f" · session {status.session_id or 'new'}"),
         Text(" · TAKE OVER", style="bold magenta") if status.takeover else "",
     )

@@ -3,7 +3,8 @@ and session search.
 
 Each returns its answer through ``dismiss`` and leaves the daemon calls that change anything to the
 app (the session search only reads). The help lists keys generated from the bindings themselves,
-so it cannot go stale.
+so it cannot go stale. Summary texts, reasons and session titles are shown as ``Text`` through
+:func:`~appliance.tui.render.as_text`: an option or a cell given a string would read it as markup.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,6 +22,8 @@ from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable
+from appliance.tui.render import as_text
+from appliance.tui.safe import visible
 
 
 class HelpScreen(ModalScreen[None]):
@@ -34,16 +38,20 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box", classes="dialog"):
             yield Static("Keys", classes="dialog-title")
-            table: DataTable[str] = DataTable(id="help-table", show_cursor=False)
+            table: DataTable[Text] = DataTable(id="help-table", show_cursor=False)
             table.add_columns("key", "what it does")
             for key, what in self.rows:
-                table.add_row(key, what)
+                table.add_row(as_text(key), as_text(what))
             yield table
             yield Static("Esc closes this help.", classes="note")
 
 
 class EditSummaryScreen(ModalScreen[str | None]):
-    """Edit the summary; saving stores it as a new operator version (history is kept)."""
+    """Edit the summary; saving stores it as a new operator version (history is kept).
+
+    The editor starts from the text with its terminal controls made visible (a TextArea draws
+    them raw): saving an edit of a hostile summary stores those stand-ins, not the controls.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save as new version"),
@@ -52,7 +60,7 @@ class EditSummaryScreen(ModalScreen[str | None]):
 
     def __init__(self, text: str) -> None:
         super().__init__()
-        self.text = text
+        self.text = visible(text)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="edit-box", classes="dialog"):
@@ -80,9 +88,11 @@ class RestoreScreen(ModalScreen[int | None]):
             yield Static("Restore a summary version · Enter restores · Esc cancels", classes="dialog-title")
             options = [
                 Option(
-                    f"v{v['version']} · {v['author']} · {v['status']}"
-                    + (f" ({v['reason']})" if v.get("reason") else "")
-                    + f" · {v['text'][:60]!r}",
+                    as_text(
+                        f"v{v['version']} · {v['author']} · {v['status']}"
+                        + (f" ({v['reason']})" if v.get("reason") else "")
+                        + f" · {v['text'][:60]!r}"
+                    ),
                     id=str(v["version"]),
                     disabled=v.get("status") != "accepted",
                 )
@@ -138,8 +148,10 @@ class SessionsScreen(ModalScreen[str | None]):
         found.clear_options()
         found.add_options(
             Option(
-                f"{s['id']} · {s.get('turns', 0)} turns · {s.get('policy', '')} · {s.get('title') or '(untitled)'}",
-                id=s["id"],
+                as_text(
+                    f"{s['id']} · {s.get('turns', 0)} turns · {s.get('policy', '')} · {s.get('title') or '(untitled)'}"
+                ),
+                id=str(s["id"]),
             )
             for s in sessions
         )

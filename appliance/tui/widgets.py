@@ -3,7 +3,8 @@
 Both are redrawn from the daemon's session payload (through :mod:`appliance.tui.render`) and hold
 no state of their own beyond what keeps a redraw cheap: a poll that brings nothing new leaves the
 operator's scroll position alone. Streamed tokens arrive as :class:`AnswerProgress`, a replaceable
-message, so a flood of tokens collapses into the latest text.
+message, so a flood of tokens collapses into the latest text. Nothing from the payload reaches a
+widget as a string (which Textual would read as markup): only as ``Text`` from :func:`as_text`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from textual.widgets import DataTable, Static
 
 from appliance.tui.client import JSON
 from appliance.tui.render import (
+    as_text,
     gauge_text,
     last_record,
     ledger_rows,
@@ -76,7 +78,9 @@ class ConversationView(VerticalScroll):
         """Show the customer's message and an empty answer while it streams."""
         label = "You" if self.plain else "Customer · sending"
         self.mount(
-            TurnView(Text.assemble(Text(label, style="bold cyan"), "\n", customer_text), classes="turn -customer")
+            TurnView(
+                Text.assemble(Text(label, style="bold cyan"), "\n", as_text(customer_text)), classes="turn -customer"
+            )
         )
         self.pending = TurnView(Text("…", style="dim"), classes="turn -agent -pending")
         self.mount(self.pending)
@@ -85,13 +89,13 @@ class ConversationView(VerticalScroll):
     def progress(self, text: str) -> None:
         if self.pending is not None:
             label = "Assistant" if self.plain else "Agent · streaming"
-            self.pending.update(Text.assemble(Text(label, style="bold green"), "\n", text))
+            self.pending.update(Text.assemble(Text(label, style="bold green"), "\n", as_text(text)))
             self.scroll_end(animate=False)
 
     def interrupted(self, why: str) -> None:
         """The stream broke: say so, and say that nothing of it was stored."""
         if self.pending is not None:
-            self.pending.update(Text(f"(answer interrupted: {why}; nothing was stored)", style="bold red"))
+            self.pending.update(as_text(f"(answer interrupted: {why}; nothing was stored)", style="bold red"))
             self.pending = None
         self.shown = None
 
@@ -112,7 +116,7 @@ class ContextPanel(VerticalScroll):
         yield Static("", id="gauge")
         yield Static("", id="notes", classes="note")
         yield Static("Ledger", id="ledger-head", classes="section")
-        table: DataTable[str] = DataTable(id="ledger", show_cursor=False, zebra_stripes=True)
+        table: DataTable[Text] = DataTable(id="ledger", show_cursor=False, zebra_stripes=True)
         table.add_columns("kind", "value", "turn", "in prompt")
         yield table
 
@@ -128,19 +132,19 @@ class ContextPanel(VerticalScroll):
     def show(self, payload: JSON | None) -> None:
         head, seen = summary_head(payload)
         summary = (payload or {}).get("summary")
-        self.query_one("#summary-head", Static).update(head)
-        self.query_one("#summary-seen", Static).update(seen)
-        self.query_one("#summary-text", Static).update(Text(summary["text"]) if summary else "")
+        self.query_one("#summary-head", Static).update(as_text(head))
+        self.query_one("#summary-seen", Static).update(as_text(seen))
+        self.query_one("#summary-text", Static).update(as_text(summary["text"]) if summary else "")
         record = last_record(payload)
         manifest = record["manifest"] if record else None
         where = f"Last prompt (answer at turn {record['index']})" if record else "Last prompt"
-        self.query_one("#prompt-head", Static).update(where)
+        self.query_one("#prompt-head", Static).update(as_text(where))
         self.manifest = manifest
         self._draw_gauge()
-        self.query_one("#notes", Static).update("\n".join(manifest_notes(manifest)))
+        self.query_one("#notes", Static).update(as_text("\n".join(manifest_notes(manifest))))
         rows = ledger_rows(payload)
-        self.query_one("#ledger-head", Static).update(f"Ledger · {len(rows)} facts")
-        table = self.query_one("#ledger", DataTable)
+        self.query_one("#ledger-head", Static).update(as_text(f"Ledger · {len(rows)} facts"))
+        table: DataTable[Text] = self.query_one("#ledger", DataTable)
         table.clear()
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(as_text(cell) for cell in row))  # a DataTable reads a str cell as markup
