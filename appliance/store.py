@@ -147,6 +147,13 @@ def m003_erasure(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m004_owner(db: sqlite_utils.Database) -> None:
+    # Which client (a kiosk or integration token's digest, never the token) started a session, so that
+    # its rights to the session survive a restart; empty for operators' sessions.
+    db.execute("ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+
+
 class Store:
     """Thread-safe access to one database file (one connection, one lock)."""
 
@@ -212,6 +219,21 @@ class Store:
             policy=row["policy"],
             summary_paused=bool(row["summary_paused"]),
         )
+
+    def set_owner(self, session_id: str, owner: str) -> None:
+        """Record the client that started a session (see :func:`m004_owner`)."""
+        with self._tx() as db:
+            if not db.execute("UPDATE sessions SET owner = ? WHERE id = ?", [owner, session_id]).rowcount:
+                raise SessionNotFound(f"no session with id {session_id!r}")
+
+    def owner(self, session_id: str) -> str:
+        """The client that started a session, or ``""`` (an operator's, or an unknown session)."""
+        rows = self._rows("SELECT owner FROM sessions WHERE id = ?", [session_id])
+        return str(rows[0]["owner"]) if rows else ""
+
+    def turn_count(self, session_id: str) -> int:
+        """How many turns a session holds (one COUNT, for limits)."""
+        return int(self._rows("SELECT COUNT(*) AS n FROM turns WHERE session_id = ?", [session_id])[0]["n"])
 
     def sessions(self, *, limit: int = 100, search: str = "") -> list[dict[str, Any]]:
         """Newest first, with the number of turns and the last message, filtered by ``search`` text."""

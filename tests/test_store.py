@@ -29,7 +29,7 @@ class TestOpen:
         store.close()
         again = Store.open(tmp_path / "sub" / "a.db")  # re-opening applies nothing twice
         applied = again.db.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0]
-        assert applied == 3
+        assert applied == 4
         again.close()
 
     def test_unopenable_path_is_a_store_error(self, tmp_path: Path):
@@ -199,3 +199,21 @@ class TestFileModes:
             store.close()
         finally:
             os.umask(previous)
+
+
+class TestOwner:
+    def test_the_creator_survives_a_reopen_and_an_erasure_takes_it_along(self, tmp_path: Path):
+        store = Store.open(tmp_path / "a.db")
+        s = store.create_session(policy="raw")
+        assert store.owner(s.id) == ""
+        store.set_owner(s.id, "token:0123456789abcdef")
+        store.append_turn(s.id, "customer", "hi")
+        assert store.turn_count(s.id) == 1
+        store.close()
+        again = Store.open(tmp_path / "a.db")
+        assert again.owner(s.id) == "token:0123456789abcdef"
+        again.erase(s.id)
+        assert again.owner(s.id) == ""
+        with pytest.raises(SessionNotFound):
+            again.set_owner(s.id, "token:x")
+        again.close()

@@ -89,7 +89,7 @@ def create_app(
         metrics.refused(reason)
         metrics.failed(status)
 
-    access = Access(lambda reason, status: metrics.refused(reason))  # the error handler counts the status
+    access = Access(lambda reason, status: metrics.refused(reason), store)  # the error handler counts the status
     app.state.metrics = metrics
     app.state.queue = queue
     app.state.access = access
@@ -147,7 +147,7 @@ def create_app(
 
     def room_for(session_id: str, adding: int) -> None:
         """In the session's lane, before a turn is made: refuse one past ``server.max_turns_per_session``."""
-        limits.turns(len(store.turns(session_id)), adding)
+        limits.turns(store.turn_count(session_id), adding)
 
     async def answer_run(
         request: Request, who: Principal, session_id: str, text: str

@@ -15,10 +15,8 @@ disconnects pass through untouched):
   address without tokens). A request over the Unix socket without a token is an operator: the
   socket's mode (0660) and group admit only the service and the operators' group.
 - :class:`Access`: what each role may do (``RIGHTS``), and which sessions a kiosk or integration token
-  created. Ownership is kept in memory for now, so after a restart a kiosk or integration token no
-  longer reaches the sessions it created before (its next message starts a new session); operators
-  are not affected. The store is the one owner of the database; a ``sessions.owner`` column would make
-  ownership survive restarts.
+  created: the store keeps the creator's digest with the session (``sessions.owner``), so ownership
+  survives a restart; a small cache spares the lookup on every request.
 
 Refusals are counted by reason in ``/metrics``; no token, nor anything derived from one that could
 be replayed, is logged or sent back.
@@ -32,7 +30,7 @@ import ipaddress
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fastapi import Request
 from starlette.datastructures import Headers
@@ -40,6 +38,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from appliance.errors import ApplianceError, SessionNotFound
 from appliance.serve.errors import Forbidden, MisdirectedRequest, Unauthorized, error_response
+
+if TYPE_CHECKING:
+    from appliance.store import Store
 
 Role = Literal["operator", "kiosk", "integration"]
 Action = Literal["create", "list", "read", "talk", "record", "summary", "erase", "openai"]
@@ -221,8 +222,9 @@ def anonymous(scope: Scope) -> Principal:
 class Access:
     """What each role may do, and which sessions each kiosk or integration token created."""
 
-    def __init__(self, on_refuse: OnRefuse) -> None:
+    def __init__(self, on_refuse: OnRefuse, store: Store) -> None:
         self.on_refuse = on_refuse
+        self.store = store
         self._owners: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -235,12 +237,18 @@ class Access:
         if session_id is not None and who.role != "operator":
             with self._lock:
                 owner = self._owners.get(session_id)
+            if owner is None:
+                owner = self.store.owner(session_id)
+                if owner:
+                    with self._lock:
+                        self._owners[session_id] = owner
             if owner != who.client:
                 self.on_refuse("not_owner", 404)
                 raise SessionNotFound(f"no session with id {session_id!r}")
 
     def created(self, who: Principal, session_id: str) -> None:
         if who.role != "operator":
+            self.store.set_owner(session_id, who.client)
             with self._lock:
                 self._owners[session_id] = who.client
 
