@@ -143,6 +143,8 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         redact_phrase=settings.guard.redact_phrase,
         recall_k=settings.recall.k,
         recall_min_score=settings.recall.min_score,
+        request_cues=settings.facts.request_cues,
+        mask_secrets=settings.privacy.mask_secrets,
     )
 
 

@@ -500,6 +500,52 @@ class PrivacySettings(_Section):
     )
 
 
+# What an agent's request can ask for (``appliance.facts.slots.KINDS``; a test keeps the two equal).
+REQUEST_KINDS = (
+    "name",
+    "account",
+    "card",
+    "reference",
+    "order",
+    "case",
+    "birthdate",
+    "phone",
+    "email",
+    "postcode",
+    "address",
+    "pin",
+    "cvv",
+    "password",
+    "otp",
+    "open",
+)
+
+
+class FactsSettings(_Section):
+    request_cues: dict[str, dict[str, tuple[str, ...]]] = Field(
+        default_factory=dict,
+        description='Phrases of an agent\'s request ("your account number", "Geburtsdatum") by which a customer\'s bare reply is read as that kind ("Yes, Sarah Brown." after "your name?"), as a table language → kind → list. Kinds: '
+        + ", ".join(f"`{k}`" for k in REQUEST_KINDS)
+        + " (`open`: a general offer of help, after which a customer may open with their name). A language's kind given here replaces the built-in list of `appliance/facts/slots.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.",
+    )
+
+    @model_validator(mode="after")
+    def _check_cues(self) -> FactsSettings:
+        for lang, kinds in self.request_cues.items():
+            if not _LANGUAGE.fullmatch(lang):
+                raise ValueError(f"facts.request_cues: {lang!r} is not a language code such as 'en' or 'de'")
+            for kind, cues in kinds.items():
+                if kind not in REQUEST_KINDS:
+                    near = difflib.get_close_matches(kind, REQUEST_KINDS, n=1)
+                    hint = f" (did you mean {near[0]!r}?)" if near else ""
+                    raise ValueError(
+                        f"facts.request_cues.{lang}: unknown kind {kind!r}{hint}; kinds: {', '.join(REQUEST_KINDS)}"
+                    )
+                if any(not cue.strip() for cue in cues):
+                    raise ValueError(f"facts.request_cues.{lang}.{kind}: a cue is empty")
+        return self
+
+
 class TuiSettings(_Section):
     url: str = Field(
         "",
@@ -582,6 +628,9 @@ class Settings(_Section):
         default_factory=RetentionSettings, description="How long conversations are kept."
     )
     privacy: PrivacySettings = Field(default_factory=PrivacySettings, description="What is never stored as given.")
+    facts: FactsSettings = Field(
+        default_factory=FactsSettings, description="How the facts a customer gives are read from the conversation."
+    )
     source: str = Field("<defaults>", exclude=True, description="internal")
 
     @model_validator(mode="after")

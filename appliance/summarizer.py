@@ -6,8 +6,13 @@ every version is checked by :func:`validate` before it may be stored as accepted
 travel in the ledger, not here.
 
 Pure functions, except :func:`summarize` (one call to the model it is given) and the language
-detector, whose models are loaded once. It imports no other stage: the entity extractor and the
-token counter are passed in. This module is the only importer of ``lingua``.
+detector, whose models are loaded once. It imports no other stage: the entity extractor, the keys
+that say when two forms of a fact are the same ("$9758" and "9758 in credit") and the token counter
+are passed in. This module is the only importer of ``lingua``.
+
+Secrets (a PIN, a card security code, a password, a one-time code: entities of ``SECRET_KINDS``)
+never reach a summary, even when the conversation has them: they are validated like invented
+facts, and a reason or a rejected text never carries their value.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from appliance.errors import ConfigError
@@ -67,6 +72,8 @@ LANGUAGE_NAMES = {
 # Entity kinds that a summary may legitimately paraphrase; every other kind is an exact fact that
 # must occur in the transcript.
 SOFT_KINDS = frozenset({"name", "person", "commitment", "deadline"})
+# Entity kinds that may never be in a summary, whatever the conversation says.
+SECRET_KINDS = frozenset({"secret"})
 
 # Lines a small model writes when a category is empty ("Names: not provided"): they carry nothing,
 # cost tokens, and (MODELS.md) sometimes claim that a fact stated earlier was "not provided".
@@ -79,6 +86,13 @@ _FENCE = re.compile(r"^\s*```[a-z]*\s*$", re.IGNORECASE)
 
 
 Extract = Callable[[str], Sequence[Entity]]
+# (kind, norm) → the keys a fact is filed or looked up under; two facts match when a lookup key of
+# one is an index key of the other (``appliance.facts.entities.index_keys`` / ``lookup_keys``).
+Keys = Callable[[str, str], Sequence[str]]
+
+
+def _norm_keys(kind: str, norm: str) -> Sequence[str]:
+    return (norm,)
 
 
 @dataclass(frozen=True)
@@ -174,20 +188,47 @@ def invented(
     *,
     soft_kinds: frozenset[str] = SOFT_KINDS,
     reverse: bool = False,
+    index: Keys = _norm_keys,
+    lookup: Keys = _norm_keys,
 ) -> tuple[Entity, ...]:
     """Exact facts of ``text`` (identifiers, amounts, dates...) that ``transcript_text`` does not contain.
 
-    With ``reverse``, the other way round: facts of ``transcript_text`` that ``text`` leaves out.
+    A fact is contained when it is there in any form the keys equate ("$9758" for "9758 in credit",
+    "October 8, 1980" for "10/08/1980"), or as the same characters. Secrets are not listed here
+    (see :func:`secrets_in`). With ``reverse``, the other way round: facts of ``transcript_text``
+    that ``text`` leaves out.
     """
     if reverse:
         text, transcript_text = transcript_text, text
-    known_norms = {e.norm for e in extract(transcript_text) if e.norm}
+    known = {k for e in extract(transcript_text) if e.norm for k in index(e.kind, e.norm)}
     haystack = squash(transcript_text)
     return tuple(
         e
         for e in extract(text)
-        if e.kind not in soft_kinds and e.norm not in known_norms and squash(e.text) not in haystack
+        if e.kind not in soft_kinds
+        and e.kind not in SECRET_KINDS
+        and not any(k in known for k in lookup(e.kind, e.norm))
+        and squash(e.text) not in haystack
     )
+
+
+def secrets_in(text: str, extract: Extract, values: Collection[str] = ()) -> tuple[Entity, ...]:
+    """The secrets ``text`` states (a PIN, a card security code...), which no summary may hold:
+    those the extractor sees by their cue, and ``values`` the conversation gave as secrets ("3941"
+    after "your PIN, please?"), wherever they stand."""
+    found = [e for e in extract(text) if e.kind in SECRET_KINDS]
+    for value in values:
+        for m in re.finditer(rf"(?<!\w){re.escape(value)}(?!\w)", text):
+            if not any(m.start() < e.end and e.start < m.end() for e in found):
+                found.append(Entity("secret", m.group(), m.start(), m.end(), "secret"))
+    return tuple(sorted(found, key=lambda e: e.start))
+
+
+def withheld(text: str, entities: Sequence[Entity]) -> str:
+    """``text`` with the spans of ``entities`` replaced by "[withheld]" (a rejected version is stored too)."""
+    for e in sorted(entities, key=lambda e: e.start, reverse=True):
+        text = text[: e.start] + "[withheld]" + text[e.end :]
+    return text
 
 
 def remove_lines_with(text: str, entities: Sequence[Entity]) -> str:
@@ -218,17 +259,33 @@ def validate(
     extract: Extract,
     language: str | None,
     languages: Sequence[str] = (),
+    index: Keys = _norm_keys,
+    lookup: Keys = _norm_keys,
+    secret_values: Collection[str] = (),
 ) -> Validation:
     """Decide whether a candidate may become the accepted version, in the order that is cheapest to explain.
 
+    - no secret (by its cue, or one of ``secret_values``, the secrets the conversation gave): lines
+      with one are removed first, and the version is rejected (with the secret withheld from the
+      stored text) if that removes more than half of it;
     - not empty, and within ``cap_tokens`` (the seed's 250-token cap);
     - not longer than its source (the previous summary plus the turns it summarized): a summary
       that grows past what it summarizes only costs budget;
-    - no exact fact that ``transcript_text`` does not contain: such lines are removed, and the
-      version is rejected if that removes more than half of it (what is left cannot be trusted);
+    - no exact fact that ``transcript_text`` does not contain in any form ``index``/``lookup`` equate:
+      such lines are removed, and the version is rejected if that removes more than half of it
+      (what is left cannot be trusted);
     - in the conversation's ``language`` (when the detector is sure of the summary's language).
     """
     text = tidy(text)
+    notes: list[str] = []
+    leaks = secrets_in(text, extract, secret_values)
+    if leaks:
+        kinds = ", ".join(sorted({e.norm or e.kind for e in leaks}))
+        cleaned = remove_lines_with(text, leaks)
+        if len(cleaned) * 2 < len(text) or secrets_in(cleaned, extract, secret_values):
+            return Validation(False, withheld(text, leaks), f"holds a secret ({kinds}); too much to remove")
+        text = cleaned
+        notes.append(f"removed a secret ({kinds})")
     if not text:
         return Validation(False, text, "empty summary")
     tokens = counter.count_text(text)
@@ -241,20 +298,19 @@ def validate(
     if previous is not None and squash(text) == squash(previous.text):
         # A small model often copies the previous summary; accepting it would mark the new turns as
         # covered and take them out of the prompt while their facts are nowhere in the summary.
-        new_facts = invented(text, render_turns(source_turns), extract, reverse=True)
+        new_facts = invented(text, render_turns(source_turns), extract, reverse=True, index=index, lookup=lookup)
         if new_facts:
             listed = ", ".join(sorted({e.text for e in new_facts}))
             return Validation(False, text, f"unchanged: leaves out {listed} from the new turns")
-    notes: list[str] = []
     # The previous version counts as a source: an operator may have added facts from outside the chat.
     known = "\n".join(filter(None, [transcript_text, previous.text if previous else ""]))
-    bad = invented(text, known, extract)
+    bad = invented(text, known, extract, index=index, lookup=lookup)
     if bad:
         cleaned = remove_lines_with(text, bad)
         listed = ", ".join(sorted({e.text for e in bad}))
         if len(cleaned) * 2 < len(text):
             return Validation(False, text, f"invented {listed} (not in the transcript); too much to remove")
-        if invented(cleaned, known, extract):
+        if invented(cleaned, known, extract, index=index, lookup=lookup):
             return Validation(False, text, f"invented {listed} (not in the transcript); could not remove")
         text = cleaned
         notes.append(f"removed invented {listed}")

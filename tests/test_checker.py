@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from appliance.facts.checker import check, redact, strict_instruction
 from appliance.facts.ledger import entries
 from appliance.types import CheckResult, Turn, current_facts
@@ -104,8 +106,14 @@ class TestFindings:
         assert check_after(turns, "?", "Booked for March 3rd at 4:30 pm.").ok
         assert not check_after(turns, "?", "Booked for March 4th at 4:30 am.").ok
 
-    def test_an_invented_name_is_unsupported(self):
+    def test_calling_the_customer_by_another_name_is_a_contradiction_with_their_name(self):
         result = check_after(SHOP, "Thanks", "You're welcome, Mr. Johnson.")
+        assert [(f.entity.text, f.status, f.expected) for f in result.findings] == [
+            ("Johnson", "contradiction", "Dana Whitfield")
+        ]
+
+    def test_an_invented_name_of_someone_else_is_unsupported(self):
+        result = check_after(SHOP, "Who handles refunds?", "Mr. Johnson in billing will call you.")
         assert [(f.entity.text, f.status) for f in result.findings] == [("Johnson", "unsupported")]
 
     def test_answer_without_facts(self):
@@ -135,3 +143,60 @@ class TestRepair:
 
     def test_strict_instruction_without_facts(self):
         assert "No numbers" in strict_instruction([])
+
+
+BANK = (
+    Turn("s", 0, "agent", "Could I get your full name, please?"),
+    Turn("s", 1, "customer", "Yes, Sarah Brown."),
+    Turn("s", 2, "agent", "Can you tell me your account number, please?"),
+    Turn("s", 3, "customer", "It's 95381901."),
+    Turn("s", 4, "agent", "Could you provide your date of birth, please?"),
+    Turn("s", 5, "customer", "10/31/1986"),
+)
+
+
+class TestNamesAndSlotValues:
+    """Names and slot values given as bare answers are checked like identifiers (issue 14, item 5)."""
+
+    @pytest.mark.parametrize(
+        "answer",
+        [
+            "Thank you, Sarah.",
+            "Thanks, Ms. Brown, your account 95381901 is verified.",
+            "You gave me the name Sarah Brown and the date of birth October 31, 1986.",
+        ],
+    )
+    def test_the_customers_own_values_pass(self, answer: str):
+        assert check_after(BANK, "Is that right?", answer).ok
+
+    @pytest.mark.parametrize(
+        ("answer", "wrong", "right"),
+        [
+            ("Thank you, Sarah Green.", "Sarah Green", "Sarah Brown"),
+            ("Your name is John Smith.", "John Smith", "Sarah Brown"),
+            ("Ihr Name ist Jürgen Klein.", "Jürgen Klein", "Sarah Brown"),
+            ("Your account number is 95381907.", "95381907", "95381901"),
+            ("Your date of birth is 10/13/1986.", "10/13/1986", "10/31/1986"),
+        ],
+    )
+    def test_another_value_is_a_contradiction_with_the_right_one(self, answer: str, wrong: str, right: str):
+        (finding,) = check_after(BANK, "Can you read that back?", answer).findings
+        assert (finding.entity.text, finding.status, finding.expected) == (wrong, "contradiction", right)
+
+    def test_a_name_spoken_of_is_not_the_customers(self):
+        turns = (*BANK, Turn("s", 6, "agent", "Your appointment with Dr. Johnson is booked."))
+        assert check_after(turns, "Who will I see?", "You will see Dr. Johnson.").ok
+
+    def test_real_quoting_turns_of_the_star_dialogues_stay_unflagged_and_altered_ones_are_flagged(self):
+        import json
+
+        from appliance.lab.bench.guards import score_checker
+
+        from .support import SHARED_DATA
+
+        with (SHARED_DATA / "dev_star_conversations.jsonl").open() as fh:
+            conversations = [json.loads(line) for line in fh if line.strip()]
+        turns = [tuple(Turn(c["id"], i, t["role"], t["text"]) for i, t in enumerate(c["turns"])) for c in conversations]
+        score = score_checker(turns)
+        assert score.real >= 30 and score.real_flagged == 0, score.false_alarms
+        assert score.altered_flagged == score.altered, score.missed

@@ -289,3 +289,87 @@ class TestOtherDomainsAndLanguages:
             ("commitment", "It should arrive within 3-5 working days", "3 5 working days")
         ]
         assert [e.kind for e in extract("The train will arrive by 12:07 .")] == ["time"]
+
+
+class TestKnowTheCustomer:
+    """Kinds the dev dialogues showed missing (issue 14): codes of letters only after a label, dates
+    of birth, amounts said without a currency, addresses, secrets; in English and German."""
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("The reference number is WZNKIUGX .", [("reference", "WZNKIUGX", "wznkiugx")]),
+            ("Booking code: QXKTRB", [("reference", "QXKTRB", "qxktrb")]),
+            ("Ihre Buchungsnummer lautet: KXTRBW", [("reference", "KXTRBW", "kxtrbw")]),
+            ("My D.O.B is 04/04/1990.", [("birthdate", "04/04/1990", "1990/04/04")]),
+            ("I was born in 1927 on May 11th.", [("birthdate", "May 11th", "05-11")]),
+            ("Mein Geburtsdatum ist der 3. März 1985.", [("birthdate", "3. März 1985", "1985-03-03")]),
+            ("It says 9758 in credit.", [("amount", "9758", "9758")]),
+            ("Your account balance is 7762", [("amount", "7762", "7762")]),
+            ("Mein Kontostand ist 1.250,50.", [("amount", "1.250,50", "1250.5")]),
+            (
+                "My address is 12 Mill Road, Cambridge.",
+                [("address", "12 Mill Road, Cambridge", "12 mill road cambridge")],
+            ),
+            (
+                "Meine Adresse ist Hauptstraße 5, Berlin.",
+                [("address", "Hauptstraße 5, Berlin", "hauptstrasse 5 berlin")],
+            ),
+            ("I need a room at the Hyatt on the 11th.", [("date", "11th", "~11")]),
+            ("Hyatt Hotel from May 9th to 25th", [("date", "May 9th", "05-09"), ("date", "25th", "05-25")]),
+            ("12th of this month", [("date", "12th", "~12")]),
+            ("My PIN is 7402.", [("secret", "7402", "pin")]),
+            ("Meine PIN lautet 7402.", [("secret", "7402", "pin")]),
+        ],
+    )
+    def test_found(self, text: str, expected: list[tuple[str, str, str]]):
+        assert found(text) == expected
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "booking CONFIRMED",  # no label word introduces a value
+            "THE BOOKING REFERENCE IS CONFIRMED",  # shouting is not a code
+            "your reservation was successful",
+            "The address is 1 Wheeler Street",  # a place's address, not a person's: not a personal fact
+            "I would like to go to 5th and Main",  # a street
+            "it must be on the 14th floor or higher",
+        ],
+    )
+    def test_not_found(self, text: str):
+        assert [k for k, _, _ in found(text) if k in ("reference", "address", "date")] == []
+
+    def test_a_day_alone_is_found_in_a_date_of_that_day_but_a_full_date_needs_its_month(self):
+        from appliance.facts.entities import index_keys, lookup_keys
+
+        assert set(lookup_keys("date", "~11")) & set(index_keys("date", "2026-05-11"))
+        assert not set(lookup_keys("date", "2026-04-11")) & set(index_keys("date", "2026-05-11"))
+        assert not set(lookup_keys("date", "05-11")) & set(index_keys("date", "~11"))
+
+    @pytest.mark.parametrize(
+        ("text", "name"),
+        [
+            ("my name is Nguyen Van An", "Nguyen Van An"),
+            ("Hi, I am Siobhán O'Connor.", "Siobhán O'Connor"),
+            ("Mein Name ist María José García.", "María José García"),
+            ("Oluwaseun Adeyemi here, my card was stolen.", "Oluwaseun Adeyemi"),
+            ("Your name is John Smith.", "John Smith"),
+            ("Ihr Name ist Jürgen Groß.", "Jürgen Groß"),
+            ("Thank you, Sarah Green!", "Sarah Green"),
+            ("Меня зовут Иван Петров.", "Иван Петров"),
+        ],
+    )
+    def test_names(self, text: str, name: str):
+        assert [t for k, t, _ in found(text) if k == "name"] == [name]
+
+    def test_a_name_with_an_apostrophe_matches_word_by_word(self):
+        (e,) = extract("Hi, I am Siobhán O'Connor.")
+        assert e.norm == "siobhan o connor"
+
+    def test_an_amount_without_a_currency_matches_the_number_in_any_currency_but_two_currencies_never(self):
+        from appliance.facts.entities import index_keys, lookup_keys
+
+        said_bare, said_gbp = set(index_keys("amount", "9758")), set(index_keys("amount", "78gbp"))
+        assert said_bare & set(lookup_keys("amount", "9758usd"))
+        assert set(index_keys("amount", "9758usd")) & set(lookup_keys("amount", "9758"))
+        assert not said_gbp & set(lookup_keys("amount", "78usd"))

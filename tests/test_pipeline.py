@@ -261,3 +261,102 @@ class TestTranscriptAnswers:
         with pytest.raises(InputError) as caught:
             pipeline.answer_transcript([Message("user", "hi"), Message("assistant", "hello")])
         assert caught.value.field == "messages"
+
+
+class TestKnowTheCustomer:
+    """A bare answer to the agent's request is a fact; secrets are masked before anything is stored or prompted."""
+
+    def flagging(self, pipeline: Pipeline) -> Pipeline:
+        import dataclasses
+
+        pipeline.settings = dataclasses.replace(pipeline.settings, guard="flag")
+        return pipeline
+
+    def test_a_bare_name_after_the_agents_request_is_the_customers_name(self, pipeline: Pipeline):
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "agent", "Could I get your full name, please?")
+        pipeline.answer(session.id, "Yes, Sarah Brown.")
+        names = [(e.value, e.turn, e.slot) for e in pipeline.store.ledger(session.id) if e.kind == "name"]
+        assert names == [("Sarah Brown", 1, "name:customer")]
+
+    def test_a_recorded_reply_is_read_with_the_request_before_it(self, pipeline: Pipeline):
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "agent", "Wie lautet Ihre Kundennummer?")
+        pipeline.record_turn(session.id, "customer", "Klar: 8812345")
+        pipeline.record_turn(session.id, "agent", "Und Ihr Geburtsdatum, bitte?")
+        pipeline.record_turn(session.id, "customer", "Der 3. März 1985.")
+        facts = [(e.kind, e.value, e.turn) for e in pipeline.store.ledger(session.id)]
+        assert facts == [("account", "8812345", 1), ("birthdate", "3. März 1985", 3)]
+
+    def test_an_answer_with_another_name_is_a_contradiction(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        self.flagging(pipeline)
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "agent", "Could I get your full name, please?")
+        pipeline.record_turn(session.id, "customer", "Yes, Sarah Brown.")
+        fake_responder.replies = ["You told me your name is Sarah Green."]
+        result = pipeline.answer(session.id, "What name did I give you?")
+        named = [
+            (f.entity.text, f.status, f.expected)
+            for f in result.record.check.findings
+            if f.entity.text == "Sarah Green"
+        ]
+        assert named == [("Sarah Green", "contradiction", "Sarah Brown")]
+        assert result.record.check.action == "flag"
+
+    def test_a_pin_is_masked_before_it_is_stored_or_prompted(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        session = pipeline.new_session()
+        result = pipeline.answer(session.id, "My PIN is 7402, my card is blocked.")
+        assert result.customer.text == "My PIN is [PIN withheld], my card is blocked."
+        assert "7402" not in "".join(m.content for m in fake_responder.prompts[-1])
+        assert [t.text for t in pipeline.store.turns(session.id)][0] == result.customer.text
+        assert [(e.kind, e.value, e.turn) for e in pipeline.store.ledger(session.id)] == [("secret", "PIN given", 0)]
+        assert "7402" not in pipeline.store.db.execute("SELECT group_concat(text) FROM turns").fetchone()[0]
+
+    def test_a_bare_pin_after_the_agents_request_is_masked(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "agent", "Right, and your PIN as well please.")
+        turn = pipeline.record_turn(session.id, "customer", "3941")
+        assert turn.text == "[PIN withheld]"
+        pipeline.record_turn(session.id, "agent", "Und Ihre Geheimzahl, bitte?")
+        result = pipeline.answer(session.id, "Die ist 7402.")
+        assert result.customer.text == "Die ist [PIN withheld]."
+        assert [e.value for e in pipeline.store.ledger(session.id)] == ["PIN given", "PIN given"]
+
+    def test_a_transcript_sent_whole_is_masked_before_it_is_prompted(
+        self, pipeline: Pipeline, fake_responder: FakeResponder
+    ):
+        pipeline.answer_transcript(
+            [
+                Message("assistant", "Right, and your PIN as well please."),
+                Message("user", "3941"),
+                Message("assistant", "Thanks."),
+                Message("user", "My card number is 4111 1111 1111 1111, is it blocked?"),
+            ]
+        )
+        prompt = "".join(m.content for m in fake_responder.prompts[0])
+        assert "3941" not in prompt and "4111 1111" not in prompt
+        assert "[PIN withheld]" in prompt and "[card ending 1111]" in prompt
+
+    def test_an_answer_that_repeats_a_secret_is_flagged(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        self.flagging(pipeline)
+        session = pipeline.new_session()
+        fake_responder.replies = ["Your PIN is 1234."]
+        result = pipeline.answer(session.id, "What is my PIN?")
+        assert [(f.entity.kind, f.status) for f in result.record.check.findings] == [("secret", "unsupported")]
+
+
+class TestSecretMaskingSetting:
+    def test_masking_is_on_by_default_and_follows_the_setting(self, settings, store, fake_responder):
+        import dataclasses as dc
+
+        from appliance.app import pipeline_settings
+        from appliance.context import POLICIES
+
+        on = pipeline_settings(settings)
+        assert on.mask_secrets
+        for mask, expect_pin in ((True, False), (False, True)):
+            pipeline = Pipeline(store, fake_responder, POLICIES, dc.replace(on, mask_secrets=mask))
+            session = pipeline.new_session()
+            pipeline.answer(session.id, "My PIN is 7402, please help")
+            stored = store.turns(session.id)[0].text
+            assert ("7402" in stored) == expect_pin

@@ -204,3 +204,64 @@ class TestLanguage:
 
         with pytest.raises(ConfigError, match="'zz'"):
             summarizer.detect_language("some words here", ("en", "zz"))
+
+
+BANK = (
+    Turn("s", 0, "customer", "Hi, this is Dana Whitfield. My PIN is 7402 and my balance shows 9758 in credit."),
+    Turn("s", 1, "agent", "Thank you. Your date of birth, please?"),
+    Turn("s", 2, "customer", "10/08/1980"),
+    Turn("s", 3, "agent", "Thank you, your account is verified."),
+)
+BANK_DE = (
+    Turn("s", 0, "customer", "Guten Tag, meine Geheimzahl ist 7402, mein Kontostand ist 9758 im Plus."),
+    Turn("s", 1, "agent", "Danke, Ihr Konto ist bestätigt."),
+)
+
+
+def check_bank(text: str, turns: tuple[Turn, ...] = BANK, *, keys: bool = True) -> summarizer.Validation:
+    from appliance.facts.entities import index_keys, lookup_keys
+
+    matching = {"index": index_keys, "lookup": lookup_keys} if keys else {}
+    return validate(
+        text,
+        source_turns=turns,
+        previous=None,
+        transcript_text="\n".join(t.text for t in turns),
+        cap_tokens=250,
+        counter=Words(),
+        extract=extract,
+        language=None,
+        **matching,
+    )
+
+
+class TestSecretsAndOtherForms:
+    """Item 8 of issue 14: no false rejections for a fact stated in another form, and no secret ever."""
+
+    def test_an_amount_stated_in_another_form_is_not_invented(self):
+        text = "Issue and status: balance query.\nIdentifiers, dates, amounts: balance $9758; born October 8, 1980."
+        verdict = check_bank(text)
+        assert verdict.ok and verdict.text == text and verdict.reason == ""
+        # without the entity normaliser's keys the same summary loses its facts line
+        assert "invented" in check_bank(text, keys=False).reason
+
+    def test_a_pin_is_removed_however_it_is_written(self):
+        for line in ("Verification: PIN of 7402 given.", "Verification: PIN: 7402", "Verification: pin number 7402"):
+            text = f"Issue and status: balance query for Dana Whitfield.\n{line}\nCurrent state: verified."
+            verdict = check_bank(text)
+            assert verdict.ok and "7402" not in verdict.text and "removed a secret (pin)" in verdict.reason
+            assert "7402" not in verdict.reason
+
+    def test_a_summary_that_is_mostly_a_secret_is_rejected_and_stored_without_it(self):
+        verdict = check_bank("Verification: PIN 7402 and CVV 123 given by the customer on the phone today.")
+        assert not verdict.ok and "secret" in verdict.reason
+        assert "7402" not in verdict.text and "123" not in verdict.text and "7402" not in verdict.reason
+
+    def test_german(self):
+        text = "Anliegen: Kontostand.\nPrüfung: Geheimzahl ist 7402.\nBeträge: 9758 im Plus, also €9758."
+        verdict = check_bank(text, BANK_DE)
+        assert verdict.ok and "7402" not in verdict.text and "€9758" in verdict.text
+
+    def test_a_masked_pin_is_no_secret(self):
+        verdict = check_bank("Verification: [PIN withheld] given; identity verified.")
+        assert verdict.ok and verdict.reason == ""

@@ -330,3 +330,43 @@ def test_real_summarizer_makes_a_rolling_summary_of_a_real_dialogue(store: Store
     for v in accepted:
         facts = [e for e in extract(v.text) if e.kind not in SOFT_KINDS]
         assert facts and all(squash(e.text) in squash(transcript) for e in facts), v.text
+
+
+class TestFactsInOtherFormsAndSecrets:
+    """The worker validates with the entity normaliser's keys, and no secret is stored in any version."""
+
+    BANK = (
+        ("customer", "Hello, my balance shows 9758 in credit and my PIN is 7402."),
+        ("agent", "Thanks. Your date of birth, please?"),
+        ("customer", "10/08/1980"),
+        ("agent", "Thank you, you are verified."),
+    )
+
+    def test_a_fact_in_another_form_is_accepted(self, store: Store, session_id: str):
+        text = "Issue and status: balance check, $9758 in credit; born October 8, 1980."
+        worker = make(store, FakeSummarizer([text]), start=False)
+        record(store, session_id, None, self.BANK)
+        (version,) = worker.run_once(session_id)
+        assert version.status == "accepted" and version.text == text and version.reason == ""
+
+    def test_a_secret_is_removed_and_a_secret_only_version_is_stored_without_it(self, store: Store, session_id: str):
+        worker = make(
+            store, FakeSummarizer(["Verification: PIN 7402 given by the customer over the phone."]), start=False
+        )
+        record(store, session_id, None, self.BANK)
+        (version,) = worker.run_once(session_id)
+        assert version.status == "rejected" and "secret" in version.reason
+        stored = "\n".join(f"{v.text} {v.reason}" for v in store.summaries(session_id))
+        assert "7402" not in stored
+
+    def test_a_bare_pin_the_transcript_holds_is_removed_even_without_its_cue(self, store: Store, session_id: str):
+        # stored as given (privacy.mask_secrets off, or written before it): "3941" answers a PIN request
+        turns = (("agent", "Right, and your PIN as well please."), ("customer", "3941"), *self.BANK[1:])
+        text = (
+            "Issue and status: the customer asked for the balance of their account and the agent verified them.\n"
+            "Identifiers, dates, amounts: 3941, 10/08/1980."
+        )
+        worker = make(store, FakeSummarizer([text]), start=False)
+        record(store, session_id, None, turns)
+        (version,) = worker.run_once(session_id)
+        assert version.status == "accepted" and "3941" not in version.text and "secret" in version.reason

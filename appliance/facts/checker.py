@@ -10,7 +10,11 @@ ledger, the summary, the full transcript and the current question:
   right value;
 - found nowhere else → ``unsupported``;
 - equal to a value the customer has since corrected (a superseded single-valued slot such as
-  ``phone:customer``) → ``contradiction`` with the current value.
+  ``phone:customer``) → ``contradiction`` with the current value;
+- a name the answer calls the customer by ("Thanks, Sarah Green", "your name is John Smith") that
+  is not the customer's name in the ledger → ``contradiction`` with that name, and likewise a date
+  of birth that is not theirs;
+- a secret (a PIN, a card security code...) → always a finding: it is never to be repeated.
 
 Pure functions, imports only leaves; what to do about findings (flag, regenerate, redact) is
 decided by the caller with :func:`redact` and :func:`strict_instruction`.
@@ -21,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
 
+from appliance.facts import names
 from appliance.facts.entities import compact, extract, family, fold_words, index_keys, lookup_keys, spaced
-from appliance.types import CheckResult, Entity, Finding, LedgerEntry, Turn
+from appliance.types import CheckResult, Entity, Finding, LedgerEntry, Turn, current_facts
 
 # Codes shorter than this are not searched for inside running text (too many chance hits).
 MIN_SUBSTRING = 4
@@ -59,7 +64,7 @@ class _Sources:
             return all(w in self.words for w in e.norm.split())
         if e.kind == "commitment":
             return f" {e.norm} " in f" {self.spaced} "
-        if family(e.kind) in ("id", "email") and len(e.norm) >= MIN_SUBSTRING:
+        if family(e.kind) in ("id", "email", "address") and len(e.norm) >= MIN_SUBSTRING:
             # a code written across tokens or in a form no extractor saw ("CB2 3QB" in a list)
             return compact(e.norm) in self.compact
         return False
@@ -120,16 +125,35 @@ def check(
         return CheckResult(checked=0)
     sources = _Sources(ledger, [summary, question], [t.text for t in transcript])
     stale = _stale(ledger)
+    own = _customer_facts(ledger)
     findings: list[Finding] = []
     for e in entities:
+        if e.kind == "secret":
+            findings.append(Finding(e, "unsupported"))
+            continue
+        given = own.get("name") if e.kind == "name" and names.role(answer, e.start, e.end) == "addressee" else None
+        if given is not None and not any(set(e.norm.split()) <= set(n.split()) for n in _own_names(ledger)):
+            findings.append(Finding(e, "contradiction", expected=given.value))
+            continue
         if sources.supports(e):
             replaced = stale.get(_key(e))
             if replaced is not None:
                 findings.append(Finding(e, "contradiction", expected=replaced.value))
             continue
-        near = nearest(e, ledger)
+        near = nearest(e, ledger) or (own.get("birthdate") if e.kind == "birthdate" else None)
         findings.append(Finding(e, "contradiction", expected=near.value) if near else Finding(e, "unsupported"))
     return CheckResult(findings=tuple(findings), checked=len(entities))
+
+
+def _customer_facts(ledger: Sequence[LedgerEntry]) -> dict[str, LedgerEntry]:
+    """The customer's current name and date of birth, by kind (``name:customer``...)."""
+    return {e.kind: e for e in current_facts(ledger) if e.slot in ("name:customer", "birthdate:customer")}
+
+
+def _own_names(ledger: Sequence[LedgerEntry]) -> set[str]:
+    """Every name the customer has given as theirs: a session may pass from one person to another
+    ("this is Mark, her husband"), and calling either by their name is no contradiction."""
+    return {e.norm for e in ledger if e.slot == "name:customer"}
 
 
 def _key(e: Entity | LedgerEntry) -> tuple[str, str]:

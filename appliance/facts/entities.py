@@ -17,151 +17,58 @@ reference       booking/confirmation codes, train IDs, generic codes: ``w9945xis
 order, case     codes after an order/invoice/tracking or case/ticket/claim label
 account         account and card fragments ("ending 4821" → ``4821``), IBANs
 number          an unlabelled run of 5+ digits (likely an identifier): ``40001``
-amount          canonical number + ISO currency: ``1234.5eur``, ``5gbp``
-date            ``03-03`` (month-day), ``2026-03-01``, ``12/03`` (order unknown), ``saturday``
+amount          canonical number + ISO currency: ``1234.5eur``, ``5gbp``; without one where the
+                words say money ("9758 in credit", "balance is 7762"): ``9758``
+date            ``03-03`` (month-day), ``2026-03-01``, ``12/03`` (order unknown), ``saturday``,
+                ``~11`` (a day alone, "on the 11th")
+birthdate       a date after a birth cue ("D.O.B is 04/04/1990"), in the form of dates
 time            ``19:45``; 12-hour times without am/pm keep both readings: ``04:30|16:30``
 phone           digits only, ``+`` kept for international numbers: ``+441223842725``
 email           lower-case address
 postcode        lower-case, no spaces: ``cb23qb``
-name            lower-case words without accents: ``dana whitfield``
+name            lower-case words without accents: ``dana whitfield`` (:mod:`appliance.facts.names`)
+address         after "my address is" / "your address is": its words, ``12 main street``
+secret          a PIN, card security code, password, one-time code or full card number
+                (:mod:`appliance.facts.secrets`): the norm is its kind, ``pin``, never its value
 commitment      the deadline's target as words: ``5 business days``, ``friday``, ``18 30``
 ==============  =====================================================================
+
+Identifiers of letters only are codes after a label ("the reference number is WZNKIUGX"). What a
+bare reply carries ("Yes, Sarah Brown." after "your name?") is read in :mod:`appliance.facts.slots`.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
+from appliance.facts import names, secrets
+from appliance.facts.amounts import AMOUNT, BARE_AMOUNT, amount_norm, parse_number, plain
+from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
+from appliance.facts.text import APOS, MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
 from appliance.types import Entity
 
-# Kinds whose values are codes: a wrong character in one of them is a contradiction of the others.
-IDENTIFIER_KINDS = frozenset({"reference", "order", "case", "account", "number", "postcode"})
-
-# Helpers ------------------------------------------------------------------------------------------
-
-_APOS = "['’]"
-
-
-def _digits(text: str) -> str:
-    """ASCII digits of ``text`` (Unicode digits such as ``٣`` or ``３`` included)."""
-    return "".join(str(unicodedata.digit(c)) for c in text if c.isdigit())
-
-
-def _compact(text: str) -> str:
-    """Lower case, letters and digits only, accents removed: the form codes are compared in."""
-    return "".join(c for c in _fold(text) if c.isalnum())
-
-
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def _words(*alternatives: str) -> str:
-    """A non-capturing alternation, longest first so that "thursday" wins over "thu"."""
-    return "(?:" + "|".join(sorted(alternatives, key=len, reverse=True)) + ")"
-
-
-# Months and weekdays in the configured stage languages; dates are compared as month-day numbers.
-_MONTHS: dict[str, int] = {}
-for _number, _spellings in enumerate(
-    [
-        "january jan januar janvier enero januari jänner",
-        "february feb februar février fevrier febrero februari",
-        "march mar märz maerz mars marzo maart",
-        "april apr avril abril",
-        "may mai mayo mei",
-        "june jun juni juin junio",
-        "july jul juli juillet julio",
-        "august aug août aout agosto augustus",
-        "september sep sept septembre septiembre",
-        "october oct oktober octobre octubre",
-        "november nov novembre noviembre",
-        "december dec dezember décembre decembre diciembre",
-    ],
-    start=1,
-):
-    for _name in _spellings.split():
-        _MONTHS[_name] = _number
-
-_WEEKDAYS: dict[str, str] = {}
-for _canon, _spellings in {
-    "monday": "monday montag lundi lunes maandag",
-    "tuesday": "tuesday dienstag mardi martes dinsdag",
-    "wednesday": "wednesday mittwoch mercredi miércoles miercoles woensdag",
-    "thursday": "thursday donnerstag jeudi jueves donderdag",
-    "friday": "friday freitag vendredi viernes vrijdag",
-    "saturday": "saturday samstag sonnabend samedi sábado sabado zaterdag",
-    "sunday": "sunday sonntag dimanche domingo zondag",
-}.items():
-    for _name in _spellings.split():
-        _WEEKDAYS[_name] = _canon
+# Matching forms and keys live in their own modules; they are re-exported here for the callers.
+__all__ = [
+    "IDENTIFIER_KINDS",
+    "compact",
+    "extract",
+    "family",
+    "fold_words",
+    "index_keys",
+    "introduces_self",
+    "lookup_keys",
+    "parse_number",
+    "spaced",
+]
 
 # Short month forms only with a day next to them ("Mar 3"), and never "may"/"mar" alone.
-_MONTH_RE = _words(*(re.escape(m) for m in _MONTHS))
+_MONTH_RE = alternation(*(re.escape(m) for m in MONTHS))
 _ORD = r"(?:st|nd|rd|th|er|e|º|°|\.)?"
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 _YEAR = r"(?:19|20)\d\d"
 
-# Currencies: symbol or word → ISO code. "$" alone is read as USD; "C$", "A$" are their own.
-_SYMBOLS = {
-    "US$": "USD",
-    "C$": "CAD",
-    "CA$": "CAD",
-    "A$": "AUD",
-    "AU$": "AUD",
-    "NZ$": "NZD",
-    "R$": "BRL",
-    "HK$": "HKD",
-    "S$": "SGD",
-    "$": "USD",
-    "€": "EUR",
-    "£": "GBP",
-    "¥": "JPY",
-    "₹": "INR",
-    "₩": "KRW",
-    "₽": "RUB",
-    "₺": "TRY",
-    "₪": "ILS",
-    "₫": "VND",
-    "฿": "THB",
-    "₱": "PHP",
-    "zł": "PLN",
-}
-_CODES = (
-    "USD EUR GBP JPY CHF CAD AUD NZD SEK NOK DKK PLN CZK HUF INR CNY RMB HKD SGD ZAR BRL MXN KRW "
-    "ILS AED SAR THB PHP IDR MYR VND RON BGN ISK"
-).split()
-_WORDS = {
-    "dollars": "USD",
-    "dollar": "USD",
-    "bucks": "USD",
-    "euros": "EUR",
-    "euro": "EUR",
-    "pounds": "GBP",
-    "pound": "GBP",
-    "quid": "GBP",
-    "yen": "JPY",
-    "francs": "CHF",
-    "franken": "CHF",
-    "rupees": "INR",
-    "yuan": "CNY",
-    "kronor": "SEK",
-    "kroner": "NOK",
-    "pesos": "MXN",
-    "reais": "BRL",
-}
-# "cents" is read as US cents: a guess, but the same guess on both sides of a comparison.
-_SUBUNITS = {"cents": "USD", "cent": "USD", "pence": "GBP", "p": "GBP", "ct": "EUR"}
-
-_NUMBER = r"\d{1,3}(?:[,.\u00a0\u202f' ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
-_SYMBOL_RE = _words(*(re.escape(s) for s in _SYMBOLS))
-_CODE_RE = _words(*_CODES)
-_WORD_RE = _words(*_WORDS)
 
 # Patterns ----------------------------------------------------------------------------------------
 
@@ -170,7 +77,8 @@ _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?!\
 _ID_VALUE = r"#?\s?(?P<value>[A-Za-z0-9](?:[A-Za-z0-9/-]*[A-Za-z0-9])?)"
 # German writes labels as compounds ("Kundennummer"), hence the optional "nummer".
 _LABELS = {
-    "reference": r"ref(?:erence)?|booking|confirmation|reservation|buchung|referenz|référence|reserva|boeking",
+    "reference": r"ref(?:erence)?|booking|confirmation|reservation|buchungs?|reservierungs?|bestätigungs?|referenz|"
+    r"référence|reserva|boeking",
     "order": r"order|invoice|tracking|parcel|shipment|receipt|bestellung|bestell|auftrags?|rechnungs?|sendungs?|"
     r"commande|facture|pedido|factura|bestelling|factuur",
     "case": r"case|ticket|claim|complaint|incident|request|fall|vorgangs?|dossier|caso|zaak",
@@ -198,7 +106,16 @@ _DAY_MONTH = re.compile(
 _MONTH_DAY = re.compile(
     rf"(?i)(?<!\w)(?P<m>{_MONTH_RE})\.?\s+(?:the\s+)?(?P<d>{_DAY}){_ORD}(?!\w)(?:,?\s+(?P<y>{_YEAR}))?"
 )
-_WEEKDAY = re.compile(r"(?i)(?<!\w)(?P<w>" + _words(*_WEEKDAYS) + r")(?!\w)")
+# A day of the month alone, where the words say date: "on the 11th", "to 25th", "the 12th of this
+# month"; not "5th and Main", "the 2nd floor".
+_ORDINAL_DAY = re.compile(
+    r"(?i)(?:(?<!\w)(?:the|on|to|through|thru|till|until|from|by|before|after|month)\s+|[-–]\s*)"
+    r"(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)(?!\w)"
+    r"(?!\s+(?:and|floor|floors|fl|street|st|avenue|ave|place|row|century|grade|birthday|anniversary|time|times|"
+    r"round|edition|generation|option|choice|person|people)\b)"
+    r"|(?<![\w/.-])(?P<d2>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)(?=\s+of\s+(?:this|next|the\s+next|the\s+following)\s+month)"
+)
+_WEEKDAY = re.compile(r"(?i)(?<!\w)(?P<w>" + alternation(*WEEKDAYS) + r")(?!\w)")
 
 _AMPM = r"(?P<ampm>(?:[ap]\.\s?m\.|[ap]\s?m)(?!\w))"  # "5pm." ends a sentence; "5 p.m." keeps its dot
 _TIME = re.compile(
@@ -211,12 +128,6 @@ _TIME_WORDS = re.compile(
     rf"|\s+(?P<part2>in the (?:morning|afternoon|evening)|at night))"
 )
 
-_AMOUNT = re.compile(
-    rf"(?<![\w.,])(?:(?P<sym>{_SYMBOL_RE})\s?(?P<n1>{_NUMBER})(?:\s?(?P<tail1>{_WORD_RE}))?"
-    rf"|(?i:(?P<code>{_CODE_RE}))\s?(?P<n2>{_NUMBER})"
-    rf"|(?P<n3>{_NUMBER})\s?(?:(?P<sym3>{_SYMBOL_RE})|(?i:(?P<code3>{_CODE_RE})|(?P<word3>{_WORD_RE})"
-    rf"|(?P<sub3>cents?|pence|ct)|(?P<p3>p)(?=\s|$))))(?![\w])"
-)
 
 # Possessive groups: a long run of digits must not make the engine try every way to split it.
 _PHONE = re.compile(
@@ -245,44 +156,6 @@ _NOT_CODE = re.compile(
 )
 _LONG_NUMBER = re.compile(r"(?<![\w.,@/:-])#?(?P<value>\d{5,})(?![\w@]|[.,:]\d)")
 
-_NAME_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
-_PARTICLES = frozenset("van von de der den del la le da di du ten ter al bin".split())
-_NAME_BODY = rf"(?P<name>{_NAME_WORD}(?:\s+(?:(?:{'|'.join(_PARTICLES)})\s+)?{_NAME_WORD}){{0,2}})"
-_NAME_CUES = re.compile(
-    r"(?<!\w)(?i:my\s+name\s+is|my\s+name\s*" + _APOS + r"\s*s|name\s*" + _APOS + r"\s*s|call\s+me|"
-    r"i\s*" + _APOS + r"\s*m|i\s+am|speaking\s+with|you\s*" + _APOS + r"\s*re\s+speaking\s+to|"
-    r"mein\s+name\s+ist|ich\s+heiße|ich\s+heisse|je\s+m\s*" + _APOS + r"\s*appelle|je\s+suis|"
-    r"mon\s+nom\s+est|me\s+llamo|mi\s+nombre\s+es|soy|ik\s+heet|mijn\s+naam\s+is|ik\s+ben)\s+" + _NAME_BODY
-)
-# "This is Tom" introduces someone only at the start of a sentence or after a greeting, and only
-# when the name ends the clause ("this is Tom from billing", not "this is Holy Trinity Church").
-_THIS_IS = re.compile(
-    r"(?:^|[.!?,;]\s*|(?i:hi|hello|hey|good\s+(?:morning|afternoon|evening))\W+)(?i:this\s+is)\s+"
-    r"(?P<name>" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?)(?=\s*(?:[,.!?;]|$|(?i:from|speaking|here|with|at)\b))"
-)
-_HONORIFIC = re.compile(
-    r"(?<!\w)(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Herr|Frau|Mme|Mlle|Monsieur|Madame|Sr|Sra|Srta|Señor|Señora|Dhr|Mevr)"
-    r"\.?\s+" + _NAME_BODY
-)
-_GREETING_NAME = re.compile(
-    r"(?i:(?<!\w)(?:hi|hello|hey|dear|thanks|thank\s+you|welcome|bye|goodbye|sorry|hallo|bonjour|hola|danke|merci|gracias))"
-    r",?\s+(?P<name>" + _NAME_WORD + r")(?=\s*[,.!?;]|\s*$)"
-)
-# Words that follow "I'm", "this is", "thanks," without being a name.
-_NOT_NAMES = frozenset(
-    """
-    a an the this that it i you he she we they me my your our his her their sir madam maam ma'am miss
-    sorry afraid not so very really just also here there back glad happy sure okay ok fine good great
-    looking interested trying going calling writing wondering hoping planning traveling travelling
-    coming staying visiting new still done ready able unable unsure confused calling again all
-    everyone everybody anyone someone team guys folks again much lot lots everything anything nothing
-    bye goodbye welcome hello hi hey yes no please thanks thank cheers ja nein oui non si sí nee
-    customer service support agent calling from with in on at for to of by about
-    american canadian british english german french spanish dutch italian irish scottish australian
-    mr mrs ms mx dr prof herr frau mme mlle monsieur madame sr sra srta señor señora dhr mevr
-    """.split()
-)
-
 _NUMBER_WORDS = r"(?:\d{1,3}(?:\s?[-–]\s?\d{1,3}|\s(?:to|or)\s\d{1,3})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|thirty|a|an|a\s+few|a\s+couple\s+of)"
 _DEADLINE = (
     rf"(?:within|in|inside|under)\s+(?:the\s+next\s+)?{_NUMBER_WORDS}[\s-]+(?:(?:business|working|calendar)\s+)?"
@@ -294,7 +167,7 @@ _DEADLINE = (
 )
 _COMMITMENT = re.compile(
     r"(?i)(?<!\w)(?P<lead>(?:we|i|you|it|someone|somebody|they|he|she|our\s+\w+|your\s+\w+|the\s+\w+|"
-    r"a\s+\w+|an\s+\w+)\s*(?:" + _APOS + r"ll|will|shall|should|are\s+going\s+to|is\s+going\s+to|am\s+going\s+to|"
+    r"a\s+\w+|an\s+\w+)\s*(?:" + APOS + r"ll|will|shall|should|are\s+going\s+to|is\s+going\s+to|am\s+going\s+to|"
     r"promise\s+to|guarantee\s+to|can\s+expect)"
     r"|(?:refund|reimbursement|replacement|delivery|callback|call\s+back|response|reply|credit|payment|"
     r"confirmation|answer|decision|update)s?)"
@@ -310,6 +183,19 @@ _CLOCK = re.compile(r"\d:\d\d|\d\s?[ap]\.?m")
 
 
 _ANY_DIGIT = re.compile(r"\d")
+_CAPITALS = re.compile(r"[A-Z]{5}")
+
+_ADDRESS_END = re.compile(r"(?i),?\s+(?:and|und|et|y|en|but|aber)\s+|\s+(?:phone|tel|telephone|telefon)\b")
+_BIRTH_CUE = re.compile(
+    r"(?i)(?:date\s+of\s+birth|birth\s*date|birthday|d\.?\s?o\.?\s?b\.?|born(?:\s+on|\s+in)?|geburtsdatum|geboren|"
+    r"geburtstag|date\s+de\s+naissance|n[ée]e?\s+le|fecha\s+de\s+nacimiento|nacid[oa]|geboortedatum)"
+    r"(?:\b|(?<=\.))(?:[^.!?]|\.(?!\s)){0,25}$"
+)
+_ADDRESS = re.compile(
+    r"(?i)(?<!\w)(?:(?:my|your)\s+(?:home\s+|billing\s+|delivery\s+|shipping\s+|postal\s+|street\s+)?address"
+    r"|meine\s+(?:adresse|anschrift)|ihre\s+(?:adresse|anschrift)|mon\s+adresse|votre\s+adresse|mi\s+direcci[oó]n|"
+    r"su\s+direcci[oó]n|mijn\s+adres|uw\s+adres)\s*(?:(?:is|was|ist|lautet|est|es)(?!\w)|:)\s*:?\s*(?P<value>[^.!?\n]{4,80})"
+)
 
 Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
@@ -334,13 +220,16 @@ def extract(text: str) -> tuple[Entity, ...]:
 
     for m in _EMAIL.finditer(text):
         add("email", m.start(), m.end(), m.group().casefold())
+    for secret in secrets.find(text):  # before any other kind can claim a PIN's digits
+        add("secret", secret.start, secret.end, secret.kind)
     if _ANY_DIGIT.search(text):  # every pattern below needs a digit; most sentences have none
         for m in _IBAN.finditer(text):
-            add("account", m.start(), m.end(), _compact(m.group()))
+            add("account", m.start(), m.end(), compact(m.group()))
         _dates(text, add)
+        _ordinal_days(text, add, found)
         _times(text, add)
-        for m in _AMOUNT.finditer(text):
-            norm = _amount_norm(m)
+        for m in AMOUNT.finditer(text):
+            norm = amount_norm(m)
             if norm:
                 add("amount", m.start(), m.end(), norm)
         for m in _LABELLED.finditer(text):
@@ -348,32 +237,73 @@ def extract(text: str) -> tuple[Entity, ...]:
             if len(value) < 4 or not any(c.isdigit() for c in value):
                 continue  # "booking was successful", "order 2 pizzas"
             kind = next(k for k in _LABELS if m.group(k))
-            add(kind, m.start("value"), m.end("value"), _compact(value))
+            add(kind, m.start("value"), m.end("value"), compact(value))
         for m in _ACCOUNT_TAIL.finditer(text):
-            add("account", m.start("value"), m.end("value"), _digits(m.group("value")))
+            add("account", m.start("value"), m.end("value"), digits(m.group("value")))
         for m in _PHONE.finditer(text):
             _phone(text, m, add)
         for m in _UK_POSTCODE.finditer(text):
             pc = m.group("pc")
             if any(c.isupper() for c in pc) and any(c.islower() for c in pc):
                 continue  # "Cb2 3qB" is no one's way of writing a postcode; "Tr2 4th" is prose
-            add("postcode", m.start(), m.end(), _compact(pc))
+            add("postcode", m.start(), m.end(), compact(pc))
         for m in _OTHER_POSTCODE.finditer(text):
             group = next(g for g in ("nl", "ca", "zip", "us") if m.group(g))
-            add("postcode", m.start(group), m.end(group), _compact(m.group(group)))
+            add("postcode", m.start(group), m.end(group), compact(m.group(group)))
         for m in _CODE.finditer(text):
             value = m.group("value")
             if len(value.replace("-", "")) >= 5 and not _NOT_CODE.match(value):
-                add("reference", m.start("value"), m.end("value"), _compact(value))
+                add("reference", m.start("value"), m.end("value"), compact(value))
         for m in _LONG_NUMBER.finditer(text):
-            add("number", m.start("value"), m.end("value"), _digits(m.group("value")))
-    _names(text, add)
+            add("number", m.start("value"), m.end("value"), digits(m.group("value")))
+        for m in BARE_AMOUNT.finditer(text):
+            value = parse_number(m["n1"] or m["n2"])
+            if value is not None:
+                add(
+                    "amount",
+                    m.start("n1") if m["n1"] else m.start("n2"),
+                    m.end("n1") if m["n1"] else m.end("n2"),
+                    plain(value),
+                )
+    _letter_codes(text, add)
+    names.find_cued(text, add)
     for m in _WEEKDAY.finditer(text):
-        add("date", m.start(), m.end(), _WEEKDAYS[m.group("w").casefold()])
+        add("date", m.start(), m.end(), WEEKDAYS[m.group("w").casefold()])
     commitments = [_commitment(text, m) for m in _COMMITMENT.finditer(text)]
     found.extend(c for c in commitments if c is not None)
+    found.extend(_addresses(text))  # contain a postcode or a number of their own, like commitments
     found.sort(key=lambda e: (e.start, e.end))
-    return tuple(found)
+    return tuple(_birthdate(text, e) if e.kind == "date" else e for e in found)
+
+
+def _letter_codes(text: str, add: Add) -> None:
+    """Codes of letters only, after a label and a word that introduces a value ("the reference
+    number is WZNKIUGX", "Booking code: QXKTRB"): five capitals or more, in text that is not shouting."""
+    if text.isupper() or not _CAPITALS.search(text):
+        return
+    for m in _LABELLED.finditer(text):
+        value = m.group("value")
+        between = text[m.end("label") : m.start("value")]
+        if len(value) >= 5 and value.isalpha() and value.isupper() and between.strip():
+            kind = next(k for k in _LABELS if m.group(k))
+            add(kind, m.start("value"), m.end("value"), compact(value))
+
+
+def _birthdate(text: str, e: Entity) -> Entity:
+    """A date after a birth cue ("My D.O.B is 04/04/1990", "born on May 11th") is a date of birth."""
+    if _BIRTH_CUE.search(text[max(0, e.start - 40) : e.start]):
+        return Entity(kind="birthdate", text=e.text, start=e.start, end=e.end, norm=e.norm)
+    return e
+
+
+def _addresses(text: str) -> list[Entity]:
+    out = []
+    for m in _ADDRESS.finditer(text):
+        value = _ADDRESS_END.split(m["value"], maxsplit=1)[0].rstrip(" ,;:")
+        if any(c.isdigit() for c in value) or sum(w[:1].isupper() for w in value.split()) >= 2:
+            start = m.start("value")
+            out.append(Entity(kind="address", text=value, start=start, end=start + len(value), norm=spaced(value)))
+    return out
 
 
 def _dates(text: str, add: Add) -> None:
@@ -384,12 +314,12 @@ def _dates(text: str, add: Add) -> None:
             month_word = m["m"].casefold().rstrip(".")
             if month_word in ("may", "mai", "mar", "mei", "jun", "sep", "dec", "jan") and not _clearly_date(m.group()):
                 continue  # "may 5" is a date, but "I may 3..." is not; require an ordinal or a year
-            month = _MONTHS[month_word]
-            day = int(_digits(m["d"]))
+            month = MONTHS[month_word]
+            day = int(digits(m["d"]))
             year = m["y"]
             add("date", m.start(), m.end(), f"{year}-{month:02d}-{day:02d}" if year else f"{month:02d}-{day:02d}")
     for m in _NUM_DATE.finditer(text):
-        a, b = int(_digits(m["a"])), int(_digits(m["b"]))
+        a, b = int(digits(m["a"])), int(digits(m["b"]))
         if m["sep"] == "." and not m["y"]:
             continue  # "12.03" is as likely a price or a time as a date
         if (a > 12 and b > 12) or (len(m["a"]) + len(m["b"]) < 3 and not m["y"]):
@@ -411,16 +341,35 @@ def _dates(text: str, add: Add) -> None:
         )
 
 
+def _ordinal_days(text: str, add: Add, found: list[Entity]) -> None:
+    """A day of the month said alone ("on the 11th", "May 9th to 25th", "the 12th of this month"):
+    in the month of a date just before it in the text, else as the day alone (``~11``)."""
+    for m in _ORDINAL_DAY.finditer(text):
+        group = "d" if m["d"] else "d2"
+        day = int(m[group])
+        month = ""
+        for e in reversed(found):
+            if (
+                e.kind == "date"
+                and e.end <= m.start()
+                and m.start() - e.end <= 25
+                and re.fullmatch(r"(?:\d{4}-)?\d\d-\d\d", e.norm)
+            ):
+                month = e.norm[:-2]
+                break
+        add("date", m.start(group), m.end(), f"{month}{day:02d}" if month else f"~{day:02d}")
+
+
 def _clearly_date(span: str) -> bool:
     return bool(re.search(r"\d(?:st|nd|rd|th)|\d{4}|\bthe\b|\bof\b", span, re.I)) or span[:1].isupper()
 
 
 def _times(text: str, add: Add) -> None:
     for m in _TIME.finditer(text):
-        hour, minute = int(_digits(m["h"])), int(_digits(m["mi"] or m["mi2"]))
+        hour, minute = int(digits(m["h"])), int(digits(m["mi"] or m["mi2"]))
         add("time", m.start(), m.end(), _time_norm(m["h"], hour, minute, m["ampm"], m["part"]))
     for m in _TIME_WORDS.finditer(text):
-        hour = int(_digits(m["h"]))
+        hour = int(digits(m["h"]))
         add("time", m.start(), m.end(), _time_norm(m["h"], hour, 0, m["ampm"], m["part"] or m["part2"]))
 
 
@@ -440,61 +389,10 @@ def _time_norm(raw_hour: str, hour: int, minute: int, ampm: str | None, part: st
     return f"{hour:02d}:{minute:02d}"
 
 
-def _amount_norm(m: re.Match[str]) -> str:
-    raw = m["n1"] or m["n2"] or m["n3"]
-    value = parse_number(raw)
-    if value is None:
-        return ""
-    if m["sym"] or m["sym3"]:
-        currency = _SYMBOLS[m["sym"] or m["sym3"]]
-    elif m["code"] or m["code3"]:
-        currency = (m["code"] or m["code3"]).upper().replace("RMB", "CNY")
-    elif m["word3"]:
-        currency = _WORDS[m["word3"].casefold()]
-    else:
-        sub = (m["sub3"] or m["p3"] or "").casefold()
-        currency = _SUBUNITS.get(sub, "")
-        if not currency:
-            return ""
-        value = value / 100
-    return f"{_plain(value)}{currency.casefold()}"
-
-
-def parse_number(raw: str) -> Decimal | None:
-    """A number written with thousands separators and a decimal point or comma, in any locale.
-
-    With both "," and "." the last one is the decimal mark; with one kind only, it separates
-    thousands when every group after it has three digits ("1,850", "1.234.567"), else it is decimal.
-    """
-    s = raw.replace("\u00a0", " ").replace("\u202f", " ").replace("'", " ")
-    s = "".join(str(unicodedata.digit(c)) if c.isdigit() else c for c in s)
-    marks = [c for c in s if c in ",."]
-    if "," in marks and "." in marks:
-        decimal_mark = marks[-1]
-        s = s.replace("." if decimal_mark == "," else ",", "").replace(" ", "").replace(decimal_mark, ".")
-    elif marks:
-        mark = marks[0]
-        groups = s.replace(" ", "").split(mark)
-        if len(groups) > 2 or all(len(g) == 3 for g in groups[1:]):
-            s = "".join(groups)
-        else:
-            s = s.replace(" ", "").replace(mark, ".")
-    else:
-        s = s.replace(" ", "")
-    try:
-        return Decimal(s)
-    except InvalidOperation:
-        return None
-
-
-def _plain(value: Decimal) -> str:
-    return format(value.normalize(), "f")
-
-
 def _phone(text: str, m: re.Match[str], add: Add) -> None:
     raw = m["num"].rstrip(" .-")
-    digits = _digits(raw)
-    if not 7 <= len(digits) <= 15:
+    number = digits(raw)
+    if not 7 <= len(number) <= 15:
         return
     international = raw.startswith("+") or raw.startswith("00")
     grouped = bool(re.fullmatch(r"\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}", raw))
@@ -504,43 +402,10 @@ def _phone(text: str, m: re.Match[str], add: Add) -> None:
     if " " in raw and not (international or raw.startswith("0") or raw.startswith("(") or cued):
         return  # "5 2010 3" is a list of numbers, not a phone
     if international:
-        norm = "+" + (digits[2:] if raw.startswith("00") else digits)
+        norm = "+" + (number[2:] if raw.startswith("00") else number)
     else:
-        norm = digits
+        norm = number
     add("phone", m.start("num"), m.start("num") + len(raw), norm)
-
-
-def _names(text: str, add: Add) -> None:
-    for pattern in (_NAME_CUES, _THIS_IS, _HONORIFIC, _GREETING_NAME):
-        for m in pattern.finditer(text):
-            start, end = m.start("name"), None
-            for w in re.finditer(r"\S+", m["name"]):
-                word = w.group()
-                if word.casefold() in _PARTICLES and end is not None:
-                    continue
-                if not word[0].isupper() or word.casefold() in _NOT_NAMES:
-                    break
-                end = start + w.end()
-            if end is None:
-                continue
-            first = text[start:end].split()[0]
-            if pattern is not _HONORIFIC and first == text[start:end] and _is_sentence_start_word(first):
-                continue
-            add("name", start, end, " ".join(_fold(w) for w in text[start:end].split()))
-
-
-_COMMON_CAPITALISED = frozenset(
-    """
-    Yes No Sure Please Thanks Thank Hello Hi Hey Okay Ok Great Good Fine Just Also Not Sorry Afraid
-    Here There What Which When Where Why How Can Could Would Will Should Do Does Did Is Are Was Were
-    In On At For To From With About After Before Now Then Today Tomorrow Tonight Yesterday
-    Interested Looking Calling Trying Going Happy Glad Ready Unable Able New Back Done
-    """.split()
-)
-
-
-def _is_sentence_start_word(word: str) -> bool:
-    return word in _COMMON_CAPITALISED or word.casefold() in _WEEKDAYS or word.casefold() in _MONTHS
 
 
 def _commitment(text: str, m: re.Match[str]) -> Entity | None:
@@ -559,74 +424,7 @@ def _commitment(text: str, m: re.Match[str]) -> Entity | None:
     )
 
 
-def compact(text: str) -> str:
-    """The matching form of free text: lower case, letters and digits only, no accents."""
-    return _compact(text)
-
-
-def spaced(text: str) -> str:
-    """Lower-case words and numbers without accents, joined by single spaces (phrases are compared
-    in this form, with spaces around them so that "5 days" is not found in "15 days")."""
-    return " ".join(re.findall(r"[^\W_]+", _fold(text)))
-
-
-def fold_words(text: str) -> frozenset[str]:
-    """The words of ``text``, lower case and without accents (names are looked up word by word)."""
-    return frozenset(re.findall(r"[^\W_]+", _fold(text)))
-
-
-# Matching ----------------------------------------------------------------------------------------
-
-
-def family(kind: str) -> str:
-    """Kinds that may stand for one another: a code read as a postcode in one turn and as a
-    reference in another is still the same code."""
-    return "id" if kind in IDENTIFIER_KINDS else kind
-
-
-def index_keys(kind: str, norm: str) -> tuple[str, ...]:
-    """The keys under which a fact that was said is filed, for :func:`lookup_keys` to find it."""
-    fam = family(kind)
-    if fam == "date":
-        return tuple(f"date:{k}" for k in _date_readings(norm))
-    if fam == "time":
-        return tuple(f"time:{k}" for k in norm.split("|"))
-    if fam == "phone":
-        if norm.startswith("+"):
-            digits = norm[1:]
-            return (f"phone+:{digits}", *(f"phone~:{digits[k:].lstrip('0')}" for k in range(1, 4)))
-        return (f"phone0:{norm.lstrip('0')}",)
-    return (f"{fam}:{norm}",)
-
-
-def lookup_keys(kind: str, norm: str) -> tuple[str, ...]:
-    """The keys that find an answer's fact among :func:`index_keys` of what was said.
-
-    Phones: an international number is the same as a national one that ends in its digits after a
-    country code, but never the same as a different international one (+45 is not +44).
-    """
-    if family(kind) == "phone":
-        if norm.startswith("+"):
-            digits = norm[1:]
-            return (f"phone+:{digits}", *(f"phone0:{digits[k:].lstrip('0')}" for k in range(1, 4)))
-        nsn = norm.lstrip("0")
-        return (f"phone0:{nsn}", f"phone~:{nsn}")
-    return index_keys(kind, norm)
-
-
-def _date_readings(norm: str) -> tuple[str, ...]:
-    """A date and the shorter forms it may be quoted in: with and without its year, and both
-    day-month orders of an ambiguous "12/03"."""
-    year, _, rest = norm.partition("-") if re.match(r"\d{4}-", norm) else ("", "", norm)
-    if not year and re.match(r"\d{4}/", norm):
-        year, rest = norm[:4], norm[5:]
-    if "/" in rest:
-        a, b = rest.split("/")
-        return (norm, rest, f"{a}-{b}", f"{b}-{a}")
-    return (norm, rest) if year else (norm,)
-
-
 def introduces_self(text: str, entity: Entity) -> bool:
     """Whether a name in ``text`` is the speaker's own ("my name is Dana", "this is Tom") rather than
     the name of the person spoken to ("Thanks, Dana", "Mr. Whitfield")."""
-    return any(m.start("name") == entity.start for p in (_NAME_CUES, _THIS_IS) for m in p.finditer(text))
+    return names.introduces_self(text, entity.start)

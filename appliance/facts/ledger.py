@@ -1,7 +1,7 @@
 """The fact ledger: every identifier, amount, date, name and commitment said in a conversation, by code.
 
 The ledger is what keeps exact facts alive when older turns are summarised: it is extracted from
-each turn with :mod:`appliance.entities` (never by a model), so an order number from turn 3 is still
+each turn with :mod:`appliance.facts.entities` (never by a model), so an order number from turn 3 is still
 character for character in the prompt at turn 90.
 
 Slots say which facts replace one another. Things a customer has only one of at a time (their name,
@@ -10,17 +10,24 @@ a corrected number supersedes the old one in ``appliance.types.current_facts``, 
 else (references, amounts, dates, a restaurant's phone number...) is many-valued: a customer can
 hold two bookings, so each distinct value has its own slot, ``reference=w9945xis``; repeating a
 value only moves it to its latest mention.
+
+A customer's reply is read with the agent's turn before it (:mod:`appliance.facts.slots`): "Yes,
+Sarah Brown." after "Could I get your full name?" is the customer's name. Secrets are never values
+here: a PIN (or its placeholder, once masked) is recorded as ``secret: PIN given`` with its turn,
+and a full card number by its last four digits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from appliance.facts.entities import extract, introduces_self
-from appliance.types import LedgerEntry, Role, Turn
+from appliance.facts import names, secrets, slots
+from appliance.facts.slots import RequestCues
+from appliance.facts.text import digits
+from appliance.types import Entity, LedgerEntry, Role, Turn
 
 # Kinds of which a speaker has one current value (a correction replaces the previous one).
-SINGLE_VALUED = frozenset({"name", "phone", "email", "postcode", "account"})
+SINGLE_VALUED = frozenset({"name", "phone", "email", "postcode", "account", "birthdate", "address"})
 
 
 def slot_for(kind: str, norm: str, speaker: Role) -> str:
@@ -34,33 +41,51 @@ def slot_for(kind: str, norm: str, speaker: Role) -> str:
     return f"{kind}={norm}"
 
 
-def entries_for(turn: Turn) -> tuple[LedgerEntry, ...]:
+def entries_for(turn: Turn, asked: Turn | None = None, *, cues: RequestCues | None = None) -> tuple[LedgerEntry, ...]:
     """The ledger entries of one turn, in the order they occur in its text.
 
-    A name is filed under the person it names: the speaker's own ("my name is Dana") or the other
-    party's ("Thanks, Dana" from the agent names the customer).
+    ``asked`` is the turn just before (the agent's request that a customer's reply answers); ``cues``
+    the request cues (``facts.request_cues`` merged with the built-in ones; None: built-in only).
+    A name is filed under the person it names: the speaker's own ("my name is Dana", a reply to
+    "your name?"), the other party's ("Thanks, Dana" from the agent names the customer), or, for a
+    name spoken of ("your appointment with Dr. Johnson"), its own slot like any many-valued fact.
     """
+    customer = turn.role == "customer"
+    before = asked.text if asked is not None and asked.role != turn.role else None
+    reading = slots.read(turn.text, before, customer=customer, cues=cues)
     out = []
-    for e in extract(turn.text):
-        owner: Role = turn.role
-        if e.kind == "name" and not introduces_self(turn.text, e):
-            owner = "agent" if turn.role == "customer" else "customer"
-        out.append(
-            LedgerEntry(
-                kind=e.kind,
-                value=e.text,
-                turn=turn.index,
-                speaker=turn.role,
-                slot=slot_for(e.kind, e.norm, owner),
-                norm=e.norm,
-            )
-        )
+    for e in reading.entities:
+        kind, value, norm = _recorded(e)
+        if kind == "secret":
+            slot = f"secret={norm}"
+        elif kind == "name" and e.start not in reading.own_names:
+            whose = names.role(turn.text, e.start, e.end)
+            other: Role = "agent" if customer else "customer"
+            slot = f"name={norm}" if whose == "other" else slot_for(kind, norm, turn.role if whose == "self" else other)
+        else:
+            slot = slot_for(kind, norm, turn.role)
+        out.append(LedgerEntry(kind=kind, value=value, turn=turn.index, speaker=turn.role, slot=slot, norm=norm))
     return tuple(out)
 
 
-def entries(turns: Iterable[Turn]) -> tuple[LedgerEntry, ...]:
-    """All entries of a transcript, oldest first."""
-    return tuple(entry for turn in turns for entry in entries_for(turn))
+def _recorded(e: Entity) -> tuple[str, str, str]:
+    """(kind, value, norm) as the ledger keeps an entity: a secret only as the fact that one was given."""
+    if e.kind != "secret":
+        return e.kind, e.text, e.norm
+    if e.norm == "card":
+        last4 = digits(e.text)[-4:]
+        return "account", f"card ending {last4}", last4
+    return "secret", f"{secrets.LABELS.get(e.norm, e.norm)} given", e.norm
+
+
+def entries(turns: Iterable[Turn], *, cues: RequestCues | None = None) -> tuple[LedgerEntry, ...]:
+    """All entries of a transcript, oldest first; each turn read with the one before it."""
+    out: list[LedgerEntry] = []
+    previous: Turn | None = None
+    for turn in turns:
+        out.extend(entries_for(turn, previous, cues=cues))
+        previous = turn
+    return tuple(out)
 
 
 def superseded(entries: Iterable[LedgerEntry]) -> tuple[LedgerEntry, ...]:

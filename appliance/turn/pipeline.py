@@ -21,13 +21,14 @@ from appliance import stage
 from appliance.context import ContextPolicy, PromptSpec
 from appliance.context.tokens import ResponderCounter
 from appliance.errors import ConfigError, InputError, MessageTooLong
-from appliance.facts import checker, ledger
+from appliance.facts import checker, ledger, readback, slots
 from appliance.store import Store
 from appliance.types import (
     ROLES,
     ChatModel,
     CheckResult,
     Generation,
+    LedgerEntry,
     Message,
     OnToken,
     Recaller,
@@ -70,6 +71,9 @@ class PipelineSettings:
     recall_k: int = 3
     recall_min_score: float = 0.3
     refine_prompt: str = REFINE_PROMPT
+    # facts.request_cues (the config's table, merged with the built-in lists by facts/slots.py).
+    request_cues: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
+    mask_secrets: bool = True  # privacy.mask_secrets: secrets are masked before anything is stored
 
 
 class Pipeline:
@@ -171,8 +175,13 @@ class Pipeline:
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         spoken = [m for m in messages[:-1] if m.role != "system"]
         turns = tuple(Turn("", i, "customer" if m.role == "user" else "agent", m.content) for i, m in enumerate(spoken))
+        cues = self.settings.request_cues or None
+        if self.settings.mask_secrets:
+            turns = slots.masked(turns, cues=cues)
         snap = Snapshot(
-            session=Session(id="", created_at=0.0, policy=TRANSCRIPT_POLICY), turns=turns, ledger=ledger.entries(turns)
+            session=Session(id="", created_at=0.0, policy=TRANSCRIPT_POLICY),
+            turns=turns,
+            ledger=ledger.entries(turns, cues=cues),
         )
         return self._answer(
             snap,
@@ -197,10 +206,19 @@ class Pipeline:
         system: str | None = None,
         sampling: Sampling | None = None,
     ) -> TurnResult:
-        """The hot path from a snapshot: stage, recall, context, generate, check, repair, refine, store."""
+        """The hot path from a snapshot: mask, stage, recall, context, generate, check, repair, refine, store.
+
+        Secrets in the message are masked first (``privacy.mask_secrets``): the masked text is what is
+        prompted, checked, stored and summarized. The customer's facts are read with the agent's turn
+        before it, so a bare "Yes, Sarah Brown." after "your name?" is a name.
+        """
         s = self.settings
         sampling = sampling or s.sampling
         session_id = snap.session.id
+        cues = s.request_cues or None
+        if s.mask_secrets:
+            message = slots.mask(message, snap.turns[-6:], cues=cues)
+        asked = snap.turns[-1] if snap.turns else None
         turn_stage = stage.detect(
             snap.turns, message, early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
         )
@@ -222,7 +240,7 @@ class Pipeline:
         with self.answering:
             first = model.generate(prompt.messages, sampling, on_token=on_token, cancel=cancel)
             t3 = time.perf_counter()
-            facts = snap.ledger + ledger.entries_for(customer)
+            facts = snap.ledger + ledger.entries_for(customer, asked, cues=cues)
             summary = snap.summary.text if snap.summary else ""
 
             def check(answer: str) -> CheckResult:
@@ -262,7 +280,7 @@ class Pipeline:
             message,
             final_text,
             record,
-            ledger=facts[len(snap.ledger) :] + ledger.entries_for(agent),
+            ledger=facts[len(snap.ledger) :] + ledger.entries_for(agent, customer, cues=cues),
             expect_index=customer.index,  # a turn stored since the snapshot is a conflict, not a mislabel
         )
         store_ms = (time.perf_counter() - t5) * 1000
@@ -312,31 +330,84 @@ class Pipeline:
         sampling: Sampling,
         cancel: threading.Event | None,
     ) -> tuple[Generation, CheckResult]:
-        """Apply the guard policy to an answer with findings: flag it, redact it, or regenerate once."""
-        if result.ok:
+        """Apply the guard policy to an answer with findings: flag it, redact it, or regenerate once.
+
+        An answer to a read-back question ("what was my account number?") that states none of the
+        ledger's values it asks for has a ``missing`` finding for each. ``flag`` keeps it; ``redact``
+        answers from the ledger in a fixed phrase (action ``readback``); ``regenerate`` retries once
+        with the values named and placed before the question, and if the kept answer still lacks
+        them, answers in the fixed phrase.
+        """
+        said = self._said(snap, message)
+        facts = current_facts(said)
+        req, asked = self._readback(snap, message, said)
+        result = _asked_for(result, asked)
+        missing = readback.lacking(first.text, asked)
+        if result.ok and not missing:
             return first, result
+        found = result.findings  # what the answer states that the conversation does not support
+        result = _with_missing(result, missing)
         policy = self.settings.guard
         if policy == "flag":
             return first, dataclasses.replace(result, action="flag")
+        language = req.language if req is not None else "en"
         if policy == "redact":
+            if missing:
+                return self._from_ledger(first, first, result, check, missing, language)
             text = checker.redact(first.text, result, self.settings.redact_phrase)
             return dataclasses.replace(first, text=text), dataclasses.replace(
                 check(text), action="redact", original=first.text, original_findings=result.findings
             )
-        facts = current_facts(
-            snap.ledger + ledger.entries_for(Turn(snap.session.id, len(snap.turns), "customer", message))
-        )
+        lines = [spec.instruction, checker.strict_instruction(facts, found)]
+        if missing:
+            lines.append(readback.instruction(missing))
         strict = dataclasses.replace(
-            spec, instruction=f"{spec.instruction}\n{checker.strict_instruction(facts, result.findings)}"
+            spec, instruction="\n".join(lines), readback=spec.readback or readback.facts_of(asked)
         )
         retry_prompt = self.policies[snap.session.policy].build(snap, message, strict, counter, recalled)
         second = model.generate(retry_prompt.messages, sampling, cancel=cancel)
-        second_result = check(second.text)
-        if len(second_result.findings) < len(result.findings):  # keep the better answer; a tie keeps the first
+        second_result = _with_missing(_asked_for(check(second.text), asked), readback.lacking(second.text, asked))
+        # keep the better answer; a tie keeps the first
+        kept = second if len(second_result.findings) < len(result.findings) else first
+        still = readback.lacking(kept.text, asked)
+        if still:
+            return self._from_ledger(first, kept, result, check, still, language)
+        if kept is second:
             return second, dataclasses.replace(
                 second_result, action="regenerate", original=first.text, original_findings=result.findings
             )
         return first, dataclasses.replace(result, action="regenerate")
+
+    @staticmethod
+    def _said(snap: Snapshot, message: str) -> tuple[LedgerEntry, ...]:
+        """The session's ledger with the facts of the customer's message (read after the turn before)."""
+        customer = Turn(snap.session.id, len(snap.turns), "customer", message)
+        return snap.ledger + ledger.entries_for(customer, snap.turns[-1] if snap.turns else None)
+
+    def _readback(
+        self, snap: Snapshot, message: str, said: Sequence[LedgerEntry] | None = None
+    ) -> tuple[readback.Request | None, tuple[readback.Asked, ...]]:
+        """What ``message`` asks to have read back, and the ledger's facts that answer it (``None``,
+        ``()`` for any other message). ``readback.facts_of`` of the second is ``PromptSpec.readback``."""
+        req = readback.request(message)
+        if req is None:
+            return None, ()
+        return req, readback.wanted(req, self._said(snap, message) if said is None else said)
+
+    @staticmethod
+    def _from_ledger(
+        first: Generation,
+        kept: Generation,
+        result: CheckResult,
+        check: Callable[[str], CheckResult],
+        missing: Sequence[readback.Asked],
+        language: str,
+    ) -> tuple[Generation, CheckResult]:
+        """The read-back answered from the ledger in a fixed phrase, in the question's language."""
+        text = readback.phrase(missing, language)
+        return dataclasses.replace(kept, text=text), dataclasses.replace(
+            check(text), action="readback", original=first.text, original_findings=result.findings
+        )
 
     def _refine(
         self,
@@ -367,12 +438,18 @@ class Pipeline:
         """Record a turn without generating: a human agent taking over, or a replayed transcript.
 
         The store gives the turn its index; callers that also answer run this in the session's lane.
+        Secrets are masked first and the facts read with the turn before, as in :meth:`answer`.
         """
         if role not in ROLES:
             raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
         message = self.validate_message(text)
         said: Role = "customer" if role == "customer" else "agent"
-        facts = ledger.entries_for(Turn(session_id, -1, said, message))  # -1: stamped by the store
+        cues = self.settings.request_cues or None
+        before = self.store.turns(session_id)[-6:]  # the agent's request a reply answers; secrets just asked for
+        if self.settings.mask_secrets:
+            message = slots.mask(message, before, role=said, cues=cues)
+        asked = before[-1] if before else None
+        facts = ledger.entries_for(Turn(session_id, -1, said, message), asked, cues=cues)  # -1: stamped by the store
         turn = self.store.append_turn(session_id, said, message, ledger=facts)
         self._stored(session_id)
         return turn
@@ -410,6 +487,23 @@ class Pipeline:
     def _stored(self, session_id: str) -> None:
         for hook in self.after_store:
             hook(session_id)
+
+
+def _asked_for(result: CheckResult, asked: Sequence[readback.Asked]) -> CheckResult:
+    """``result`` without findings on the very values the customer asked to have read back: the name
+    given "at the start" is what they asked for, even where a later one has replaced it."""
+    if not asked or result.ok:
+        return result
+    facts = readback.facts_of(asked)
+    kept = tuple(f for f in result.findings if not any(readback.states(f.entity.text, e) for e in facts))
+    return result if len(kept) == len(result.findings) else dataclasses.replace(result, findings=kept)
+
+
+def _with_missing(result: CheckResult, missing: Sequence[readback.Asked]) -> CheckResult:
+    """``result`` with a ``missing`` finding for each value a read-back answer did not state."""
+    if not missing:
+        return result
+    return dataclasses.replace(result, findings=(*result.findings, *readback.findings(missing)))
 
 
 class _Gauge:

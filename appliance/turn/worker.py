@@ -10,7 +10,8 @@ stays current. The context policy then carries the turns after ``covers_to`` ver
 fallback), and the next turn's notification tries again.
 
 Like the pipeline, the worker is a meeting place of stages: it receives the store, the model, the
-settings and the entity extractor, and builds none of them.
+settings and the entity extractor, and builds none of them. The facts part tells the validator which
+forms of a fact are the same and which values of the transcript are secrets.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Any
 
 from appliance import summarizer
 from appliance.config import Settings, SummarizerSettings
-from appliance.errors import ApplianceError, Cancelled
+from appliance.errors import ApplianceError, Cancelled, SessionNotFound
+from appliance.facts import slots
+from appliance.facts.entities import index_keys, lookup_keys
 from appliance.store import Store
 from appliance.summarizer import Extract
 from appliance.types import ChatModel, Sampling, SummaryVersion, Turn
@@ -241,7 +244,13 @@ class SummaryWorker:
         return tuple(stored)
 
     def _step(self, session_id: str) -> SummaryVersion | None:
-        snap = self.store.snapshot(session_id)
+        try:
+            snap = self.store.snapshot(session_id)
+        except SessionNotFound:  # erased since it was queued: nothing to summarize, nothing to keep
+            for bookkeeping in (self._last_full, self._retry_at):
+                bookkeeping.pop(session_id, None)
+            self._full_next.discard(session_id)
+            return None
         if self.policies is not None and snap.session.policy not in self.policies:
             return None  # raw and the seed baselines read no summary
         if snap.session.summary_paused:
@@ -330,6 +339,9 @@ class SummaryWorker:
             extract=self.extract,
             language=language,
             languages=s.languages,
+            index=index_keys,
+            lookup=lookup_keys,
+            secret_values=slots.secret_values(turns),  # none where secrets were masked before storing
         )
         current = self.store.current_summary(session_id)
         if _version(current) != _version(base):

@@ -1,0 +1,234 @@
+"""Secrets: PINs, card security codes, passwords, one-time codes and full card numbers.
+
+They are not facts to repeat. A customer gives a PIN to be checked once, never to be read back, put
+in a summary or shown to a model again; PCI DSS forbids storing a card security code at all and a
+full card number unmasked. So they are found (by a cue in the same message, "my PIN is 7402", or by
+the agent's request just before, "Right, and your PIN as well please." → "3941") and :func:`mask`
+replaces them with a placeholder before anything is stored or prompted: "my PIN is [PIN withheld]",
+"[card ending 1111]". The ledger then records that a secret was given, and when, from the
+placeholder (:func:`given`), never its value.
+
+Pure functions over text; which secrets were asked for comes from :mod:`appliance.facts.slots`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+
+from appliance.facts.text import APOS, digits
+
+_Add = Callable[[str, int, int], None]  # kind, start, end
+
+# Secret kinds and how they are named in a placeholder and in the ledger.
+LABELS = {
+    "pin": "PIN",
+    "cvv": "card security code",
+    "password": "password",
+    "otp": "one-time code",
+}
+KINDS = frozenset(LABELS)
+# Requests for numbers that are not secrets (see appliance.facts.slots).
+_NUMBER_SLOTS = frozenset({"account", "card", "reference", "order", "case", "phone", "postcode", "birthdate"})
+
+_CUES = {
+    "pin": r"pins?|pin[\s-]?(?:number|code)|pincode|geheimzahl|code\s+pin|code\s+secret|code\s+confidentiel|"
+    r"n[uú]mero\s+secreto|clave\s+(?:secreta|personal)",
+    "cvv": r"cvv2?|cvc2?|csc|security\s+code|card\s+security\s+code|card\s+verification\s+(?:code|value)|"
+    r"(?:karten)?prüfnummer|prüfziffer|sicherheitscode|cryptogramme(?:\s+visuel)?|code\s+de\s+s[ée]curit[ée]|"
+    r"c[oó]digo\s+de\s+seguridad|beveiligingscode|verificatiecode\s+van\s+de\s+kaart",
+    "password": r"password|passcode|passphrase|passwort|kennwort|mot\s+de\s+passe|contrase[nñ]a|wachtwoord",
+    "otp": r"one[\s-]?time\s+(?:code|password|passcode|pin)|otp|verification\s+code|sms\s+code|text\s+code|"
+    r"code\s+(?:we|i)\s+(?:just\s+)?(?:sent|texted)(?:\s+you)?|(?-i:m?TAN)|einmal(?:code|passwort)|"
+    r"best[äa]tigungscode\s+(?:per|aus\s+der)\s+sms|verifizierungscode|code\s+de\s+v[ée]rification|"
+    r"code\s+[àa]\s+usage\s+unique|c[oó]digo\s+de\s+verificaci[oó]n|eenmalige\s+code|sms-code",
+}
+# Cheap substring tests first: most messages speak of no secret, and the cue pattern is long.
+_CUE_HINT = re.compile(
+    "pin|cvv|cvc|csc|secur|verif|sicherheit|prüf|crypto|digo|code|beveilig|pass|kennwort|contrase|wachtwoord|"
+    "otp|tan|einmal|geheim|secret|clave"
+)
+_FOUR_DIGITS = re.compile(r"\d{4}")
+_CUE = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(f"(?P<{kind}>{cue})" for kind, cue in _CUES.items()) + r")(?![\w-])")
+_DIGITS = r"(?<![\w.,:/-])\d{3,8}(?![\w]|[.,:/]\d)"
+# Between a cue and its value: a few words that are not another fact's label ("my PIN: either 3941",
+# "PIN ist wohl 7402"), but never across a sentence.
+_FIRST = re.compile(
+    r"(?i)(?:[\s:=,'’\"-]*(?!(?:account|acct|card|phone|mobile|booking|order|reference|room|date|birth|born|"
+    r"zip|postcode|amount|balance|konto|karte|telefon|compte|carte|cuenta|tarjeta|rekening|kaart)(?!\w))"
+    r"[^\W\d_]{1,12}(?![\w])){0,4}?[\s:=,'’\"-]*(?P<v>" + _DIGITS + ")"
+)
+_MORE = re.compile(
+    r"(?i)[\s,?!]*(?:or|oder|ou|o|of|and|und|et|y|en|/|,)?[\s,]*(?:maybe|perhaps|vielleicht|peut-être|quizás|misschien)?"
+    r"\s*\??\s*(?P<v>" + _DIGITS + r")"
+)
+# A bare value in a reply to a request for a secret: not an amount, a time or a date's part.
+_SLOT_VALUE = re.compile(
+    r"(?<![\w.,:/$€£¥#-])\d{3,8}(?![\w%]|[.,:/]\d|\s?(?i:am|pm|dollars?|euros?|pounds?|credits?|years?|days?|"
+    r"hours?|minutes?|people|persons|nights?|kg|km|miles?)(?!\w))"
+)
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_WORD = re.compile(r"\S+")
+# Words after "my password is" that say something about it rather than being it.
+_NOT_PASSWORD = frozenset(
+    """
+    not wrong incorrect invalid expired blocked locked correct right the my your a an too still also being no
+    nicht falsch abgelaufen gesperrt pas incorrect faux bloqué expiré incorrecta bloqueada niet fout verlopen
+    geblokkeerd forgotten lost changed reset
+    """.split()
+)
+_PASSWORD_LEAD = re.compile(r"(?i)\s*(?:(?:is\s+now|is|was|ist|lautet|war|est|es|is)(?!\w)|:|=)\s*['\"“]?")
+
+# Full card numbers: 13-19 digits, in groups of four or in one run; a cue or the Luhn check says card.
+_CARD = re.compile(r"(?<![\w+-])(?:\d{4}[ -]){3}\d{1,7}(?![\w-]|[.,]\d)|(?<![\w+-])\d{13,19}(?![\w-]|[.,]\d)")
+_CARD_CUE = re.compile(
+    r"(?i)(?:card|visa|master\s?card|amex|american\s+express|maestro|discover|credit|debit|karte|kreditkarte|"
+    r"carte|tarjeta|kaart|creditcard)\W+(?:\w+\W+){0,4}$"
+)
+_NOT_CARD_CUE = re.compile(
+    r"(?i)(?:account|acct|iban|konto|compte|cuenta|rekening|phone|tel|mobile|order|booking|reference|tracking|"
+    r"member|customer|policy)\W+(?:\w+\W+){0,3}$"
+)
+_PLACEHOLDER = re.compile(r"\[(?P<label>" + "|".join(re.escape(v) for v in LABELS.values()) + r") withheld\]")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """One secret in a text: its kind (``pin``, ``cvv``, ``password``, ``otp``, ``card``) and span."""
+
+    kind: str
+    start: int
+    end: int
+
+
+def find(text: str, asked: Collection[str] = (), recent: Collection[str] = ()) -> tuple[Secret, ...]:
+    """The secrets of ``text``, in order: after a cue, and where the agent's turn just before asked
+    for one (``asked``: the kinds it asked for), every value of that shape in the reply.
+
+    ``recent``: secret kinds the last few turns spoke of ("I can't remember my PIN", then "What was
+    your mother's maiden name?" → "Hold on, I think it's either 3100 or 7402"): a bare number of
+    four to six digits that is not a year is taken for one of them too.
+    """
+    found: list[Secret] = []
+
+    def add(kind: str, start: int, end: int) -> None:
+        if not any(start < s.end and s.start < end for s in found):
+            found.append(Secret(kind, start, end))
+
+    if _FOUR_DIGITS.search(text):
+        for m in _CARD.finditer(text):
+            if _is_card(text, m.start(), m.group()):
+                add("card", m.start(), m.end())
+    cues = _CUE.finditer(text) if _CUE_HINT.search(text.casefold()) else ()
+    for m in cues:
+        kind = next(k for k in _CUES if m.group(k))
+        if kind == "password":
+            _password(text, m.end(), add)
+            continue
+        first = _FIRST.match(text, m.end())
+        if first is None:
+            continue
+        add(kind, first.start("v"), first.end("v"))
+        pos = first.end()
+        while (more := _MORE.match(text, pos)) is not None:
+            add(kind, more.start("v"), more.end("v"))
+            pos = more.end()
+    digit_kinds = [k for k in ("pin", "cvv", "otp") if k in asked]
+    if digit_kinds:
+        # asked for a PIN and an account number at once, the longer number is the account's
+        longest = 4 if digit_kinds == ["cvv"] else 6 if _NUMBER_SLOTS & set(asked) else 8
+        for m in _SLOT_VALUE.finditer(text):
+            if len(m.group()) <= longest:
+                add(digit_kinds[0], m.start(), m.end())
+    late = [k for k in ("pin", "otp", "cvv") if k in recent]
+    if late and not digit_kinds:
+        for m in _SLOT_VALUE.finditer(text):
+            if 4 <= len(m.group()) <= 6 and not _YEAR.fullmatch(m.group()):
+                add(late[0], m.start(), m.end())
+    if "password" in asked and not any(s.kind == "password" for s in found):
+        _bare_password(text, add)
+    found.sort(key=lambda s: s.start)
+    return tuple(found)
+
+
+def mask(text: str, asked: Collection[str] = (), recent: Collection[str] = ()) -> str:
+    """``text`` with every secret replaced: "[PIN withheld]", and a card number by its last four
+    digits, "[card ending 1111]"."""
+    return masked(text, find(text, asked, recent))
+
+
+def masked(text: str, found: Sequence[Secret]) -> str:
+    """``text`` with the secrets ``found`` in it replaced by their placeholders."""
+    out = text
+    for s in sorted(found, key=lambda s: s.start, reverse=True):
+        if s.kind == "card":
+            placeholder = f"[card ending {digits(text[s.start : s.end])[-4:]}]"
+        else:
+            placeholder = f"[{LABELS[s.kind]} withheld]"
+        out = out[: s.start] + placeholder + out[s.end :]
+    return out
+
+
+def mentioned(text: str) -> frozenset[str]:
+    """The secret kinds ``text`` speaks of ("I forgot my PIN"), with or without a value."""
+    if not _CUE_HINT.search(text.casefold()):
+        return frozenset()
+    return frozenset(next(k for k in _CUES if m.group(k)) for m in _CUE.finditer(text))
+
+
+def given(text: str) -> tuple[tuple[str, int, int], ...]:
+    """The secrets a masked text says were given: ``(kind, start, end)`` of each placeholder."""
+    by_label = {label: kind for kind, label in LABELS.items()}
+    return tuple((by_label[m["label"]], m.start(), m.end()) for m in _PLACEHOLDER.finditer(text))
+
+
+def luhn(number: str) -> bool:
+    """The check digit of card numbers (ISO/IEC 7812): catches any single wrong digit."""
+    total = 0
+    for i, c in enumerate(reversed(number)):
+        d = int(c)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _is_card(text: str, start: int, raw: str) -> bool:
+    number = digits(raw)
+    if not 13 <= len(number) <= 19:
+        return False
+    before = text[max(0, start - 40) : start]
+    if _CARD_CUE.search(before):
+        return True
+    if _NOT_CARD_CUE.search(before):
+        return False  # "account 9931939443153" is an account number, whatever its check digit
+    return number[0] in "23456" and luhn(number)
+
+
+def _password(text: str, pos: int, add: _Add) -> None:
+    lead = _PASSWORD_LEAD.match(text, pos)
+    if lead is None:
+        return
+    word = _WORD.match(text, lead.end())
+    if word is None:
+        return
+    value = word.group().rstrip(".,;!?\"'”’)")
+    if value and value.casefold() not in _NOT_PASSWORD:
+        add("password", word.start(), word.start() + len(value))
+
+
+_FILLER = re.compile(
+    r"(?i)^[\W_]*(?:(?:yes|sure|ok(?:ay)?|it\s*" + APOS + r"?\s*s|it\s+is|that\s*" + APOS + r"?\s*s|"
+    r"my\s+password\s+is|ja|es\s+ist|c\s*" + APOS + r"\s*est|es)(?!\w)[\s,:]*)*"
+)
+
+
+def _bare_password(text: str, add: _Add) -> None:
+    """A reply to "what is your password?" that is one word after fillers: that word."""
+    lead = _FILLER.match(text)
+    rest = text[lead.end() if lead else 0 :].strip()
+    value = rest.rstrip(".,;!?\"'”’)")
+    if value and " " not in value and value.casefold() not in _NOT_PASSWORD:
+        start = text.index(value, lead.end() if lead else 0)
+        add("password", start, start + len(value))
