@@ -10,10 +10,11 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.config import SummarizerSettings
-from appliance.context import PromptSpec, RawPolicy
+from appliance.context import PromptSpec, RawPolicy, RollingPolicy
 from appliance.context.base import assemble, render_turn
 from appliance.errors import InputError
 from appliance.facts.entities import extract
+from appliance.facts.ledger import entries
 from appliance.lab.bench.context import replay
 from appliance.lab.dialogues import BenchSession, Probe, load_sessions
 from appliance.turn.worker import SummaryWorker
@@ -66,6 +67,59 @@ def test_replay_keeps_facts_through_the_summary_and_runs_the_summarizer_only_for
     assert report["raw"]["context_tokens"]["max"] <= 60
     assert report["raw"]["summarizer"] == {"runs": 0, "failures": 0, "median_s": 0.0}
     assert report["digest"]["summarizer"]["runs"] == 12 and report["digest"]["summarizer"]["failures"] == 0
+
+
+def bank_session() -> BenchSession:
+    """A STAR-like bank dialogue: bare answers to the agent's requests, then other business."""
+    turns = [
+        ("customer", "Someone took money from my account."),
+        ("agent", "Can you tell me your account number, please?"),
+        ("customer", "95381901"),
+        ("agent", "Could I get your full name, please?"),
+        ("customer", "Katarina Miller"),
+        ("agent", "Thank you. I have reported it."),
+        *[("customer", "What about the weather tomorrow then?"), ("agent", "It should be sunny and warm all day.")] * 8,
+    ]
+    probes = (
+        Probe(len(turns), "Can you read back the account number I gave you?", ("95381901",), "account", 2),
+        Probe(len(turns), "What name did I give you at the start?", ("Katarina Miller",), "name", 4),
+    )
+    return BenchSession(id="bank", turns=tuple(turns), probes=probes)
+
+
+def test_by_kind_ledger_has_misses_and_the_read_back_part():
+    spec = PromptSpec(system="Be brief.", instruction="Answer.", budget=90)
+    report = replay(
+        [bank_session()],
+        {"raw": RawPolicy(), "rolling": RollingPolicy()},
+        spec,
+        FakeResponder(),
+        ledger_of=entries,
+        misses=True,
+    )
+    raw, rolling = report["policies"]["raw"], report["policies"]["rolling"]
+    # The ledger holds both values (the bare replies, read with the agent's request before them)...
+    assert raw["ledger_has"] == rolling["ledger_has"] == 1.0
+    # ...raw lost them to the budget; rolling carries them, and puts them before the question.
+    assert raw["by_kind"] == {"account": {"probes": 1, "kept": 0.0}, "name": {"probes": 1, "kept": 0.0}}
+    assert rolling["by_kind"] == {"account": {"probes": 1, "kept": 1.0}, "name": {"probes": 1, "kept": 1.0}}
+    [account, name] = report["misses"]
+    assert account["missed_by"] == "raw" and account["kind"] == "account" and account["expected"] == ["95381901"]
+    assert account["said_in_turn"] == 2 and account["said"] == "customer: 95381901"
+    assert account["asks_for"] == ["account"] and account["ledger_of_kind"][0].startswith("account 95381901 (turn 2")
+    assert name["ledger_turn"] == ["name Katarina Miller"]
+
+
+def test_a_probe_the_ledger_lacks_is_listed_as_missed_by_the_ledger():
+    session = BenchSession(
+        "x",
+        (("customer", "hello"), ("agent", "Hi, how can I help?")),
+        (Probe(2, "What was my account number?", ("11112222",), "account", 0),),
+    )
+    report = replay([session], {"raw": RawPolicy()}, PromptSpec("s", "i", 500), FakeResponder(), misses=True)
+    assert report["policies"]["raw"]["ledger_has"] == 0.0
+    assert [m["missed_by"] for m in report["misses"]] == ["ledger", "raw"]
+    assert report["misses"][0]["ledger_of_kind"] == []
 
 
 def test_no_summarizer_is_made_when_no_policy_reads_the_summary():
@@ -131,7 +185,16 @@ def test_cli_json_schema(tmp_path: Path):
     (name,) = report["policies"]
     raw = report["policies"][name]
     assert name == "raw" and raw["probes"] == 2 and 0.0 <= raw["probe_facts_in_context"] <= 1.0
-    assert set(raw) == {"probes", "probe_facts_in_context", "context_tokens", "build_ms", "summarizer"}
+    assert set(raw) == {
+        "probes",
+        "probe_facts_in_context",
+        "by_kind",
+        "ledger_has",
+        "context_tokens",
+        "build_ms",
+        "summarizer",
+    }
+    assert sum(k["probes"] for k in raw["by_kind"].values()) == 2 and 0.0 <= raw["ledger_has"] <= 1.0
     assert isinstance(raw["context_tokens"]["median"], int) and 0 < raw["context_tokens"]["max"] <= 512
     assert isinstance(raw["build_ms"]["p50"], float) and raw["build_ms"]["p95"] >= raw["build_ms"]["p50"]
     assert raw["summarizer"] == {"runs": 0, "failures": 0, "median_s": 0.0}

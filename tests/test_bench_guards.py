@@ -20,6 +20,7 @@ from appliance.lab.bench.guards import (
     to_turns,
 )
 from appliance.stage import LATE_CUES, OPEN_CUES
+from appliance.types import Turn
 
 from .fakes import FakeResponder
 from .support import SHARED_DATA, write_config
@@ -44,6 +45,23 @@ class TestAlter:
         text = "on Saturday ."
         assert alter(text, extract(text)[0], set()) is None
 
+    def test_a_name_becomes_another_name(self):
+        text = "Thank you, Mrs. Sarah Brown."
+        (name,) = [e for e in extract(text) if e.kind == "name"]
+        changed, new = alter(text, name, set())
+        assert changed == "Thank you, Mrs. Sarah Lindqvist." and new.kind == "name" and new.text == "Sarah Lindqvist"
+        changed, new = alter(text, name, {"name:sarah lindqvist"})
+        assert new.text == "Sarah Okafor"
+
+
+BANK = (
+    Turn("b", 0, "agent", "Can you tell me your account number, please?"),
+    Turn("b", 1, "customer", "95381901"),
+    Turn("b", 2, "agent", "Could I get your full name, please?"),
+    Turn("b", 3, "customer", "Yes, Sarah Brown."),
+    Turn("b", 4, "agent", "Thank you, Mrs. Brown. I see a pending transfer on account 95381901."),
+)
+
 
 class TestScores:
     def test_checker_on_real_dialogues(self):
@@ -53,6 +71,16 @@ class TestScores:
         assert score.altered_flagged == score.altered
         assert score.real_flagged == 0
         assert len(score.check_ms) == score.real + score.altered
+
+    def test_slot_answers_count_as_said_and_altered_names_and_numbers_are_flagged_by_kind(self):
+        assert "name:sarah brown" in said_keys(BANK[:4]) and "id:95381901" in said_keys(BANK[:4])
+        score = score_checker([BANK])
+        assert score.real == 1 and score.real_flagged == 0
+        assert score.altered == score.altered_flagged == 2
+        assert {k: (v.quoted, v.altered_flagged) for k, v in score.by_kind.items()} == {
+            "name": (1, 1),
+            "account": (1, 1),
+        }
 
     def test_context_before_an_agent_turn(self):
         turns = to_turns(load_conversations(CONVERSATIONS, limit=1)[0])
@@ -126,6 +154,9 @@ class TestCommand:
         assert isinstance(report["stage"]["turns"], int) and isinstance(report["stage"]["agreement"], float)
         assert report["generate"] is None
         assert set(report["checker"]["check_ms"]) == {"p50", "p95"}
+        for counts in report["checker"]["by_kind"].values():
+            assert set(counts) == {"quoted", "real_flagged", "altered", "altered_flagged"}
+        assert sum(k["altered"] for k in report["checker"]["by_kind"].values()) == report["checker"]["altered"]
 
     def test_table(self, tmp_path):
         cfg = write_config(tmp_path)

@@ -397,15 +397,16 @@ def cases(draw):
     budget = draw(st.integers(15, 400))
     question = draw(st.text(alphabet="abc ?", min_size=1, max_size=30))
     every = draw(st.sampled_from([50, 7]))
-    return Snapshot(SESSION, turns, summary, ledger), options, policy, recalled, budget, question, every
+    readback = tuple(draw(st.lists(st.sampled_from(ledger), max_size=3))) if ledger else ()
+    return Snapshot(SESSION, turns, summary, ledger), options, policy, recalled, budget, question, every, readback
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_property_never_over_budget_and_every_turn_accounted_for(case):
-    snap, options, name, recalled, budget, question, every = case
+    snap, options, name, recalled, budget, question, every, readback = case
     counter = FakeCounter(every)
-    spec = PromptSpec("You are an agent.", "Answer.", budget)
+    spec = PromptSpec("You are an agent.", "Answer.", budget, readback=readback)
     policy = make_policies(options)[name]
     fits_empty = counter.count(assemble(spec, "", question)) <= budget
     try:

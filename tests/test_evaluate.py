@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from appliance.cli import cli
 from appliance.config import Settings, load_settings
-from appliance.lab.dialogues import BenchSession, Probe, load_dialogues
+from appliance.lab.dialogues import BenchSession, Probe, equated, kept, load_dialogues
 from appliance.lab.eval import EvalOptions, evaluate
 from appliance.lab.eval.judge import judge_metrics, parse_choice, parse_scores
 from appliance.lab.eval.metrics import build_report
@@ -38,6 +38,8 @@ STAGE_KEYS = {
     "probe_facts_in_context",
     "probe_answers_correct",
     "probe_answers_correct_unguarded",
+    "probe_answers_exact",
+    "probe_answers_exact_unguarded",
     "answers",
     "errors",
     "context_tokens",
@@ -45,7 +47,15 @@ STAGE_KEYS = {
     "turn_s",
     "guard",
 }
-POLICY_KEYS = STAGE_KEYS | {"by_stage", "summarizer", "dialogues"}
+POLICY_KEYS = STAGE_KEYS | {"by_stage", "by_kind", "summarizer", "dialogues"}
+PROBE_KEYS = {
+    "probes",
+    "probe_facts_in_context",
+    "probe_answers_correct",
+    "probe_answers_correct_unguarded",
+    "probe_answers_exact",
+    "probe_answers_exact_unguarded",
+}
 
 
 def write_dialogues(tmp_path: Path, n: int = 2) -> tuple[Path, Path]:
@@ -73,8 +83,11 @@ def check_schema(report: dict, policies: list[str]) -> None:
     for m in report["policies"].values():
         assert POLICY_KEYS <= set(m)
         assert isinstance(m["probes"], int)
-        for key in ("probe_facts_in_context", "probe_answers_correct", "probe_answers_correct_unguarded"):
+        for key in PROBE_KEYS - {"probes"}:
             assert m[key] is None if m["probes"] == 0 else 0.0 <= m[key] <= 1.0
+        assert sum(k["probes"] for k in m["by_kind"].values()) == m["probes"]
+        for k in m["by_kind"].values():
+            assert set(k) == PROBE_KEYS and k["probes"] > 0
         assert {"median", "p95", "max", "ratio_to_raw"} <= set(m["context_tokens"])
         assert {"p50", "p95"} <= set(m["ttft_s"]) and {"p50", "p95"} <= set(m["turn_s"])
         assert set(m["by_stage"]) == {"early", "mid", "late"}
@@ -113,6 +126,9 @@ class TestPureParts:
             "in_context": True,
             "correct": False,
             "correct_unguarded": False,
+            "correct_exact": False,
+            "correct_exact_unguarded": False,
+            "probe_kind": "reference",
             "context_tokens": 100,
             "ttft_s": 0.1,
             "turn_s": 0.2,
@@ -124,7 +140,7 @@ class TestPureParts:
             # raw's answer was right only after the guard's retry
             {
                 "policy": "raw",
-                "points": [{**point, "correct": True}],
+                "points": [{**point, "correct": True, "correct_exact": True}],
                 "summarizer": {"runs": 0, "accepted": 0, "failures": 0, "durations_s": []},
             },
             {
@@ -153,6 +169,51 @@ class TestPureParts:
             "median_s": 2.0,
         }
         assert rolling["guard"]["flagged"] == 1 and rolling["guard"]["actions"] == {"flag": 1}
+        assert raw["probe_answers_exact"] == 1.0 and raw["probe_answers_exact_unguarded"] == 0.0
+        assert set(rolling["by_kind"]) == {"reference"} and rolling["by_kind"]["reference"]["probes"] == 1
+
+    def test_probes_by_kind_and_the_exact_score_beside_the_equated_one(self):
+        base = {"kind": "probe", "stage": "mid", "in_context": True, "correct_exact_unguarded": False}
+        points = [
+            # right only as the normaliser equates values: "October 8, 1980" for "10/08/1980"
+            {**base, "probe_kind": "birthdate", "correct": True, "correct_unguarded": True, "correct_exact": False},
+            {**base, "probe_kind": "birthdate", "correct": False, "correct_unguarded": False, "correct_exact": False},
+            {**base, "probe_kind": "name", "correct": True, "correct_unguarded": False, "correct_exact": True},
+        ]
+        points = [
+            {**p, "context_tokens": 10, "ttft_s": 0.1, "turn_s": 0.2, "flagged": False, "fallback": False}
+            for p in points
+        ]
+        unit = {
+            "policy": "rolling",
+            "points": points,
+            "summarizer": {"runs": 0, "accepted": 0, "failures": 0, "durations_s": []},
+        }
+        m = build_report([unit], ["rolling"], {})["policies"]["rolling"]
+        assert (m["probe_answers_correct"], m["probe_answers_exact"]) == (round(2 / 3, 4), round(1 / 3, 4))
+        assert m["by_kind"]["birthdate"] == {
+            "probes": 2,
+            "probe_facts_in_context": 1.0,
+            "probe_answers_correct": 0.5,
+            "probe_answers_correct_unguarded": 0.5,
+            "probe_answers_exact": 0.0,
+            "probe_answers_exact_unguarded": 0.0,
+        }
+        assert m["by_kind"]["name"]["probe_answers_correct_unguarded"] == 0.0
+
+    @pytest.mark.parametrize(
+        ("expected", "answer", "exact", "right"),
+        [
+            ("10/08/1980", "You were born on October 8, 1980.", False, True),
+            ("10/08/1980", "You were born on October 8, 1981.", False, False),
+            ("300 dollars", "It was $300.", False, True),
+            ("01223842725", "Call 01223 842725.", True, True),
+            ("Tyler Jones", "You are tyler jones.", True, True),
+            ("95381901", "Your account is 95381902.", False, False),
+        ],
+    )
+    def test_an_answer_is_right_in_any_form_the_normaliser_equates(self, expected, answer, exact, right):
+        assert kept([expected], answer) is exact and equated([expected], answer) is right
 
 
 def scores(*values: int) -> dict[str, int]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from appliance.errors import InputError
-from appliance.types import Message, PartManifest, Prompt, Snapshot, SummaryVersion, TokenCounter, Turn
+from appliance.types import LedgerEntry, Message, PartManifest, Prompt, Snapshot, SummaryVersion, TokenCounter, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
 NO_CONTEXT = "(no earlier conversation)"
@@ -30,9 +30,14 @@ NO_CONTEXT = "(no earlier conversation)"
 
 @dataclass(frozen=True)
 class PromptSpec:
+    """What a prompt is built from besides the session: the fixed texts, the budget, and the facts
+    the question asks to have read back (the turn layer finds them with
+    :mod:`appliance.facts.readback`; ``rolling`` puts them right before the question)."""
+
     system: str
     instruction: str
     budget: int
+    readback: tuple[LedgerEntry, ...] = ()
 
 
 class ContextPolicy(Protocol):

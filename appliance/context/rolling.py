@@ -3,7 +3,8 @@
 The design's answer to a small context window (DESIGN.md, "What goes into every answer's prompt"):
 the summary stands for older turns, the ledger keeps their exact facts character for character,
 recall brings back the older turns the question points to, and the latest turns stay verbatim.
-When they do not fit, the parts give way in a fixed order, and every step is logged in the
+When the question asks for something back ("what was my account number?"), the facts it asks for
+are repeated right before it, where a small responder looks. When they do not fit, the parts give way in a fixed order, and every step is logged in the
 manifest. The fitting is incremental (each piece counted once), because it runs on the hot path
 of every turn, on sessions of a hundred turns and more.
 """
@@ -77,6 +78,12 @@ LEDGER_HEADER = "Exact facts, by the turn they were said in:"
 LATEST_LEDGER_HEADER = "Exact facts of the latest turns:"
 RECALLED_HEADER = "Earlier turns recalled for this question:"
 RECENT_HEADER = "Latest turns:"
+READBACK_HEADER = "The customer asks for these again; give them exactly as written here:"
+
+
+def render_readback(entry: LedgerEntry) -> str:
+    """One fact the question asks for, as the read-back part shows it."""
+    return f"{entry.kind} {entry.value} (said in turn {entry.turn})"
 
 
 class _RollingFit:
@@ -96,6 +103,7 @@ class _RollingFit:
         verbatim: list[Turn],
         keep_last: int,
         covered: tuple[int, ...],
+        readback: Sequence[LedgerEntry] = (),
     ) -> None:
         self.counter = counter
         self.covered = covered  # the turns the summary stands for
@@ -135,6 +143,11 @@ class _RollingFit:
         self.verbatim_from = len(verbatim)  # nothing counted yet
         self.verbatim_sum = 0
         self.verbatim_header = c(RECENT_HEADER + "\n") + 2 if verbatim else 0
+        # Read-back: the facts the question asks for, one line each, right before the question.
+        self.readback = tuple(readback)
+        self.readback_costs = [c(render_readback(e)) + 1 for e in self.readback]
+        self.readback_from = 0
+        self.readback_header = c(READBACK_HEADER + "\n") + 2 if readback else 0
 
     # -- estimate ---------------------------------------------------------------------------------
 
@@ -174,6 +187,8 @@ class _RollingFit:
             total += self.recalled_header + self.recalled_sum
         if self.verbatim_from < len(self.verbatim):
             total += self.verbatim_header + self.verbatim_sum
+        if self.readback_from < len(self.readback):
+            total += self.readback_header + sum(self.readback_costs[self.readback_from :])
         return total
 
     # -- give way, one step at a time, in the fixed order ---------------------------------------------
@@ -205,6 +220,10 @@ class _RollingFit:
             return True
         if self.fact_from < len(self.facts):
             self._drop_fact()
+            return True
+        if self.readback_from < len(self.readback):
+            self.events.append(("readback", self.readback_from))
+            self.readback_from += 1
             return True
         return False
 
@@ -302,6 +321,12 @@ class _RollingFit:
             out.append(("recalled", RECALLED_HEADER + "\n" + "\n".join(lines), cost, turns))
         if latest:
             out.append(self._ledger_part("ledger-latest", LATEST_LEDGER_HEADER, latest))
+        if self.readback_from < len(self.readback):
+            asked = self.readback[self.readback_from :]
+            text = READBACK_HEADER + "\n" + "\n".join(render_readback(e) for e in asked)
+            turns = tuple(sorted({e.turn for e in asked}))
+            cost = self.readback_header + sum(self.readback_costs[self.readback_from :])
+            out.append(("ledger-readback", text, cost, turns))
         return out
 
     def _ledger_part(
@@ -318,7 +343,9 @@ class RollingPolicy:
     (latest value per slot, with its turn), the latest turns verbatim (the last ``recent_pairs``
     pairs, plus every turn the summary does not cover yet: seed 002's fallback of previous summary +
     verbatim newer turns), recalled older turns, and the ledger's entries of the turns after the
-    summary. The order is chosen for llama.cpp's prefix cache: the summary worker moves the summary
+    summary, and last, right before the question, the facts it asks to have read back
+    (``spec.readback``, chosen by the turn layer; a small responder answers from what is nearest to
+    the question). The order is chosen for llama.cpp's prefix cache: the summary worker moves the summary
     only in batches (``summarizer.every_turns``) and leaves the latest turns out of it, so between
     two updates each prompt extends the previous one after its last verbatim turn, and what changes
     from question to question (recalled turns, new facts) comes last, next to the question.
@@ -327,7 +354,8 @@ class RollingPolicy:
     ``Manifest.cuts``: recalled turns (the least relevant first); the oldest latest turns (the last
     pair stays); the summary's middle sentences, from the centre out (first and last stay); ledger
     entries, oldest first, down to the newest; then what was protected: the rest of the summary, the
-    last pair, and last of all the newest ledger entry.
+    last pair, the newest ledger entry, and last of all the read-back facts (oldest first): they are
+    a few tokens, and what the question is about.
     """
 
     name = "rolling"
@@ -362,7 +390,8 @@ class RollingPolicy:
         if start >= len(turns):  # no recent pairs configured: nothing is protected as "the last pair"
             keep_last = len(verbatim)
         covered = tuple(t.index for t in turns if t.index <= covers_to)
-        fit = _RollingFit(counter, summary, current_facts(snap.ledger), chosen, verbatim, keep_last, covered)
+        facts = current_facts(snap.ledger)
+        fit = _RollingFit(counter, summary, facts, chosen, verbatim, keep_last, covered, spec.readback)
 
         fixed = counter.count(assemble(spec, "", question)) - counter.count_text(NO_CONTEXT)
         room = spec.budget - fixed
@@ -430,4 +459,8 @@ def _describe_cuts(fit: _RollingFit, summarized: set[int], budget: int) -> list[
             out.append(f"ledger: {len(gone)} oldest entr{'y' if len(gone) == 1 else 'ies'} cut: {shown}")
         elif kind == "summary":
             out.append("summary dropped entirely (its first and last sentences too)")
+        elif kind == "readback":
+            gone = [fit.readback[k] for k in values]
+            shown = ", ".join(f"{e.kind} {e.value} (turn {e.turn})" for e in gone)
+            out.append(f"read-back: {len(gone)} asked-for fact{'' if len(gone) == 1 else 's'} cut: {shown}")
     return out

@@ -151,6 +151,11 @@ def bench_guards_cmd(obj: Context, conversations_file: Path, limit: int | None, 
     is_flag=True,
     help="Replay without the summarizer, as when it is down (summary policies show their fallback).",
 )
+@click.option(
+    "--misses",
+    is_flag=True,
+    help="List each missed probe: session, kind, expected value, the turn that said it, what the ledger holds.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @pass_ctx
 @edge
@@ -161,6 +166,7 @@ def bench_context_cmd(
     limit: int | None,
     budget: int | None,
     no_summarizer: bool,
+    misses: bool,
     as_json: bool,
 ) -> None:
     """Replay sessions and count the probed early facts each policy keeps in the context it would send."""
@@ -176,6 +182,7 @@ def bench_context_cmd(
         limit=limit,
         budget=budget,
         summarizer=not no_summarizer,
+        misses=misses,
         progress=say,
     )
     click.echo(json.dumps(report) if as_json else format_table(report))
@@ -211,6 +218,39 @@ def bench_load(
         )
     if report["errors"] or report["stored_turns"] != report["turns"]:
         sys.exit(1)
+
+
+@bench.command("footprint")
+@click.option(
+    "--message", default=None, help="The customer message answered and embedded (default: one that points back)."
+)
+@click.option("--runs", type=click.IntRange(1, 10_000), default=100, show_default=True, help="Timed embeddings.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Seconds allowed to READY and the turn.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_footprint_cmd(obj: Context, message: str | None, runs: int, timeout_s: float, as_json: bool) -> None:
+    """Runtime install size, daemon memory after READY and after a turn, start to READY, shared libraries, embedding time."""
+    from appliance.lab.bench.footprint import MESSAGE, dumps, format_text, run_footprint
+    from appliance.lab.progress import say
+
+    report = run_footprint(
+        obj.settings,
+        config=obj.config,
+        overrides=obj.overrides,
+        message=message or MESSAGE,
+        runs=runs,
+        timeout_s=timeout_s,
+        progress=say,
+    )
+    click.echo(dumps(report) if as_json else format_text(report))
 
 
 # eval and export-training --------------------------------------------------------------------------

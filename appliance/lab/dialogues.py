@@ -3,7 +3,9 @@
 A dialogue is a sequence of real (role, text) turns with probes: questions asked after a turn whose
 answer must contain an expected value stated earlier. Errors name the file and line. :func:`kept`
 is how every report decides that a probed fact survived: an expected value occurs in the text,
-compared lower-cased without spaces and commas, as the data's probes are written.
+compared lower-cased without spaces and commas, as the data's probes are written. :func:`equated`
+also accepts the value in any form the entity normaliser equates ("October 8, 1980" for
+"10/08/1980", "$300" for "300 dollars"), and :func:`in_ledger` asks the same of ledger entries.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from appliance.errors import InputError
+from appliance.facts.entities import compact, extract
+from appliance.facts.readback import same_value
 from appliance.summarizer import squash
+from appliance.types import LedgerEntry
 
 
 @dataclass(frozen=True)
@@ -113,3 +118,26 @@ def kept(expected: Sequence[str], text: str) -> bool:
     """Whether an expected value of a probe occurs in ``text`` (without case, spaces and commas)."""
     flat = squash(text)
     return any(squash(value) in flat for value in expected)
+
+
+def equated(expected: Sequence[str], text: str) -> bool:
+    """Whether ``text`` states an expected value: as :func:`kept` does, or as an entity whose
+    normalised form the extractor equates with the value's (dates, amounts, phones, codes)."""
+    if kept(expected, text):
+        return True
+    found = extract(text)
+    return any(same_value(v.kind, v.norm, e) for value in expected for v in extract(value) for e in found)
+
+
+def in_ledger(expected: Sequence[str], entries: Sequence[LedgerEntry]) -> bool:
+    """Whether a ledger entry holds an expected value (the same characters without case, spaces and
+    punctuation, or a value the normaliser equates)."""
+    for value in expected:
+        flat = compact(value)
+        parsed = extract(value)
+        for e in entries:
+            if flat and flat == compact(e.value):
+                return True
+            if e.norm and any(same_value(e.kind, e.norm, v) for v in parsed):
+                return True
+    return False

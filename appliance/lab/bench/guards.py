@@ -3,9 +3,12 @@
 Without a model (the default) it measures, on every dialogue:
 
 - checker accuracy: each agent turn that quotes a fact stated earlier (an entity whose matching key
-  appeared in an earlier turn) is checked against the conversation before it. The real turn must not
-  have a quoted fact flagged; a copy with one quoted fact changed by one character or digit (to a
-  value that is still a fact of its kind and was never said) must be flagged. New facts of a real turn
+  is among the ledger's entries of the earlier turns, so a customer's bare answer to a request,
+  "Sarah Brown" after "Could I get your name?", counts) is checked against the conversation before
+  it. The real turn must not have a quoted fact flagged; a copy with one quoted fact changed must
+  be flagged: a code, number, date or amount by one character or digit (to a value that is still a
+  fact of its kind and was never said), a name by another name (a different surname, or given name
+  when it is one word). The counts are also given by the quoted fact's kind (``by_kind``). New facts of a real turn
   (a fresh booking reference from the booking system) are not scored: the checker cannot see that
   system, and in the appliance an agent model that states one is inventing it. They are counted as
   ``real_new_facts`` so the share is visible.
@@ -81,19 +84,28 @@ def check_in_context(answer: str, ctx: Context, ledger: Sequence[LedgerEntry] | 
     return check(answer, ledger=ledger, summary="", transcript=ctx.history, question=ctx.question)
 
 
-def said_keys(turns: Iterable[Turn]) -> set[str]:
-    return {k for t in turns for e in extract(t.text) for k in index_keys(e.kind, e.norm)}
+def said_keys(turns: Sequence[Turn]) -> set[str]:
+    """The matching keys of every fact the ledger holds of ``turns`` (slot answers included; secrets,
+    recorded without their value, are no fact to quote)."""
+    return {k for e in entries(turns) if e.kind != "secret" for k in index_keys(e.kind, e.norm)}
 
 
 def quoted(entity: Entity, keys: set[str]) -> bool:
     return any(k in keys for k in lookup_keys(entity.kind, entity.norm))
 
 
+# Names an altered answer calls the customer instead: surnames and given names of several traditions.
+OTHER_NAMES = ("Lindqvist", "Okafor", "Novak", "Haddad", "Moreau", "Tanaka")
+
+
 def alter(text: str, entity: Entity, forbidden: set[str]) -> tuple[str, Entity] | None:
-    """``text`` with one character of ``entity`` changed so that it is still a fact of the same
-    family, with a value not among ``forbidden`` keys; tried from the last character backwards
-    (digits to a neighbouring digit, letters to a neighbouring letter). ``None`` if no such change
-    exists (a weekday cannot become another weekday by one letter)."""
+    """``text`` with ``entity`` changed so that it is still a fact of the same family, with a value
+    not among ``forbidden`` keys. A name gets another last word (:data:`OTHER_NAMES`); anything else
+    one character, tried from the last backwards (digits to a neighbouring digit, letters to a
+    neighbouring letter). ``None`` if no such change exists (a weekday cannot become another weekday
+    by one letter)."""
+    if entity.kind == "name":
+        return _other_name(text, entity, forbidden)
     for pos in range(entity.end - 1, entity.start - 1, -1):
         for ch in _replacements(text[pos]):
             changed = text[:pos] + ch + text[pos + 1 :]
@@ -105,6 +117,24 @@ def alter(text: str, entity: Entity, forbidden: set[str]) -> tuple[str, Entity] 
                     and not quoted(e, forbidden)
                 ):
                     return changed, e
+    return None
+
+
+def _other_name(text: str, entity: Entity, forbidden: set[str]) -> tuple[str, Entity] | None:
+    words = entity.text.split()
+    for other in OTHER_NAMES:
+        if other.casefold() in entity.norm.split():
+            continue
+        name = " ".join([*words[:-1], other])
+        changed = text[: entity.start] + name + text[entity.end :]
+        end = entity.start + len(name)
+        for e in extract(changed):
+            if e.kind == "name" and e.start <= entity.start < e.end and e.end >= end and not quoted(e, forbidden):
+                return changed, e
+        # the extractor may not see a name where the turn's wording needed the ledger to (a bare reply)
+        new = Entity("name", name, entity.start, end, " ".join(w.casefold() for w in name.split()))
+        if not quoted(new, forbidden):
+            return changed, new
     return None
 
 
@@ -125,6 +155,14 @@ def _overlaps(findings: Iterable[Any], spans: Iterable[tuple[int, int]]) -> bool
 
 
 @dataclass
+class KindScore:
+    quoted: int = 0
+    real_flagged: int = 0
+    altered: int = 0
+    altered_flagged: int = 0
+
+
+@dataclass
 class CheckerScore:
     real: int = 0
     real_flagged: int = 0
@@ -139,6 +177,10 @@ class CheckerScore:
     cold_check_ms: list[float] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
     false_alarms: list[str] = field(default_factory=list)
+    by_kind: dict[str, KindScore] = field(default_factory=dict)
+
+    def kind(self, kind: str) -> KindScore:
+        return self.by_kind.setdefault(kind, KindScore())
 
 
 def score_checker(
@@ -153,8 +195,9 @@ def score_checker(
         for i, turn in enumerate(turns):
             if turn.role != "agent":
                 continue
-            earlier = said_keys(turns[:i])
-            facts = [e for e in extract(turn.text) if quoted(e, earlier)]
+            ledger_before = [e for e in entries(turns[:i]) if e.kind != "secret"]
+            earlier = {k for e in ledger_before for k in index_keys(e.kind, e.norm)}
+            facts = [e for e in extract(turn.text) if quoted(e, earlier) or _names_a_known(e, ledger_before)]
             if not facts:
                 continue
             ctx = context_before(turns, i)
@@ -170,6 +213,9 @@ def score_checker(
             score.real += 1
             score.quoted_facts += len(facts)
             score.quoted_in_other_form += sum(1 for e in facts if not any(e.text in t.text for t in turns[:i]))
+            for e in facts:
+                score.kind(e.kind).quoted += 1
+                score.kind(e.kind).real_flagged += _overlaps(result.findings, [(e.start, e.end)])
             if _overlaps(result.findings, [(e.start, e.end) for e in facts]):
                 score.real_flagged += 1
                 score.false_alarms.append(f"{turn.session_id}#{i}: {turn.text}")
@@ -184,13 +230,23 @@ def score_checker(
                 altered = check_in_context(text, ctx, ledger)
                 score.check_ms.append(_best_ms(functools.partial(check_in_context, text, ctx, ledger), timer, fresh))
                 score.altered += 1
+                score.kind(fact.kind).altered += 1
                 hits = [f for f in altered.findings if f.entity.start < new.end and new.start < f.entity.end]
                 if hits:
                     score.altered_flagged += 1
+                    score.kind(fact.kind).altered_flagged += 1
                     score.altered_contradictions += any(f.status == "contradiction" for f in hits)
                 else:
                     score.missed.append(f"{turn.session_id}#{i}: {fact.text!r} -> {new.text!r}")
     return score
+
+
+def _names_a_known(e: Entity, ledger: Sequence[LedgerEntry]) -> bool:
+    """A name in an answer that is a ledger name, whole or in part ("Sarah" for "Sarah Brown")."""
+    if e.kind != "name":
+        return False
+    words = set(e.norm.split())
+    return any(x.kind == "name" and words <= set(x.norm.split()) for x in ledger)
 
 
 def _answer_uncached(ctx: Context) -> Callable[[], None]:
@@ -287,6 +343,7 @@ def run_bench(
             "check_ms_cold": spread(checker.cold_check_ms, 3),
             "missed": checker.missed[:20],
             "false_alarms": checker.false_alarms[:20],
+            "by_kind": {k: vars(v) for k, v in sorted(checker.by_kind.items())},
         },
         "stage": {
             "turns": stage_score.turns,
@@ -397,6 +454,11 @@ def format_table(report: dict[str, Any]) -> str:
         f"  quoting turns with new facts {c['real_new_facts']}/{c['real']} (from the booking system; not scored)",
         f"  check time per answer        p50 {c['check_ms']['p50']:.3f} ms  p95 {c['check_ms']['p95']:.3f} ms (target < 2 ms)",
         f"  ... with nothing cached      p50 {c['check_ms_cold']['p50']:.3f} ms  p95 {c['check_ms_cold']['p95']:.3f} ms",
+        *(
+            f"  {kind:<28} quoted {k['quoted']}, real flagged {k['real_flagged']}, "
+            f"altered flagged {k['altered_flagged']}/{k['altered']}"
+            for kind, k in c["by_kind"].items()
+        ),
         "stage",
         f"  customer turns               {s['turns']}",
         f"  agreement with positions     {s['agreement']:.1%}",

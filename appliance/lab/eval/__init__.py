@@ -7,8 +7,9 @@ policy on the same transcript, turn for turn.
 
 * At each probe (formats of ``shared/data/SOURCES.md``) the probe's question is answered without
   being stored. The probe's fact counts as *in context* when an expected value occurs in the
-  messages actually sent to the model, and the answer as *correct* when it contains one; both
-  compared lower-cased without spaces and commas.
+  messages actually sent to the model (compared lower-cased without spaces and commas), and the
+  answer as *correct* when it states one in any form the entity normaliser equates ("October 8,
+  1980" for "10/08/1980"); the data's exact-string score is kept beside it (``_exact``).
 * At a few sampled customer turns (seeded per dialogue, the same turns for every policy) the
   appliance's answer is generated next to the real agent's reply, for latency, context size and the
   optional judge.

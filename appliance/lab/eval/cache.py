@@ -19,7 +19,7 @@ from appliance.lab.dialogues import BenchSession
 from appliance.lab.eval.replay import MakeRig, replay, sample_turns
 from appliance.lab.progress import bar
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: probes scored both exactly and as the normaliser equates
 
 
 def fingerprint(dialogue: BenchSession, policy: str, run: Mapping[str, Any]) -> str:

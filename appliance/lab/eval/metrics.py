@@ -23,6 +23,19 @@ def share(flags: Sequence[bool]) -> float | None:
     return round(sum(flags) / len(flags), 4) if flags else None
 
 
+def probe_metrics(probes: Sequence[Point]) -> dict[str, Any]:
+    """The probe scores: in context; answer right as the normaliser equates values ("October 8, 1980"
+    for "10/08/1980"), and by the data's exact-string rule (``_exact``); each also before the guard."""
+    return {
+        "probes": len(probes),
+        "probe_facts_in_context": share([p["in_context"] for p in probes]),
+        "probe_answers_correct": share([p["correct"] for p in probes]),
+        "probe_answers_correct_unguarded": share([p["correct_unguarded"] for p in probes]),
+        "probe_answers_exact": share([p["correct_exact"] for p in probes]),
+        "probe_answers_exact_unguarded": share([p["correct_exact_unguarded"] for p in probes]),
+    }
+
+
 def point_metrics(points: Sequence[Point]) -> dict[str, Any]:
     """Probe scores, context size, latency and guard flags of a set of answered points."""
     probes = [p for p in points if p["kind"] == "probe"]
@@ -34,10 +47,7 @@ def point_metrics(points: Sequence[Point]) -> dict[str, Any]:
         if p["flagged"]:
             actions[p["guard_action"]] = actions.get(p["guard_action"], 0) + 1
     return {
-        "probes": len(probes),
-        "probe_facts_in_context": share([p["in_context"] for p in probes]),
-        "probe_answers_correct": share([p["correct"] for p in probes]),
-        "probe_answers_correct_unguarded": share([p["correct_unguarded"] for p in probes]),
+        **probe_metrics(probes),
         "answers": len(points),
         "errors": len(failed),
         "context_tokens": {
@@ -76,6 +86,9 @@ def policy_metrics(units: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     out["dialogues"] = len(units)
     out["summarizer"] = summarizer_metrics(units)
     out["by_stage"] = {s: point_metrics([p for p in points if p["stage"] == s]) for s in STAGES}
+    probes = [p for p in points if p["kind"] == "probe"]
+    kinds = sorted({p.get("probe_kind") or "?" for p in probes})
+    out["by_kind"] = {k: probe_metrics([p for p in probes if (p.get("probe_kind") or "?") == k]) for k in kinds}
     return out
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from appliance.config import Settings
 from appliance.errors import ApplianceError
-from appliance.lab.dialogues import BenchSession, Probe, kept
+from appliance.lab.dialogues import BenchSession, Probe, equated, kept
 from appliance.lab.harness import Recorder, appliance_for, evolve
 from appliance.types import ChatModel, Recaller, TurnResult
 
@@ -127,9 +127,13 @@ def _probe_point(rig: Rig, session_id: str, probe: Probe, index: int, total: int
         first_turn=probe.first_turn,
         expected=list(probe.expected),
         in_context=kept(probe.expected, context),
-        correct=kept(probe.expected, point["answer"]),
-        # The answer as the policy's context alone produced it: the guard's retry lists the ledger's facts.
-        correct_unguarded=kept(probe.expected, point["first_answer"]),
+        # Right when the answer states the value in any form the entity normaliser equates...
+        correct=equated(probe.expected, point["answer"]),
+        # ...and the answer as the policy's context alone produced it: the guard's retry lists the ledger's facts.
+        correct_unguarded=equated(probe.expected, point["first_answer"]),
+        # The data's own rule: the value's characters, without case, spaces and commas.
+        correct_exact=kept(probe.expected, point["answer"]),
+        correct_exact_unguarded=kept(probe.expected, point["first_answer"]),
     )
     return point
 

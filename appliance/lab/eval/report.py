@@ -109,6 +109,37 @@ def format_markdown(report: Mapping[str, Any], units: Sequence[Mapping[str, Any]
         "",
     ]
     out += [
+        "## Probes by kind",
+        "",
+        _table(
+            (
+                "policy",
+                "kind",
+                "probes",
+                "facts in context",
+                "answers correct",
+                "before guard",
+                "exact",
+                "exact before guard",
+            ),
+            (
+                (
+                    name,
+                    k,
+                    str(b["probes"]),
+                    _f(b["probe_facts_in_context"], True),
+                    _f(b["probe_answers_correct"], True),
+                    _f(b["probe_answers_correct_unguarded"], True),
+                    _f(b["probe_answers_exact"], True),
+                    _f(b["probe_answers_exact_unguarded"], True),
+                )
+                for name, m in pol.items()
+                for k, b in m.get("by_kind", {}).items()
+            ),
+        ),
+        "",
+    ]
+    out += [
         "## Summarizer and guard",
         "",
         _table(
@@ -209,7 +240,8 @@ def format_summary(report: Mapping[str, Any]) -> str:
     """One line per policy for the terminal; the tables are in report.md."""
     return "\n".join(
         f"{name}: {m['probes']} probes, facts in context {_f(m['probe_facts_in_context'], True)}, answers correct "
-        f"{_f(m['probe_answers_correct'], True)}, context tokens median {_f(m['context_tokens']['median'])} "
+        f"{_f(m['probe_answers_correct'], True)} (before the guard {_f(m['probe_answers_correct_unguarded'], True)}; "
+        f"exact {_f(m['probe_answers_exact'], True)}), context tokens median {_f(m['context_tokens']['median'])} "
         f"(ratio to raw {_f(m['context_tokens']['ratio_to_raw'])}), TTFT p50 {_f(m['ttft_s']['p50'])} s"
         for name, m in report["policies"].items()
     )
