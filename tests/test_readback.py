@@ -240,7 +240,7 @@ class TestRepair:
         assert check.original == "Yes, please."
         assert [(f.status, f.expected) for f in check.original_findings] == [("missing", "95381901")]
         retry = fake_responder.prompts[-1][-1].content
-        assert "Tell them exactly: the customer's account number: 95381901." in retry
+        assert "written exactly as here: the customer's account number: 95381901." in retry
         before_question = retry[: retry.index("[QUESTION]")]
         assert before_question.rstrip().endswith("account 95381901 (said in turn 1)")
         assert pipeline.store.turns(sid)[-1].text == result.agent.text

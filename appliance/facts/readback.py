@@ -478,10 +478,11 @@ def instruction(asked: Sequence[Asked]) -> str:
     """The line added to a retry's instruction: the values the customer asked for, to be stated.
 
     Said of the customer in the third person ("the customer's name: Brian White"): with "your name"
-    a small responder answers "My name is Brian White."
+    a small responder answers "My name is Brian White.", and with "read back what they gave" it
+    repeats the instruction ("Sure, I can read back what the customer gave earlier.").
     """
     values = "; ".join(f"{_about(a.topic)}: {', '.join(e.value for e in a.facts)}" for a in asked)
-    return f"The customer asks you to read back what they gave earlier. Tell them exactly: {values}."
+    return f"Answer the customer's question with these values, written exactly as here: {values}."
 
 
 def _about(topic: str) -> str:
