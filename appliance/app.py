@@ -17,9 +17,10 @@ from appliance.context import ContextOptions, ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline, PipelineSettings
+from appliance.turn.prewarm import Prewarmer
 from appliance.turn.queue import FairQueue
 from appliance.turn.worker import SummaryWorker
-from appliance.types import ChatModel, Recaller, Sampling
+from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling
 
 
 def load_model(settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings) -> ChatModel:
@@ -40,6 +41,7 @@ def load_model(settings: Settings, name: str, knobs: ResponderSettings | Summari
         n_threads=knobs.n_threads,
         n_gpu_layers=knobs.n_gpu_layers,
         seed=knobs.seed,
+        state_cache_mb=knobs.state_cache_mb if isinstance(knobs, ResponderSettings) else 0,
     )
 
 
@@ -162,10 +164,13 @@ class Appliance:
     pipeline: Pipeline
     worker: SummaryWorker | None
     queue: FairQueue
+    prewarmer: Prewarmer | None = None
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
         self.queue.close(timeout=timeout)
+        if self.prewarmer is not None:
+            self.prewarmer.stop(timeout=timeout)
         if self.worker is not None:
             self.worker.stop(timeout=timeout)  # a summary in progress is cancelled and stores nothing
         self.store.close()
@@ -184,12 +189,14 @@ def build(
     summarizer: ChatModel | None = None,
     recall: Recaller | bool | None = True,
     worker: bool = True,
+    prewarm: bool | None = None,
 ) -> Appliance:
     """Build every configured part, verified and loaded, and wire them together.
 
     ``responder`` and ``summarizer`` replace the configured models (tests, benchmarks);
     ``recall=False`` leaves recall out, ``True`` loads it as configured, a :class:`Recaller` is used
-    as given. ``worker=False`` builds no summary worker (an evaluation drives one itself). With no
+    as given. ``worker=False`` builds no summary worker (an evaluation drives one itself);
+    ``prewarm`` overrides ``responder.prewarm`` (the next prefix warmed while idle). With no
     policy that reads a summary, no summarizer is loaded at all. If a part fails to load, the parts
     already open are closed again.
     """
@@ -225,7 +232,18 @@ def build(
             )
             undo.callback(summary_worker.stop)
             pipeline.after_store.append(summary_worker.notify)
+        prewarmer = None
+        wanted = settings.responder.prewarm if prewarm is None else prewarm
+        if wanted and isinstance(model, PrefixWarmer):  # a remote server keeps its own cache
+            background = summary_worker
+            prewarmer = Prewarmer(
+                pipeline,
+                answering=lambda: pipeline.answering.busy,
+                background_idle=(lambda: background.drain(0)) if background is not None else (lambda: True),
+            )
+            undo.callback(prewarmer.stop)
+            pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
         server = settings.server
         queue = FairQueue(model.name, max_waiting=server.queue_max, retry_after=server.retry_after_s).start()
         undo.pop_all()
-    return Appliance(settings, store, model, pipeline, summary_worker, queue)
+    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer)

@@ -108,6 +108,16 @@ class ResponderSettings(_RemoteBackend):
         False,
         description="Never stop before `max_tokens` (fixed-length answers for benchmarks and tests; never in service).",
     )
+    state_cache_mb: int = Field(
+        256,
+        ge=0,
+        le=65536,
+        description="Memory for each active session's evaluated prompt prefix (llama.cpp's KV cache of that session), least recently used out first: a customer answered after another restores instead of recomputing. 0 turns it off.",
+    )
+    prewarm: bool = Field(
+        True,
+        description="After each stored turn or summary update, evaluate the session's next prompt prefix while the responder is idle, so the next answer evaluates only the new message. It yields to answers.",
+    )
 
 
 class ChatSettings(_Section):
@@ -294,11 +304,23 @@ class SummarizerSettings(_RemoteBackend):
         60.0,
         gt=0,
         le=3600,
-        description="Longest time one summary may take; it is then cancelled and stored as rejected.",
+        description="Longest time one summary may take before its first token, and longer only while tokens keep coming (`stall_s`); it is then cancelled and stored as rejected.",
     )
     yield_to_answers: bool = Field(
         True,
         description="Do not start a summary while an answer is being generated, and stop one that is running when an answer starts (it is retried after): the responder gets the CPU.",
+    )
+    max_yields: int = Field(
+        3,
+        ge=0,
+        le=1000,
+        description="A session's summary that has yielded to answers this many times in a row runs next time without yielding, so the summary cannot fall behind without bound on a busy box (0: never yield twice).",
+    )
+    stall_s: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="Once the summary is generating, `timeout_s` is extended as long as a token arrives within this many seconds: the limit follows progress, not the wall clock alone, so a loaded box does not throw away summaries that are still moving.",
     )
     languages: tuple[str, ...] = Field(
         ("en", "de", "fr", "es", "it", "nl", "pt"),

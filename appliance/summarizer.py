@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from appliance.errors import ConfigError
-from appliance.types import ChatModel, Entity, Message, Sampling, SummaryVersion, TokenCounter, Turn
+from appliance.types import ChatModel, Entity, Message, OnToken, Sampling, SummaryVersion, TokenCounter, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
 
@@ -155,14 +155,16 @@ def summarize(
     sampling: Sampling,
     *,
     cancel: threading.Event | None = None,
+    on_token: OnToken | None = None,
 ) -> str:
     """One call to the summarizer model; returns the tidied text (not yet validated).
 
     ``sampling`` carries the configured temperature (0.3) and cap (250 tokens) as ``max_tokens``, so
     the model cannot run past the cap. An answer cut at the cap loses its unfinished last line: a
-    half-written identifier is an invented one.
+    half-written identifier is an invented one. ``on_token`` sees each piece as it comes (the
+    worker's time limit follows them).
     """
-    generation = model.generate(messages, sampling, cancel=cancel)
+    generation = model.generate(messages, sampling, on_token=on_token, cancel=cancel)
     text = generation.text
     if generation.finish_reason == "length" and "\n" in text:
         text = text.rsplit("\n", 1)[0]

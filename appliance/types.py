@@ -293,11 +293,44 @@ class ChatModel(TokenCounter, Protocol):
         *,
         on_token: OnToken | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,
     ) -> Generation:
         """Generate an answer, calling ``on_token`` with each piece of text as it comes.
 
+        ``cache_key`` (a session id) lets a backend keep and restore that session's evaluated prompt
+        prefix between its answers; backends without such a cache ignore it.
         Raises ``appliance.errors.Cancelled`` if ``cancel`` is set before the answer is complete.
         """
+        ...
+
+
+class Flag(Protocol):
+    """Anything with ``is_set()``: a ``threading.Event``, or a view of "an answer is waiting"."""
+
+    def is_set(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Warmed:
+    """What one warm-up of a session's next prompt prefix did."""
+
+    reused: int  # tokens already evaluated (in the live context or the session's saved state)
+    evaluated: int  # tokens evaluated now
+    total: int  # tokens of the prefix
+    seconds: float
+
+    @property
+    def complete(self) -> bool:
+        return self.reused + self.evaluated >= self.total
+
+
+@runtime_checkable
+class PrefixWarmer(Protocol):
+    """A backend that can evaluate a prompt prefix ahead of the question (llama.cpp; not a remote server)."""
+
+    def prepare(self, messages: Sequence[Message], *, cache_key: str, cancel: Flag | None = None) -> Warmed:
+        """Evaluate ``messages`` up to the end of the last one's text (no turn end after it), keep the
+        state under ``cache_key``, and stop early, keeping what was done, once ``cancel`` is set."""
         ...
 
 

@@ -9,10 +9,21 @@ from appliance.errors import Cancelled
 from appliance.types import Generation, Message, OnToken, Sampling
 
 
-class FakeResponder:
+class WordCounter:
+    """Counts one token per word, plus 4 tokens of template per message, like a real chat template's markers."""
+
+    def count_text(self, text: str) -> int:
+        return len(text.split())
+
+    def count(self, messages: Sequence[Message]) -> int:
+        return sum(self.count_text(m.content) + 4 for m in messages) + 2
+
+
+class FakeResponder(WordCounter):
     """A responder that answers from a queue of replies and counts one token per word.
 
-    ``fail_with`` makes the next generation raise; ``prompts`` records every prompt it was given.
+    ``fail_with`` makes the next generation raise; ``prompts`` records every prompt it was given, and
+    ``cache_keys`` the session each was generated for.
     """
 
     name = "fake-responder"
@@ -22,15 +33,9 @@ class FakeResponder:
         self.replies = list(replies)
         self.default = default
         self.prompts: list[tuple[Message, ...]] = []
+        self.cache_keys: list[str | None] = []
         self.fail_with: Exception | None = None
         self.cancel_after: int | None = None
-
-    def count_text(self, text: str) -> int:
-        return len(text.split())
-
-    def count(self, messages: Sequence[Message]) -> int:
-        # Each message costs its words plus 4 tokens of template, like a real chat template's markers.
-        return sum(self.count_text(m.content) + 4 for m in messages) + 2
 
     def generate(
         self,
@@ -39,8 +44,10 @@ class FakeResponder:
         *,
         on_token: OnToken | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,
     ) -> Generation:
         self.prompts.append(tuple(messages))
+        self.cache_keys.append(cache_key)
         if self.fail_with is not None:
             exc, self.fail_with = self.fail_with, None
             raise exc

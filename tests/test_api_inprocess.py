@@ -47,12 +47,13 @@ class GatedResponder(FakeResponder):
         *,
         on_token: OnToken | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,
     ) -> Generation:
         self.started.set()
         while not self.gate.wait(0.01):
             if cancel is not None and cancel.is_set():
                 raise Cancelled("cancelled while gated")
-        return super().generate(messages, sampling, on_token=on_token, cancel=cancel)
+        return super().generate(messages, sampling, on_token=on_token, cancel=cancel, cache_key=cache_key)
 
 
 class InterloperResponder(FakeResponder):
@@ -68,10 +69,11 @@ class InterloperResponder(FakeResponder):
         *,
         on_token: OnToken | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,
     ) -> Generation:
         if self.during is not None:
             self.during()
-        return super().generate(messages, sampling, on_token=on_token, cancel=cancel)
+        return super().generate(messages, sampling, on_token=on_token, cancel=cancel, cache_key=cache_key)
 
 
 @dataclass

@@ -76,6 +76,8 @@ class TestOneReadOfTheSessionPerTurn:
 
         monkeypatch.setattr(Store, "session", counting)
         appliance.worker.stop()  # it reads its own snapshot later, off the answer's path
+        if appliance.prewarmer is not None:
+            appliance.prewarmer.stop()  # so does the warm-up of the next prefix
         appliance.pipeline.answer(session.id, "My card ending 4821 is blocked")
         assert calls == [session.id]  # the snapshot; the write checks the session in its own transaction
 

@@ -52,6 +52,8 @@ class TestBenchLoad:
             assert set(report["latency_s"]) == {"p50", "p95"}
             assert 0 < report["latency_s"]["p50"] <= report["latency_s"]["p95"]
             assert report["throughput_turns_per_s"] > 0
+            lag = report["summary_lag_turns"]  # sampled after each turn
+            assert set(lag) == {"p50", "max"} and 0 <= lag["p50"] <= lag["max"]
             with daemon.client() as http:
                 sessions = http.get("/v1/sessions", params={"search": "bench load client"}).json()["sessions"]
             assert sorted(s["turns"] for s in sessions) == [4, 4, 4]

@@ -1,12 +1,13 @@
 """Context: what of the conversation goes into each answer's prompt, within the token budget.
 
 ``base`` holds the prompt's shape and the policy protocol, ``baselines`` the ``raw`` and seed
-policies, ``rolling`` the appliance's own, ``registry`` the policies by name; ``tokens`` counts
-tokens and ``recall`` finds the older turns a question points back to. Callers import the policy
+policies, ``rolling`` the appliance's own (``trim`` cuts its summary's middle), ``registry`` the
+policies by name; ``tokens`` counts tokens and ``recall`` finds the older turns a question points
+back to. Callers import the policy
 API from here: ``from appliance.context import PromptSpec, make_policies``.
 """
 
-from appliance.context.base import ContextPolicy, PromptSpec
+from appliance.context.base import ContextPolicy, PromptSpec, before_question
 from appliance.context.baselines import RawPolicy, SeedQAPolicy, SeedTopicsPolicy, ThresholdPolicy
 from appliance.context.registry import POLICIES, ContextOptions, make_policies
 from appliance.context.rolling import RollingPolicy
@@ -16,6 +17,7 @@ __all__ = [
     "ContextOptions",
     "ContextPolicy",
     "PromptSpec",
+    "before_question",
     "RawPolicy",
     "RollingPolicy",
     "SeedQAPolicy",

@@ -65,9 +65,21 @@ def render_turn(turn: Turn) -> str:
     return f"{SPEAKER[turn.role]}: {turn.text}"
 
 
+# Where the question begins: before it, the prompt is known before the customer speaks.
+QUESTION_MARK = "\n\n[QUESTION]\n"
+
+
 def assemble(spec: PromptSpec, context: str, question: str) -> tuple[Message, ...]:
-    user = f"[CONTEXT]\n{context or NO_CONTEXT}\n\n[QUESTION]\n{question}\n\n[INSTRUCTION]\n{spec.instruction}"
+    user = f"[CONTEXT]\n{context or NO_CONTEXT}{QUESTION_MARK}{question}\n\n[INSTRUCTION]\n{spec.instruction}"
     return (Message("system", spec.system), Message("user", user))
+
+
+def before_question(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """The prompt up to where its question begins: what can be evaluated before the customer speaks."""
+    *head, last = messages
+    text = last.content
+    cut = text.rfind(QUESTION_MARK)
+    return (*head, Message(last.role, text[:cut] if cut >= 0 else text))
 
 
 def part_manifests(

@@ -11,7 +11,6 @@ of every turn, on sessions of a hundred turns and more.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from appliance.context.base import (
@@ -24,6 +23,7 @@ from appliance.context.base import (
     turn_span,
     usable_summary,
 )
+from appliance.context.trim import SummaryTrim
 from appliance.types import (
     LedgerEntry,
     Manifest,
@@ -35,14 +35,6 @@ from appliance.types import (
     Turn,
     current_facts,
 )
-
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
-GAP = "[…]"
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences by their end punctuation (Latin and CJK); good enough to cut a summary's middle."""
-    return [s for s in _SENTENCE_END.split(text.strip()) if s]
 
 
 def render_facts(facts: Sequence[LedgerEntry]) -> str:
@@ -114,14 +106,12 @@ class _RollingFit:
         self.keep_last = keep_last  # the last pair: verbatim[keep_last:]
         self.events: list[tuple[str, int]] = []
         c = counter.count_text
-        # Summary: whole until its middle must go; then sentences.
+        # Summary: whole until its middle must go; then its lines, then their sentences (``trim``).
         self.summary_header = SUMMARY_HEADER.format(first=0, last=summary.covers_to) if summary is not None else ""
-        self.sentences: list[str] | None = None
-        self.sentence_costs: list[int] = []
-        self.sentence_kept: list[bool] = []
-        self.middle_order: list[int] = []
+        self.trim: SummaryTrim | None = None
         self.summary_on = summary is not None
-        self.summary_cost = (c(self.summary_header + "\n") + c(summary.text.strip()) + 2) if summary else 0
+        self.summary_base = c(self.summary_header + "\n") + 2 if summary else 0
+        self.summary_cost = self.summary_base + c(summary.text.strip()) if summary else 0
         # Ledger: counted as one block until an entry must go; then line by line.
         self.fact_heads = [i == 0 or facts[i - 1].turn != e.turn for i, e in enumerate(facts)]
         self.fact_costs: list[int] | None = None
@@ -206,7 +196,7 @@ class _RollingFit:
         if self.verbatim_from < self.keep_last:
             self._drop_verbatim("verbatim")
             return True
-        if self.summary_on and self._drop_middle_sentence():
+        if self.summary_on and self._drop_summary_middle():
             return True
         if len(self.facts) - self.fact_from > 1:
             self._drop_fact()
@@ -255,41 +245,23 @@ class _RollingFit:
             self.fact_sum += head - self.fact_costs[nxt]
             self.fact_costs[nxt] = head
 
-    def _drop_middle_sentence(self) -> bool:
+    def _drop_summary_middle(self) -> bool:
+        """One piece of the summary's middle: a line, or once only its first and last are left, a sentence."""
         assert self.summary is not None
-        if self.sentences is None:
-            c = self.counter.count_text
-            self.sentences = split_sentences(self.summary.text)
-            self.sentence_costs = [c(s) + 1 for s in self.sentences]
-            self.sentence_kept = [True] * len(self.sentences)
-            middle = range(1, len(self.sentences) - 1)
-            centre = (len(self.sentences) - 1) / 2
-            self.middle_order = sorted(middle, key=lambda i: (abs(i - centre), i))
-            self.gap_cost = c(" " + GAP) + 1
-            self.summary_cost = c(self.summary_header + "\n") + 2 + sum(self.sentence_costs)
-        if not self.middle_order:
+        if self.trim is None:
+            self.trim = SummaryTrim(self.summary.text, self.counter.count_text)
+        kind = self.trim.drop()
+        self.summary_cost = self.summary_base + self.trim.cost
+        if kind is None:
             return False
-        i = self.middle_order.pop(0)
-        if all(self.sentence_kept[1:-1]):
-            self.summary_cost += self.gap_cost
-        self.sentence_kept[i] = False
-        self.summary_cost -= self.sentence_costs[i]
-        self.events.append(("sentence", i))
+        self.events.append((kind, len(self.events)))  # what went is in ``trim``
         return True
 
     # -- render -----------------------------------------------------------------------------------
 
     def summary_text(self) -> str:
         assert self.summary is not None
-        if self.sentences is None:
-            return self.summary.text.strip()
-        out: list[str] = []
-        for s, kept in zip(self.sentences, self.sentence_kept):
-            if kept:
-                out.append(s)
-            elif not out or out[-1] != GAP:
-                out.append(GAP)
-        return " ".join(out)
+        return self.summary.text.strip() if self.trim is None else self.trim.text()
 
     def sections(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
         """(name, text, estimated tokens, turns) of each part that is not empty, in prompt order.
@@ -352,7 +324,8 @@ class RollingPolicy:
 
     When the parts do not fit ``spec.budget`` they give way in a fixed order, each step logged in
     ``Manifest.cuts``: recalled turns (the least relevant first); the oldest latest turns (the last
-    pair stays); the summary's middle sentences, from the centre out (first and last stay); ledger
+    pair stays); the summary's middle lines (its categories), then the middle sentences of the lines
+    left, then all but its first and last sentence, each from the centre out (see ``trim``); ledger
     entries, oldest first, down to the newest; then what was protected: the rest of the summary, the
     last pair, the newest ledger entry, and last of all the read-back facts (oldest first): they are
     a few tokens, and what the question is about.
@@ -450,9 +423,8 @@ def _describe_cuts(fit: _RollingFit, summarized: set[int], budget: int) -> list[
             what = "the last pair's turns" if kind == "last-pair" else "the oldest latest turns"
             tail = f"; turns {turn_span(lost)} are cut" if lost else "; all still in the summary"
             out.append(f"{what} {turn_span(sorted(values))} gave way{tail}")
-        elif kind == "sentence":
-            n = len(fit.sentences or [])
-            out.append(f"summary: {len(values)} middle sentence(s) of {n} cut, first and last kept")
+        elif kind in ("line", "sentence") and fit.trim is not None:
+            out.append(fit.trim.describe_lines() if kind == "line" else fit.trim.describe_sentences())
         elif kind == "ledger":
             gone = [fit.facts[k] for k in values]
             shown = ", ".join(f"{e.kind} {e.value} (turn {e.turn})" for e in gone)

@@ -46,9 +46,10 @@ class Recorder:
         *,
         on_token: OnToken | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,
     ) -> Generation:
         self.prompts.append(tuple(messages))
-        return self.model.generate(messages, sampling, on_token=on_token, cancel=cancel)
+        return self.model.generate(messages, sampling, on_token=on_token, cancel=cancel, cache_key=cache_key)
 
 
 def appliance_for(
@@ -58,10 +59,12 @@ def appliance_for(
     policy: str,
     *,
     recall: Recaller | None = None,
+    prewarm: bool = False,
 ) -> Appliance:
     """The appliance over ``settings.database`` with the given (already loaded) models and recall
     (none: recall off), and a summary worker only when ``policy`` reads the summary and a
-    ``summarizer`` is given; close it when the replay is done."""
+    ``summarizer`` is given; close it when the replay is done. The next prefix is warmed only with
+    ``prewarm`` (the latency bench): elsewhere it would spend the replay's CPU on prompts never asked."""
     from appliance.app import build, policies
 
     summarized = summarizer is not None and policies(settings)[policy].uses_summary
@@ -71,6 +74,7 @@ def appliance_for(
         summarizer=summarizer,
         recall=recall if recall is not None else False,
         worker=summarized,
+        prewarm=prewarm,
     )
 
 

@@ -2,11 +2,14 @@
 
 The prompt is rendered with the GGUF's own chat template and tokenized here, and exactly those
 tokens are sent to the model, so the count that enforces the budget is the count the model sees.
-Identical prompt prefixes across turns let llama.cpp reuse its cache.
+Identical prompt prefixes across turns let llama.cpp reuse its cache; each session's evaluated prefix
+is also saved (``states.StateCache``) and restored when that session is answered next, and a
+session's next prefix can be evaluated ahead of its question (:meth:`LlamaChatModel.prepare`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import secrets
 import threading
@@ -15,8 +18,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from appliance.errors import Cancelled, GenerationError, ModelLoadError
-from appliance.types import Generation, Message, Sampling
+from appliance.models.states import SavedState, StateCache, shared_prefix
+from appliance.types import Flag, Generation, Message, Sampling, Warmed
+
+# Tokens evaluated between two looks at ``cancel`` while warming: an answer waits at most one chunk.
+WARM_CHUNK = 32
 
 
 class LlamaChatModel:
@@ -32,6 +41,7 @@ class LlamaChatModel:
         n_gpu_layers: int = 0,
         seed: int = -1,
         vocab_only: bool = False,
+        state_cache_mb: int = 0,
     ) -> None:
         import llama_cpp  # imported here so that the rest of the app starts without the native library
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -40,6 +50,7 @@ class LlamaChatModel:
         self.path = Path(path)
         self.n_ctx = n_ctx
         self._lock = threading.Lock()
+        self.states = StateCache(state_cache_mb * 1024 * 1024)
         threads = n_threads or os.cpu_count() or 1
         try:
             self._llama = llama_cpp.Llama(
@@ -50,6 +61,8 @@ class LlamaChatModel:
                 n_gpu_layers=n_gpu_layers,
                 seed=seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED,
                 vocab_only=vocab_only,
+                # llama.cpp repacks the weights for the CPU; mapped file pages would stay resident beside the copy.
+                use_mmap=vocab_only or n_gpu_layers != 0,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
@@ -66,12 +79,13 @@ class LlamaChatModel:
             template=template, eos_token=self._eos, bos_token=text_of(bos_id) if bos_id != -1 else ""
         )
 
-    def tokens(self, messages: Sequence[Message]) -> list[int]:
+    def tokens(self, messages: Sequence[Message], *, open_end: bool = False) -> list[int]:
         """The exact token ids the model receives for these messages.
 
         Only the chat template's own markers become control tokens: the template is rendered around
         placeholders, and each message's text is tokenized as plain text in its place, so a customer
-        who types ``<|im_end|>`` gets those characters, never the token that ends a turn.
+        who types ``<|im_end|>`` gets those characters, never the token that ends a turn. With
+        ``open_end`` the ids stop after the last message's text: a prefix of a longer last message.
         """
         marks = [f"\x00{self._nonce}:{i}\x00" for i in range(len(messages))]
         # llama_cpp types each role's message as its own TypedDict; ours are plain role/content pairs.
@@ -87,6 +101,8 @@ class LlamaChatModel:
             ids += self._tokenize(prompt[pos:at], special=True, add_bos=bos)
             ids += self._tokenize(message.content, special=False, add_bos=False)
             bos, pos = False, at + len(mark)
+        if open_end:
+            return ids
         return ids + self._tokenize(prompt[pos:], special=True, add_bos=bos)
 
     def _tokenize(self, text: str, *, special: bool, add_bos: bool) -> list[int]:
@@ -107,6 +123,7 @@ class LlamaChatModel:
         *,
         on_token: Callable[[str], None] | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,
     ) -> Generation:
         prompt = self.tokens(messages)
         if len(prompt) + sampling.max_tokens > self.n_ctx:
@@ -117,6 +134,7 @@ class LlamaChatModel:
         finish = "stop"
         with self._lock:
             start = time.perf_counter()
+            self._select(cache_key, prompt)
             first = 0.0
             # With stream=True this is an iterator of chunk dicts; llama_cpp's annotation is the union of both modes.
             stream: Any = self._llama.create_completion(
@@ -151,6 +169,7 @@ class LlamaChatModel:
                 raise GenerationError(f"{self.name}: {exc}") from None
             finally:
                 stream.close()
+                self._keep(cache_key)
             total = time.perf_counter() - start
             # Tokens actually evaluated after the prompt: exact, unlike counting streamed pieces.
             completion = max(0, self._llama.n_tokens - len(prompt) + 1) if pieces else 0
@@ -164,12 +183,103 @@ class LlamaChatModel:
             finish_reason=finish,
         )
 
+    # evaluated prefixes, per session -----------------------------------------------------------------
+
+    def prepare(self, messages: Sequence[Message], *, cache_key: str, cancel: Flag | None = None) -> Warmed:
+        """Evaluate a session's next prompt up to the end of ``messages`` (the question is not known
+        yet), in chunks of ``WARM_CHUNK`` tokens, stopping once ``cancel`` is set; what was evaluated
+        is kept under ``cache_key`` either way, so an interrupted warm-up still shortens the answer."""
+        prefix = self.tokens(messages, open_end=True)
+        with self._lock:
+            start = time.perf_counter()
+            self._select(cache_key, prefix)
+            llama = self._llama
+            # One token is left for the answer to evaluate: llama.cpp needs fresh logits to sample from.
+            reused = min(shared_prefix(llama.input_ids[: llama.n_tokens], np.asarray(prefix)), len(prefix) - 1)
+            done = reused
+            try:
+                if done < len(prefix) - 1:
+                    llama.n_tokens = done  # eval() drops the cache beyond this position
+                    while done < len(prefix) - 1 and not (cancel is not None and cancel.is_set()):
+                        chunk = prefix[done : min(done + WARM_CHUNK, len(prefix) - 1)]
+                        llama.eval(chunk)
+                        done += len(chunk)
+            except (RuntimeError, ValueError) as exc:
+                raise GenerationError(f"{self.name}: {exc}") from None
+            finally:
+                self._keep(cache_key)
+        return Warmed(
+            reused=reused, evaluated=done - reused, total=len(prefix) - 1, seconds=time.perf_counter() - start
+        )
+
+    def _select(self, key: str | None, prompt: Sequence[int]) -> None:
+        """Restore ``key``'s saved state if it shares more of ``prompt`` than the live context does."""
+        if key is None or not self.states.enabled:
+            return
+        saved = self.states.get(key)
+        if saved is None:
+            return
+        llama, wanted = self._llama, np.asarray(prompt)
+        if shared_prefix(saved.tokens, wanted) <= shared_prefix(llama.input_ids[: llama.n_tokens], wanted):
+            return
+        import llama_cpp
+
+        ctx = llama._ctx.ctx
+        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
+        data = (ctypes.c_uint8 * len(saved.data)).from_buffer_copy(saved.data)
+        if llama_cpp.llama_state_seq_set_data(ctx, data, len(saved.data), 0) != len(saved.data):
+            llama.reset()  # a state that does not load is dropped: this answer evaluates from the start
+            self.states.drop(key)
+            return
+        n = len(saved.tokens)
+        llama.input_ids[:n] = saved.tokens
+        llama.n_tokens = n
+        llama._requires_eval = True  # logits are not part of the saved state: the answer re-evaluates a token
+        self.states.restored()
+
+    def _keep(self, key: str | None) -> None:
+        """Save the live context's one sequence (its KV cache, not the logits) under ``key``."""
+        if key is None or not self.states.enabled or self._llama.n_tokens == 0:
+            return
+        import llama_cpp
+
+        llama, ctx = self._llama, self._llama._ctx.ctx
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        data = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, data, size, 0)
+        if not written:
+            self.states.drop(key)
+            return
+        tokens = np.array(llama.input_ids[: llama.n_tokens], dtype=np.intc)
+        self.states.put(key, SavedState(tokens=tokens, data=bytes(memoryview(data)[:written])))
+
     # benchmarks (appliance/lab/bench/perf.py) -------------------------------------------------------
 
     def forget_prefix(self) -> None:
-        """Make the next prompt evaluate from its first token, so a benchmark can time a cold prompt."""
+        """Make the next prompt evaluate from its first token, so a benchmark can time a cold prompt:
+        the live context and every saved session state are dropped."""
         with self._lock:
             self._llama.reset()
+            self.states.clear()
+
+    def bare_eval_s(self, messages: Sequence[Message], text: str) -> float:
+        """Seconds bare llama.cpp takes to evaluate just ``text``'s tokens where they stand in the
+        last message, on a cache that holds everything before them: the floor under any time to
+        first token (everything else could have been evaluated while the customer was typing)."""
+        *head, last = messages
+        at = last.content.rfind(text)
+        if at < 0 or not text:
+            raise GenerationError(f"{self.name}: the text is not in the prompt's last message")
+        full = self.tokens(messages)
+        n = len(self._tokenize(text, special=False, add_bos=False))
+        # Where the text begins; a token that merges across the boundary counts as the text's.
+        start = min(len(self.tokens([*head, Message(last.role, last.content[:at])], open_end=True)) - 1, len(full) - n)
+        with self._lock:
+            self._llama.reset()
+            self._llama.eval(full[:start])
+            began = time.perf_counter()
+            self._llama.eval(full[start : start + n])
+            return time.perf_counter() - began
 
     def bare_generate_tps(self, messages: Sequence[Message], sampling: Sampling) -> tuple[int, float]:
         """(tokens, decode tokens/s) of llama-cpp-python's own token generator on the same loaded model,

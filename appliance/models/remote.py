@@ -227,6 +227,7 @@ class RemoteChatModel:
         *,
         on_token: Callable[[str], None] | None = None,
         cancel: threading.Event | None = None,
+        cache_key: str | None = None,  # the server keeps its own prompt cache
     ) -> Generation:
         url = f"{self.base_url}/chat/completions"
         pieces: list[str] = []

@@ -237,9 +237,18 @@ def create_app(
     def get_session(session_id: str, request: Request) -> dict[str, Any]:
         """Transcript, current and earlier summaries, ledger, and each answer's stage, manifest, check, timings.
 
-        The same JSON as ``appliance sessions export`` (a subject-access request)."""
+        The same JSON as ``appliance sessions export`` (a subject-access request), and
+        ``summary_lag_turns``: how many turns the current summary is behind (null for a policy that
+        reads no summary, or without a summary worker)."""
         access.check(principal(request), "read", session_id)
-        return store.export(session_id)
+        body = store.export(session_id)
+        current = body["summary"]
+        body["summary_lag_turns"] = (
+            worker.lag_of(body["session"]["policy"], len(body["turns"]), current["covers_to"] if current else -1)
+            if worker is not None
+            else None
+        )
+        return body
 
     @app.delete("/v1/sessions/{session_id}", status_code=204, tags=["sessions"])
     async def erase_session(session_id: str, request: Request) -> Response:

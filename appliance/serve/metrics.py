@@ -3,17 +3,27 @@
 The counters are the ones an operator alerts on: answers and their latency, turns recorded by hand,
 facts the checker flagged, errors by status, requests refused at the door by reason (a foreign Host
 or Origin, a missing or wrong token, a role without the right, a body too large), conversations
-erased by reason, the queue's depth, and the summary worker's runs. The request handlers count; the
-queue and the worker are read when the page is asked for.
+erased by reason, the queue's depth, and the summary worker's runs and how far its summaries are
+behind. The request handlers count; the queue and the worker are read when the page is asked for.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 from appliance.turn.queue import FairQueue
 from appliance.types import WorkerStatus
+
+
+@runtime_checkable
+class LagStatus(Protocol):
+    """A worker that can say how far behind its summaries are (the summary worker)."""
+
+    def max_lag(self) -> int:
+        """The most turns any session's current summary is behind."""
+        ...
 
 
 class Metrics:
@@ -105,6 +115,13 @@ class Metrics:
             lines += _metric(
                 "appliance_summarizer_alive", "gauge", "1 while the summary worker runs.", int(worker.is_alive())
             )
+            if isinstance(worker, LagStatus):
+                lines += _metric(
+                    "appliance_summarizer_lag_turns_max",
+                    "gauge",
+                    "The most turns any session's current summary is behind (of the sessions the worker has seen).",
+                    worker.max_lag(),
+                )
         return "\n".join(lines) + "\n"
 
 

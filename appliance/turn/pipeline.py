@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from appliance import stage
-from appliance.context import ContextPolicy, PromptSpec
+from appliance.context import ContextPolicy, PromptSpec, before_question
 from appliance.context.tokens import ResponderCounter
-from appliance.errors import ConfigError, InputError, MessageTooLong
+from appliance.errors import ConfigError, InputError, MessageTooLong, SessionNotFound
 from appliance.facts import checker, ledger, readback, slots
 from appliance.store import Store
 from appliance.types import (
@@ -238,7 +238,9 @@ class Pipeline:
         # Provisional indices for the check and an unsaved result; the store assigns the real ones.
         customer = Turn(session_id, len(snap.turns), "customer", message)
         with self.answering:
-            first = model.generate(prompt.messages, sampling, on_token=on_token, cancel=cancel)
+            first = model.generate(
+                prompt.messages, sampling, on_token=on_token, cancel=cancel, cache_key=session_id or None
+            )
             t3 = time.perf_counter()
             facts = snap.ledger + ledger.entries_for(customer, asked, cues=cues)
             summary = snap.summary.text if snap.summary else ""
@@ -288,6 +290,31 @@ class Pipeline:
         # The stored record cannot include the store's own write; the caller's copy does.
         timings = dataclasses.replace(record.timings, store_ms=store_ms, total_s=time.perf_counter() - started)
         return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timings))
+
+    def next_prefix(self, session_id: str) -> tuple[ChatModel, tuple[Message, ...]] | None:
+        """The model that will answer the session's next message, and that prompt as far as it is
+        known before the message: built for an empty question and cut where the question begins
+        (what depends on the question, recalled turns and read-back facts, comes after the stable
+        parts). None when the session is gone or nothing fits."""
+        try:
+            snap = self.store.snapshot(session_id)
+        except SessionNotFound:
+            return None
+        s = self.settings
+        turn_stage = stage.detect(
+            snap.turns, "", early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
+        )
+        model = self.early_responder if (turn_stage == "early" and self.early_responder) else self.responder
+        spec = PromptSpec(
+            system=s.system_prompt,
+            instruction=stage.instruction_for(turn_stage, s.instructions, s.instruction),
+            budget=s.budget_tokens,
+        )
+        try:
+            prompt = self.policies[snap.session.policy].build(snap, "", spec, self.counter_for(model))
+        except InputError:
+            return None
+        return model, before_question(prompt.messages)
 
     def _recall(self, snap: Snapshot, message: str, policy: ContextPolicy) -> tuple[int, ...]:
         """Older turns to show verbatim again, when the message points back to something."""
@@ -365,7 +392,7 @@ class Pipeline:
             spec, instruction="\n".join(lines), readback=spec.readback or readback.facts_of(asked)
         )
         retry_prompt = self.policies[snap.session.policy].build(snap, message, strict, counter, recalled)
-        second = model.generate(retry_prompt.messages, sampling, cancel=cancel)
+        second = model.generate(retry_prompt.messages, sampling, cancel=cancel, cache_key=snap.session.id or None)
         second_result = _with_missing(_asked_for(check(second.text), asked), readback.lacking(second.text, asked))
         # keep the better answer; a tie keeps the first
         kept = second if len(second_result.findings) < len(result.findings) else first

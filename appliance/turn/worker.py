@@ -3,7 +3,11 @@
 The pipeline calls :meth:`SummaryWorker.notify` after every stored turn and returns at once; one
 background thread does the slow part (a second, smaller model) when no answer is being generated.
 A summary still running when an answer starts is cancelled and retried after it: on a small box two
-llama.cpp instances competing for the same cores slow each other down several times over.
+llama.cpp instances competing for the same cores slow each other down several times over. But with
+customers talking continuously that alone lets a summary fall behind without bound, so a session's
+summary that has yielded ``max_yields`` times in a row runs next time beside the answers. Its time
+limit follows progress: ``timeout_s`` until the first token, then as long as tokens keep coming
+(``stall_s``), so a loaded box does not throw away summaries that are slow but moving.
 Nothing here can lose a turn: the transcript is already stored, and a summary that fails, times out
 or is rejected is stored as a *rejected* version with its reason while the previous accepted version
 stays current. The context policy then carries the turns after ``covers_to`` verbatim (seed 002's
@@ -31,6 +35,7 @@ from appliance.facts import slots
 from appliance.facts.entities import index_keys, lookup_keys
 from appliance.store import Store
 from appliance.summarizer import Extract
+from appliance.turn.lag import LagGauge
 from appliance.types import ChatModel, Sampling, SummaryVersion, Turn
 
 log = logging.getLogger(__name__)
@@ -51,6 +56,7 @@ class WorkerStats:
     timeouts: int = 0
     stale: int = 0
     yielded: int = 0
+    forced: int = 0  # runs that did not yield, after ``max_yields`` yields in a row
     skipped_paused: int = 0
     durations_s: tuple[float, ...] = ()
     last_error: str = ""
@@ -62,6 +68,29 @@ class WorkerStats:
     @property
     def median_s(self) -> float:
         return statistics.median(self.durations_s) if self.durations_s else 0.0
+
+
+def progress_deadline(started: float, last_token: float | None, *, timeout_s: float, stall_s: float) -> float:
+    """When a summary is cancelled: ``timeout_s`` after it started, or later while tokens keep coming,
+    ``stall_s`` after the last one."""
+    first = started + timeout_s
+    return first if last_token is None else max(first, last_token + stall_s)
+
+
+class _Progress:
+    """The tokens of one summary as they come (the model's thread writes, the watcher reads)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.last_token: float | None = None
+        self.tokens = 0
+
+    def on_token(self, piece: str) -> None:
+        self.last_token = time.monotonic()
+        self.tokens += 1
+
+    def deadline(self, settings: SummarizerSettings) -> float:
+        return progress_deadline(self.started, self.last_token, timeout_s=settings.timeout_s, stall_s=settings.stall_s)
 
 
 def is_busy(answering: Any) -> bool:
@@ -125,6 +154,8 @@ class SummaryWorker:
         self._last_full: dict[str, int] = {}  # session -> turn count at its last full re-summary
         self._retry_at: dict[str, int] = {}  # session -> turn count before which a failed run is not retried
         self._full_next: set[str] = set()  # sessions whose last rolling update failed
+        self._yields: dict[str, int] = {}  # session -> times its summary yielded to an answer in a row
+        self.lag = LagGauge(store, keep_turns, policies)
         self._stats = WorkerStats()
         self._stats_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -163,7 +194,9 @@ class SummaryWorker:
         return self
 
     def notify(self, session_id: str) -> None:
-        """A turn was stored (or summarizing was resumed): look at this session soon. Never blocks."""
+        """A turn was stored (or summarizing was resumed): look at this session soon. Never waits for
+        a summary; it reads the session's lag (a few small queries) for the metrics."""
+        self.lag.changed(session_id)
         with self._cond:
             self._pending[session_id] = None
             self._cond.notify_all()
@@ -201,7 +234,23 @@ class SummaryWorker:
             "rejected": st.rejected,
             "errors": st.errors,
             "timeouts": st.timeouts,
+            "forced": st.forced,
         }
+
+    # lag ----------------------------------------------------------------------------------------
+
+    def lag_of(self, policy: str, n_turns: int, covers_to: int) -> int | None:
+        """How many turns a session's summary is behind (:func:`appliance.turn.lag.summary_lag`);
+        None for a policy that reads no summary."""
+        return self.lag.lag_of(policy, n_turns, covers_to)
+
+    def max_lag(self) -> int:
+        """The largest lag among the sessions this worker was told about lately (0 for none)."""
+        return self.lag.max_lag()
+
+    def forget(self, session_id: str) -> None:
+        """Drop what the worker keeps about a session (it was erased)."""
+        self.lag.forget(session_id)
 
     # the thread ---------------------------------------------------------------------------------
 
@@ -209,14 +258,13 @@ class SummaryWorker:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._pending or self._stopping)
-                if self._stopping:
-                    return
-                # Yield to the responder: do not start while an answer is being generated.
-                while self.settings.yield_to_answers and is_busy(self.answering) and not self._stopping:
+                # Yield to the responder: do not start while an answer is being generated (unless the
+                # session has yielded enough times in a row).
+                session_id = None
+                while not self._stopping and (session_id := self._next()) is None:
                     self._cond.wait(_POLL_S)
-                if self._stopping:
+                if self._stopping or session_id is None:
                     return
-                session_id = next(iter(self._pending))
                 del self._pending[session_id]
                 self._running = True
             try:
@@ -229,27 +277,44 @@ class SummaryWorker:
                     self._running = False
                     self._cond.notify_all()
 
+    def _next(self) -> str | None:
+        """The queued session to run now (the oldest), or while an answer is being generated the
+        oldest that may no longer yield; None: wait. Called holding ``_cond``."""
+        if not (self.settings.yield_to_answers and is_busy(self.answering)):
+            return next(iter(self._pending), None)
+        return next((s for s in self._pending if self._must_run(s)), None)
+
+    def _must_run(self, session_id: str) -> bool:
+        """Whether this session's summary has yielded to answers ``max_yields`` times in a row
+        (0 counts as 1: it never yields twice) and so runs beside them."""
+        return self._yields.get(session_id, 0) >= max(1, self.settings.max_yields)
+
     # one session --------------------------------------------------------------------------------
 
     def run_once(self, session_id: str) -> tuple[SummaryVersion, ...]:
         """Bring one session's summary up to date now, in this thread; returns the versions stored."""
         stored: list[SummaryVersion] = []
-        for _ in range(MAX_STEPS):
-            version = self._step(session_id)
-            if version is None:
-                break
-            stored.append(version)
-            if version.status != "accepted" and not version.reason.startswith("stale"):
-                break  # a failure is retried at the next notification, not in a loop
+        try:
+            for _ in range(MAX_STEPS):
+                version = self._step(session_id)
+                if version is None:
+                    break
+                stored.append(version)
+                if version.status != "accepted" and not version.reason.startswith("stale"):
+                    break  # a failure is retried at the next notification, not in a loop
+        finally:
+            if stored:
+                self.lag.changed(session_id)
         return tuple(stored)
 
     def _step(self, session_id: str) -> SummaryVersion | None:
         try:
             snap = self.store.snapshot(session_id)
         except SessionNotFound:  # erased since it was queued: nothing to summarize, nothing to keep
-            for bookkeeping in (self._last_full, self._retry_at):
+            for bookkeeping in (self._last_full, self._retry_at, self._yields):
                 bookkeeping.pop(session_id, None)
             self._full_next.discard(session_id)
+            self.forget(session_id)
             return None
         if self.policies is not None and snap.session.policy not in self.policies:
             return None  # raw and the seed baselines read no summary
@@ -280,6 +345,7 @@ class SummaryWorker:
             full, previous = False, base
             chunk = self._fit(previous, pending, language)
         if not chunk:
+            self._yields.pop(session_id, None)
             return self._reject(session_id, pending[0].index, f"turn {pending[0].index} does not fit summarizer.n_ctx")
         if full:
             self._last_full[session_id] = chunk[-1].index + 1
@@ -292,22 +358,30 @@ class SummaryWorker:
             self._cancel = cancel
         done = threading.Event()
         why: list[str] = []
-        watcher = threading.Thread(target=self._watch, args=(cancel, done, why), name="summary-watch", daemon=True)
+        # A session that has yielded enough times in a row runs beside the answers this time.
+        yielding = s.yield_to_answers and not self._must_run(session_id)
+        if s.yield_to_answers and not yielding:
+            self._count(forced=1)
+        progress = _Progress()
+        watcher = threading.Thread(
+            target=self._watch, args=(cancel, done, why, progress, yielding), name="summary-watch", daemon=True
+        )
         started = time.perf_counter()
         watcher.start()
         failure = ""
         text = ""
         try:
-            text = summarizer.summarize(self.model, messages, self.sampling, cancel=cancel)
+            text = summarizer.summarize(self.model, messages, self.sampling, cancel=cancel, on_token=progress.on_token)
         except Cancelled:
             if self._stopping:
                 return None
             if why == ["answer"]:
                 # Not a failure: the responder needed the CPU. Try again once it is done.
+                self._yields[session_id] = self._yields.get(session_id, 0) + 1
                 self._count(yielded=1)
                 self.notify(session_id)
                 return None
-            failure = f"timeout after {s.timeout_s:g} s" if why == ["timeout"] else "cancelled"
+            failure = _timeout_reason(progress, s) if why == ["timeout"] else "cancelled"
         except ApplianceError as exc:
             failure = f"failed: {exc}"
         except Exception as exc:  # noqa: BLE001 - a broken model must not stop the worker: stored, counted, logged
@@ -320,6 +394,7 @@ class SummaryWorker:
                 self._cancel = None
         duration = time.perf_counter() - started
         covers_to = chunk[-1].index
+        self._yields.pop(session_id, None)  # this run finished: the next one may yield again
         if failure:
             self._count(
                 runs=1,
@@ -377,13 +452,15 @@ class SummaryWorker:
         if rolling:
             self._full_next.add(session_id)
 
-    def _watch(self, cancel: threading.Event, done: threading.Event, why: list[str]) -> None:
-        """Cancel the running summary at its timeout, or as soon as an answer starts (when yielding)."""
-        deadline = time.monotonic() + self.settings.timeout_s
-        while not done.wait(min(_POLL_S, max(0.0, deadline - time.monotonic()))):
-            if time.monotonic() >= deadline:
+    def _watch(
+        self, cancel: threading.Event, done: threading.Event, why: list[str], progress: _Progress, yielding: bool
+    ) -> None:
+        """Cancel the running summary when it stops making progress (:func:`progress_deadline`), or
+        as soon as an answer starts (when ``yielding``)."""
+        while not done.wait(min(_POLL_S, max(0.0, progress.deadline(self.settings) - time.monotonic()))):
+            if time.monotonic() >= progress.deadline(self.settings):
                 why.append("timeout")
-            elif self.settings.yield_to_answers and is_busy(self.answering):
+            elif yielding and is_busy(self.answering):
                 why.append("answer")
             else:
                 continue
@@ -435,3 +512,10 @@ class SummaryWorker:
 
 def _version(summary: SummaryVersion | None) -> int:
     return summary.version if summary is not None else 0
+
+
+def _timeout_reason(progress: _Progress, settings: SummarizerSettings) -> str:
+    if progress.last_token is None:
+        return f"timeout after {settings.timeout_s:g} s"
+    took = time.monotonic() - progress.started
+    return f"timeout after {took:.1f} s: no token for {settings.stall_s:g} s after {progress.tokens} tokens"

@@ -4,7 +4,8 @@ Each client opens a session and sends its turns one after another (as a kiosk wo
 run at the same time, so the daemon's queue, fairness and storage are exercised together. Success
 is not taken on the server's word: afterwards every answered turn is looked up in the session's
 stored transcript (``GET /v1/sessions/{id}``), and only turns found there, word for word, count
-as stored.
+as stored. After each of its turns a client also reads how many turns its session's summary is
+behind (``summary_lag_turns``), so the report shows whether summaries keep up under load.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import httpx
 
 from appliance.errors import InputError
-from appliance.lab.stats import spread
+from appliance.lab.stats import percentile, spread
 
 # Customer messages with the kind of facts the appliance must keep (ids, amounts, dates, names).
 MESSAGES = (
@@ -43,6 +44,7 @@ class _Client:
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
     retried: int = 0
+    lags: list[int] = field(default_factory=list)  # summary_lag_turns after each answered turn
 
 
 async def _one_client(http: httpx.AsyncClient, n: int, turns: int) -> _Client:
@@ -71,7 +73,27 @@ async def _one_client(http: httpx.AsyncClient, n: int, turns: int) -> _Client:
         me.latencies.append(time.perf_counter() - started)
         body = reply.json()
         me.answered.append((body["agent"]["index"], body["agent"]["text"]))
+        lag = await _lag(http, me.session_id)
+        if lag is not None:
+            me.lags.append(lag)
     return me
+
+
+async def _lag(http: httpx.AsyncClient, session_id: str) -> int | None:
+    """How many turns the session's summary is behind now; None for a policy without a summary (or
+    a daemon that does not say)."""
+    try:
+        detail = await http.get(f"/v1/sessions/{session_id}")
+        detail.raise_for_status()
+    except httpx.HTTPError:
+        return None
+    lag = detail.json().get("summary_lag_turns")
+    return lag if isinstance(lag, int) else None
+
+
+def lag_report(lags: list[int]) -> dict[str, float]:
+    """``{"p50": ..., "max": ...}`` of the lag samples (0 for none)."""
+    return {"p50": round(percentile(lags, 50), 1), "max": max(lags, default=0)}
 
 
 async def _stored(http: httpx.AsyncClient, client: _Client) -> int:
@@ -118,5 +140,6 @@ async def run_load(
         "latency_s": spread(latencies, 3),
         "throughput_turns_per_s": round(len(latencies) / wall, 3) if wall > 0 else 0.0,
         "retried_busy": sum(c.retried for c in done),
+        "summary_lag_turns": lag_report([x for c in done for x in c.lags]),
         "wall_s": round(wall, 3),
     }
