@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,12 +39,12 @@ class CacheStats:
     evictions: int = 0
 
 
-def shared_prefix(a: np.ndarray, b: np.ndarray) -> int:
+def shared_prefix(a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> int:
     """How many leading tokens two id sequences share."""
     n = min(len(a), len(b))
     if n == 0:
         return 0
-    differ = np.flatnonzero(a[:n] != b[:n])
+    differ = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
     return int(differ[0]) if differ.size else n
 
 

@@ -219,17 +219,9 @@ class Pipeline:
         if s.mask_secrets:
             message = slots.mask(message, snap.turns[-6:], cues=cues)
         asked = snap.turns[-1] if snap.turns else None
-        turn_stage = stage.detect(
-            snap.turns, message, early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
-        )
-        model = self.early_responder if (turn_stage == "early" and self.early_responder) else self.responder
+        turn_stage, model, spec = self._plan(snap, message, system)
         counter = self.counter_for(model)
         policy = self.policies[snap.session.policy]
-        spec = PromptSpec(
-            system=system if system is not None else s.system_prompt,
-            instruction=stage.instruction_for(turn_stage, s.instructions, s.instruction),
-            budget=s.budget_tokens,
-        )
         t0 = time.perf_counter()
         recalled = self._recall(snap, message, policy)
         t1 = time.perf_counter()
@@ -300,21 +292,26 @@ class Pipeline:
             snap = self.store.snapshot(session_id)
         except SessionNotFound:
             return None
-        s = self.settings
-        turn_stage = stage.detect(
-            snap.turns, "", early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
-        )
-        model = self.early_responder if (turn_stage == "early" and self.early_responder) else self.responder
-        spec = PromptSpec(
-            system=s.system_prompt,
-            instruction=stage.instruction_for(turn_stage, s.instructions, s.instruction),
-            budget=s.budget_tokens,
-        )
+        _, model, spec = self._plan(snap, "", None)
         try:
             prompt = self.policies[snap.session.policy].build(snap, "", spec, self.counter_for(model))
         except InputError:
             return None
         return model, before_question(prompt.messages)
+
+    def _plan(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
+        """The message's stage, the model that answers it, and the prompt's fixed parts."""
+        s = self.settings
+        turn_stage = stage.detect(
+            snap.turns, message, early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
+        )
+        model = self.early_responder if (turn_stage == "early" and self.early_responder) else self.responder
+        spec = PromptSpec(
+            system=system if system is not None else s.system_prompt,
+            instruction=stage.instruction_for(turn_stage, s.instructions, s.instruction),
+            budget=s.budget_tokens,
+        )
+        return turn_stage, model, spec
 
     def _recall(self, snap: Snapshot, message: str, policy: ContextPolicy) -> tuple[int, ...]:
         """Older turns to show verbatim again, when the message points back to something."""

@@ -194,8 +194,8 @@ class SummaryWorker:
         return self
 
     def notify(self, session_id: str) -> None:
-        """A turn was stored (or summarizing was resumed): look at this session soon. Never waits for
-        a summary; it reads the session's lag (a few small queries) for the metrics."""
+        """A turn was stored (or summarizing was resumed): look at this session soon. Never blocks and
+        reads nothing: the lag gauge reads the session when it is scraped."""
         self.lag.changed(session_id)
         with self._cond:
             self._pending[session_id] = None

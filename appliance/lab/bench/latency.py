@@ -106,6 +106,8 @@ def chains(path: Path, count: int, turns: int) -> list[list[tuple[str, str]]]:
     """``count`` sessions of ``turns`` turns, each starting with a different dialogue (the k-th
     longest) and chained with the ones after it, so no two prompts share more than the system's."""
     sessions = sorted(load_sessions(path), key=lambda s: (-len(s.turns), s.id))
+    if not sessions:
+        raise InputError(f"{path}: no sessions", field="sessions")
     if len(sessions) < count:
         raise InputError(f"{path}: {len(sessions)} sessions, {count} needed", field="sessions")
     out = []

@@ -38,9 +38,9 @@ from typing import Any
 from appliance.config import Settings
 from appliance.errors import GenerationError, InputError
 from appliance.lab.bench import latency
-from appliance.lab.dialogues import load_sessions
 from appliance.lab.harness import Recorder, appliance_for, evolve
 from appliance.lab.stats import median, percentile
+from appliance.models.states import shared_prefix
 from appliance.turn.pipeline import Pipeline
 from appliance.types import ChatModel, Generation, Message, OnToken, Recaller, Sampling
 
@@ -61,23 +61,13 @@ TARGETS = {
 
 def long_session(path: Path, turns: int) -> list[tuple[str, str]]:
     """The longest session, chained with the next longest ones until it has ``turns`` turns."""
-    sessions = sorted(load_sessions(path), key=lambda s: (-len(s.turns), s.id))
-    if not sessions:
-        raise InputError(f"{path}: no sessions", field="sessions")
-    out: list[tuple[str, str]] = []
-    for s in sessions:
-        out.extend(s.turns)
-        if len(out) >= turns:
-            break
-    if len(out) < turns:
-        raise InputError(f"{path}: all sessions together have {len(out)} turns, fewer than {turns}", field="turns")
-    return out[:turns]
+    return latency.chains(path, 1, turns)[0]
 
 
 def customer_turn_at(turns: Sequence[tuple[str, str]], index: int) -> int:
     """The first customer turn at or after ``index`` that an agent answers."""
     for i in range(max(0, index), len(turns) - 1):
-        if turns[i][0] == "customer" and turns[i + 1][0] == "agent":
+        if latency.answered(turns, i):
             return i
     raise InputError(f"no answered customer turn at or after turn {index}", field="turns")
 
@@ -114,15 +104,6 @@ class Switch(Recorder):
         return Generation(
             text=self.replay, model=self.name, prompt_tokens=0, completion_tokens=0, ttft_s=0.0, total_s=0.0
         )
-
-
-def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def ratio(num: float, den: float) -> float:
@@ -221,8 +202,7 @@ def replay_policy(
             while index < len(turns):
                 role, text = turns[index]
                 latency.settle(appliance)  # the customer's typing time: the summary, then the warm-up
-                answered = role == "customer" and index + 1 < len(turns) and turns[index + 1][0] == "agent"
-                if not answered:
+                if not latency.answered(turns, index):
                     pipeline.record_turn(session.id, role, text)
                     index += 1
                     continue
