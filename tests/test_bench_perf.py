@@ -190,12 +190,15 @@ def test_json_schema_on_a_short_session_with_the_tiny_model(tmp_path: Path):
     # The latency a customer feels: every answered turn from --early, the floor, several customers, warm-ups.
     every = report["ttft_every"]
     assert every["turns"] == 5 and every["p95_s"] >= every["p50_s"] > 0  # turns 2, 4, 6, 8, 10
-    assert report["ttft_spike_ratio"] == round(every["p95_s"] / every["p50_s"], 4)
+    # The ratio comes from unrounded times; the printed p95 and p50 are rounded to 4 places.
+    assert report["ttft_spike_ratio"] == pytest.approx(every["p95_s"] / every["p50_s"], rel=5e-3)
     assert [x["turn"] for x in report["ttft_floor_s"]["samples"]] == [8, 10] and report["ttft_floor_ratio"] > 0
     mixed = report["interleaved"]
     assert (
         mixed["sessions"] == 4 and len(mixed["samples"]["round_robin"]) == len(mixed["samples"]["one_at_a_time"]) == 8
     )
-    assert report["interleaved_ratio"] == round(mixed["round_robin_median_s"] / mixed["one_at_a_time_median_s"], 4)
+    assert report["interleaved_ratio"] == pytest.approx(
+        mixed["round_robin_median_s"] / mixed["one_at_a_time_median_s"], rel=5e-3
+    )
     assert report["prewarm"]["turns"] == 5 and report["prewarm"]["runs"] > 0
     assert set(report["met"]) >= {"ttft_spike_ratio", "ttft_floor_ratio", "interleaved_ratio"}
