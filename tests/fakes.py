@@ -22,8 +22,8 @@ class WordCounter:
 class FakeResponder(WordCounter):
     """A responder that answers from a queue of replies and counts one token per word.
 
-    ``fail_with`` makes the next generation raise; ``prompts`` records every prompt it was given, and
-    ``cache_keys`` the session each was generated for.
+    ``fail_with`` makes the next generation raise; ``prompts`` records every prompt it was given,
+    ``samplings`` the sampling of each, and ``cache_keys`` the session each was generated for.
     """
 
     name = "fake-responder"
@@ -34,6 +34,7 @@ class FakeResponder(WordCounter):
         self.default = default
         self.prompts: list[tuple[Message, ...]] = []
         self.cache_keys: list[str | None] = []
+        self.samplings: list[Sampling] = []
         self.fail_with: Exception | None = None
         self.cancel_after: int | None = None
 
@@ -48,6 +49,7 @@ class FakeResponder(WordCounter):
     ) -> Generation:
         self.prompts.append(tuple(messages))
         self.cache_keys.append(cache_key)
+        self.samplings.append(sampling)
         if self.fail_with is not None:
             exc, self.fail_with = self.fail_with, None
             raise exc

@@ -231,6 +231,22 @@ class TestRepair:
         result = pipeline.answer(sid, "Can you read back the account number I gave you?")
         assert result.record.check.action == "none" and len(fake_responder.prompts) == 1
 
+    def test_the_first_prompt_already_holds_the_asked_facts_before_the_question(
+        self, pipeline: Pipeline, fake_responder: FakeResponder
+    ):
+        sid = self.setup(pipeline)
+        fake_responder.replies = ["Your account number is 95381901."]
+        pipeline.answer(sid, "Can you read back the account number I gave you?")
+        first = fake_responder.prompts[0][-1].content
+        assert first[: first.index("[QUESTION]")].rstrip().endswith("account 95381901 (said in turn 1)")
+        assert first.endswith("written exactly as here: the customer's account number: 95381901.")
+        assert fake_responder.samplings[0].temperature == 0.0  # facts repeated greedily
+        fake_responder.replies = ["You are welcome."]
+        pipeline.answer(sid, "Thanks, that is all.")  # not a read-back question: no such part
+        assert "(said in turn 1)\n\n[QUESTION]" not in fake_responder.prompts[-1][-1].content
+        assert "written exactly" not in fake_responder.prompts[-1][-1].content
+        assert fake_responder.samplings[-1] == pipeline.settings.sampling
+
     def test_regenerated_with_the_value_named_and_placed(self, pipeline: Pipeline, fake_responder: FakeResponder):
         sid = self.setup(pipeline)
         fake_responder.replies = ["Yes, please.", "Sure: it is 95381901."]

@@ -475,14 +475,16 @@ def phrase(asked: Sequence[Asked], language: str = "en") -> str:
 
 
 def instruction(asked: Sequence[Asked]) -> str:
-    """The line added to a retry's instruction: the values the customer asked for, to be stated.
+    """The line added to a read-back question's instruction: the values asked for, to be stated.
 
     Said of the customer in the third person ("the customer's name: Brian White"): with "your name"
     a small responder answers "My name is Brian White.", and with "read back what they gave" it
-    repeats the instruction ("Sure, I can read back what the customer gave earlier.").
+    repeats the instruction ("Sure, I can read back what the customer gave earlier."). "Not a yes
+    or no": greedy, it answered "Can you read back my account number?" with "Yes, I can read back
+    the account number you gave me." on every STAR account probe.
     """
     values = "; ".join(f"{_about(a.topic)}: {', '.join(e.value for e in a.facts)}" for a in asked)
-    return f"Answer the customer's question with these values, written exactly as here: {values}."
+    return f"Reply with the values themselves, not a yes or no, written exactly as here: {values}."
 
 
 def _about(topic: str) -> str:

@@ -210,31 +210,43 @@ class Pipeline:
 
         Secrets in the message are masked first (``privacy.mask_secrets``): the masked text is what is
         prompted, checked, stored and summarized. The customer's facts are read with the agent's turn
-        before it, so a bare "Yes, Sarah Brown." after "your name?" is a name.
+        before it, so a bare "Yes, Sarah Brown." after "your name?" is a name. A read-back question
+        ("what was my account number?") gets the values it asks for placed and named in its prompt,
+        and the configured sampling at temperature 0.
         """
         s = self.settings
+        chosen = sampling
         sampling = sampling or s.sampling
         session_id = snap.session.id
         cues = s.request_cues or None
         if s.mask_secrets:
             message = slots.mask(message, snap.turns[-6:], cues=cues)
-        asked = snap.turns[-1] if snap.turns else None
         turn_stage, model, spec = self._plan(snap, message, system)
         counter = self.counter_for(model)
         policy = self.policies[snap.session.policy]
         t0 = time.perf_counter()
+        # Provisional indices for the check and an unsaved result; the store assigns the real ones.
+        customer = Turn(session_id, len(snap.turns), "customer", message)
+        facts = snap.ledger + ledger.entries_for(customer, snap.turns[-1] if snap.turns else None, cues=cues)
+        req = readback.request(message)
+        wanted = readback.wanted(req, facts) if req is not None else ()
+        if wanted:  # a read-back question: the facts it asks for go right before it, and are named after it
+            spec = dataclasses.replace(
+                spec,
+                readback=readback.facts_of(wanted),
+                instruction=f"{spec.instruction}\n{readback.instruction(wanted)}",
+            )
+            if chosen is None:  # repeating facts, sampling only adds ways to get them wrong
+                sampling = dataclasses.replace(sampling, temperature=0.0)
         recalled = self._recall(snap, message, policy)
         t1 = time.perf_counter()
         prompt = policy.build(snap, message, spec, counter, recalled)
         t2 = time.perf_counter()
-        # Provisional indices for the check and an unsaved result; the store assigns the real ones.
-        customer = Turn(session_id, len(snap.turns), "customer", message)
         with self.answering:
             first = model.generate(
                 prompt.messages, sampling, on_token=on_token, cancel=cancel, cache_key=session_id or None
             )
             t3 = time.perf_counter()
-            facts = snap.ledger + ledger.entries_for(customer, asked, cues=cues)
             summary = snap.summary.text if snap.summary else ""
 
             def check(answer: str) -> CheckResult:
@@ -243,7 +255,20 @@ class Pipeline:
             result = check(first.text)
             t4 = time.perf_counter()
             final, result = self._repair(
-                first, result, check, snap, message, spec, counter, recalled, model, sampling, cancel
+                first,
+                result,
+                check,
+                snap,
+                message,
+                spec,
+                counter,
+                recalled,
+                model,
+                sampling,
+                cancel,
+                facts,
+                req,
+                wanted,
             )
             final_text, refine_note = self._refine(final.text, result, check, sampling, cancel)
         t5 = time.perf_counter()
@@ -353,18 +378,19 @@ class Pipeline:
         model: ChatModel,
         sampling: Sampling,
         cancel: threading.Event | None,
+        said: Sequence[LedgerEntry],
+        req: readback.Request | None,
+        asked: tuple[readback.Asked, ...],
     ) -> tuple[Generation, CheckResult]:
         """Apply the guard policy to an answer with findings: flag it, redact it, or regenerate once.
 
         An answer to a read-back question ("what was my account number?") that states none of the
         ledger's values it asks for has a ``missing`` finding for each. ``flag`` keeps it; ``redact``
         answers from the ledger in a fixed phrase (action ``readback``); ``regenerate`` retries once
-        with the values named and placed before the question, and if the kept answer still lacks
-        them, answers in the fixed phrase.
+        (the values are already named and placed before the question in ``spec``), and if the kept
+        answer still lacks them, answers in the fixed phrase.
         """
-        said = self._said(snap, message)
         facts = current_facts(said)
-        req, asked = self._readback(snap, message, said)
         result = _asked_for(result, asked)
         missing = readback.lacking(first.text, asked)
         if result.ok and not missing:
@@ -382,11 +408,9 @@ class Pipeline:
             return dataclasses.replace(first, text=text), dataclasses.replace(
                 check(text), action="redact", original=first.text, original_findings=result.findings
             )
-        lines = [spec.instruction, checker.strict_instruction(facts, found)]
-        if missing:
-            lines.append(readback.instruction(missing))
+        # spec already names and places what a read-back question asks for
         strict = dataclasses.replace(
-            spec, instruction="\n".join(lines), readback=spec.readback or readback.facts_of(asked)
+            spec, instruction=f"{spec.instruction}\n{checker.strict_instruction(facts, found)}"
         )
         retry_prompt = self.policies[snap.session.policy].build(snap, message, strict, counter, recalled)
         second = model.generate(retry_prompt.messages, sampling, cancel=cancel, cache_key=snap.session.id or None)
@@ -401,22 +425,6 @@ class Pipeline:
                 second_result, action="regenerate", original=first.text, original_findings=result.findings
             )
         return first, dataclasses.replace(result, action="regenerate")
-
-    @staticmethod
-    def _said(snap: Snapshot, message: str) -> tuple[LedgerEntry, ...]:
-        """The session's ledger with the facts of the customer's message (read after the turn before)."""
-        customer = Turn(snap.session.id, len(snap.turns), "customer", message)
-        return snap.ledger + ledger.entries_for(customer, snap.turns[-1] if snap.turns else None)
-
-    def _readback(
-        self, snap: Snapshot, message: str, said: Sequence[LedgerEntry] | None = None
-    ) -> tuple[readback.Request | None, tuple[readback.Asked, ...]]:
-        """What ``message`` asks to have read back, and the ledger's facts that answer it (``None``,
-        ``()`` for any other message). ``readback.facts_of`` of the second is ``PromptSpec.readback``."""
-        req = readback.request(message)
-        if req is None:
-            return None, ()
-        return req, readback.wanted(req, self._said(snap, message) if said is None else said)
 
     @staticmethod
     def _from_ledger(
