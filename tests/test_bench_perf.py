@@ -190,6 +190,9 @@ def test_json_schema_on_a_short_session_with_the_tiny_model(tmp_path: Path):
     # The latency a customer feels: every answered turn from --early, the floor, several customers, warm-ups.
     every = report["ttft_every"]
     assert every["turns"] == 5 and every["p95_s"] >= every["p50_s"] > 0  # turns 2, 4, 6, 8, 10
+    slowest = every["slowest"]
+    assert len(slowest) == 5 and slowest[0]["ttft_s"] == pytest.approx(every["max_s"], abs=1e-4)
+    assert {"turn", "after_summary_update", "warmed", "recall_gate"} <= set(slowest[0])
     # The ratio comes from unrounded times; the printed p95 and p50 are rounded to 4 places.
     assert report["ttft_spike_ratio"] == pytest.approx(every["p95_s"] / every["p50_s"], rel=5e-3)
     assert [x["turn"] for x in report["ttft_floor_s"]["samples"]] == [8, 10] and report["ttft_floor_ratio"] > 0

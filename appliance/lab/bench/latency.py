@@ -32,6 +32,7 @@ from appliance.turn.pipeline import Pipeline
 from appliance.types import ChatModel, Recaller
 
 CUSTOMERS = 4  # sessions answered round-robin
+SLOWEST = 5  # turns listed with the spike report
 
 
 def first_token_s(pipeline: Pipeline, session_id: str, text: str) -> float:
@@ -85,6 +86,8 @@ def spike_report(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "max_s": round(max(ttft, default=0.0), 4),
         "after_summary_update": {"turns": len(after), "median_s": round(median(after), 4) if after else 0.0},
         "ratio": round(p95 / p50, 4) if p50 > 0 else 0.0,
+        # what the slowest turns had in common, to tell a spike's cause
+        "slowest": sorted(samples, key=lambda x: -x["ttft_s"])[:SLOWEST],
     }
 
 

@@ -217,6 +217,8 @@ def replay_policy(
                             "ttft_s": round(production, 4),
                             "after_summary_update": now != version,
                             "warmed": latency.warmed(appliance, session.id),
+                            # recall adds older turns after the warmed prefix: a suspect for a spike
+                            "recall_gate": bool(pipeline.recall and pipeline.recall.points_back(text)),
                         }
                     )
                     version = now
