@@ -204,6 +204,10 @@ class ContextSettings(_Section):
     )
 
 
+# Phrases that point back to something said before. No bare "that": it opened the gate on 427 of
+# 2,243 customer turns of ../shared/data ("That is all I need."), and each recall evaluates its
+# turns after the warmed prefix; "did you say" keeps the questions it rightly caught ("How much did
+# you say that would cost?").
 DEFAULT_RECALL_CUES = (
     "again",
     "earlier",
@@ -215,7 +219,7 @@ DEFAULT_RECALL_CUES = (
     "remind me",
     "what was",
     "which was",
-    "that",
+    "did you say",
     "back then",
     "last time",
     "nochmal",

@@ -143,11 +143,15 @@ class TestGate:
         "¿Me dices otra vez la referencia?",
         "さっきの番号は何ですか",
         "AGAIN please",
+        "How much did you say that would cost?",
     ])  # fmt: skip
     def test_points_back(self, text: str):
         assert self.gate(text)
 
-    @pytest.mark.parametrize("text", ["I need a taxi to the station.", "Book a table for two at 19:00", "gaining"])
+    @pytest.mark.parametrize(
+        "text",
+        ["I need a taxi to the station.", "Book a table for two at 19:00", "gaining", "That is all I need, thanks."],
+    )
     def test_does_not(self, text: str):
         assert not self.gate(text)
 
@@ -306,19 +310,22 @@ NEAR_TIE = 0.01
 
 @pytest.mark.reference
 def test_recall_chooses_the_same_turns_as_the_reference(recall: Recall, reference, dev_sessions: list[dict]):
-    """At every customer turn of the dev sessions that points back, and at every probe question, both
-    choose from all turns before the last four pairs (k=3, min_score=0.3). They agree on the set of
-    turns except where the reference's own scores tie at the cut; and on every probe both recall a
-    turn stating the expected fact, or both do not."""
+    """At every customer turn of the dev sessions (whether or not the cue gate would open: this
+    compares the embeddings, not the gate), and at every probe question, both choose from all turns
+    before the last four pairs (k=3, min_score=0.3). They agree on the set of turns except where the
+    reference's own scores tie at the cut; and on every probe both recall a turn stating the
+    expected fact, or both do not."""
     k, floor = RecallSettings().k, RecallSettings().min_score
     decisions = same = 0
     ties: list[str] = []
     for data in dev_sessions:
         turns = [Turn("s", i, t["role"], t["text"]) for i, t in enumerate(data["turns"])]
-        asks = [(i, t.text, ()) for i, t in enumerate(turns) if t.role == "customer" and recall.points_back(t.text)]
-        asks += [(p["after_turn"], p["question"], tuple(p["expected"])) for p in data["probes"]]
-        mine = recall.embed([t.text for t in turns]), recall.embed([q for _, q, _ in asks])
-        theirs = ref_embed(reference, [t.text for t in turns]), ref_embed(reference, [q for _, q, _ in asks])
+        customers = [i for i, t in enumerate(turns) if t.role == "customer"]
+        probes = [(p["after_turn"], p["question"], tuple(p["expected"])) for p in data["probes"]]
+        asks = [(i, turns[i].text, ()) for i in customers] + probes
+        mine_turns, theirs_turns = recall.embed([t.text for t in turns]), ref_embed(reference, [t.text for t in turns])
+        mine = mine_turns, np.vstack([mine_turns[customers], recall.embed([q for _, q, _ in probes])])
+        theirs = theirs_turns, np.vstack([theirs_turns[customers], ref_embed(reference, [q for _, q, _ in probes])])
         for j, (at, question, expected) in enumerate(asks):
             older = turns[: max(at - 8, 0)]
             if not older:
