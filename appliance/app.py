@@ -7,9 +7,12 @@ global. Every model file is checked against its pinned sha256 before it is loade
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from appliance import stage
 from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
@@ -21,6 +24,8 @@ from appliance.turn.prewarm import Prewarmer
 from appliance.turn.queue import FairQueue
 from appliance.turn.worker import SummaryWorker
 from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling
+
+T = TypeVar("T")
 
 
 def load_model(settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings) -> ChatModel:
@@ -150,6 +155,25 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     )
 
 
+def load_concurrently(loads: dict[str, Callable[[], T]]) -> dict[str, T]:
+    """Run each part's verify-and-load at once and return them by name; if any fails, raise the
+    first failure in the order given, once every load has ended (none is left running).
+
+    Hashing a model file and loading an ONNX session release the GIL, so on a multi-core box the
+    summarizer's and recall's files are checked and loaded while the responder's file is still being
+    hashed; llama.cpp loads themselves take turns (see ``models.llama``).
+    """
+    if len(loads) <= 1:
+        return {name: load() for name, load in loads.items()}
+    with ThreadPoolExecutor(max_workers=len(loads), thread_name_prefix="load") as pool:
+        futures: dict[str, Future[T]] = {name: pool.submit(load) for name, load in loads.items()}
+    for future in futures.values():
+        error = future.exception()
+        if error is not None:
+            raise error
+    return {name: future.result() for name, future in futures.items()}
+
+
 @dataclass
 class Appliance:
     """The whole appliance, built once from the settings: its parts, and one way to close them.
@@ -200,14 +224,27 @@ def build(
     policy that reads a summary, no summarizer is loaded at all. If a part fails to load, the parts
     already open are closed again.
     """
+    configured = policies(settings)
+    summarized = {name for name, p in configured.items() if p.uses_summary}
+    loads: dict[str, Callable[[], Any]] = {}
+    if responder is None:
+        loads["responder"] = lambda: load_responder(settings)
+    if worker and summarized and summarizer is None:
+        loads["summarizer"] = lambda: load_summarizer(settings)
+    if recall is True:
+        loads["recall"] = lambda: load_recall(settings)
+    if settings.routing.early:
+        loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)
+    if settings.refine.enabled:
+        loads["refiner"] = lambda: load_model(settings, settings.refine.model, settings.responder)
+    loaded = load_concurrently(loads)
     with ExitStack() as undo:
-        model = responder if responder is not None else load_responder(settings)
-        early = load_model(settings, settings.routing.early, settings.responder) if settings.routing.early else None
-        refiner = load_model(settings, settings.refine.model, settings.responder) if settings.refine.enabled else None
-        recaller = load_recall(settings) if recall is True else (recall or None)
+        model = responder if responder is not None else loaded["responder"]
+        early = loaded.get("early")
+        refiner = loaded.get("refiner")
+        recaller = loaded["recall"] if recall is True else (recall or None)
         store = Store.open(settings.database)
         undo.callback(store.close)
-        configured = policies(settings)
         pipeline = Pipeline(
             store,
             model,
@@ -217,14 +254,13 @@ def build(
             early_responder=early,
             refiner=refiner,
         )
-        summarized = {name for name, p in configured.items() if p.uses_summary}
         summary_worker = None
         if worker and summarized:
             from appliance.facts.entities import extract
 
             summary_worker = SummaryWorker.configured(
                 store,
-                summarizer if summarizer is not None else load_summarizer(settings),
+                summarizer if summarizer is not None else loaded["summarizer"],
                 settings,
                 extract,
                 answering=pipeline.answering,

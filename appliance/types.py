@@ -9,6 +9,7 @@ because parts never import each other: a model, a counter or a recaller is hande
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import types as _pytypes
 import typing
@@ -361,9 +362,26 @@ class WorkerStatus(Protocol):
 T = TypeVar("T")
 
 
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, in order; empty for any other type."""
+    return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
+
+
 def to_dict(obj: Any) -> Any:
-    """A JSON-ready copy of a dataclass (tuples become lists)."""
-    return dataclasses.asdict(obj)
+    """A JSON-ready copy of a dataclass, nested ones included (JSON writes tuples as lists).
+
+    What ``dataclasses.asdict`` returns, without its deep copy of every string and number: those are
+    immutable, and the copy cost about a third of a millisecond per turn record.
+    """
+    names = _field_names(type(obj))  # type: ignore[arg-type]  # classes are hashable
+    if names:
+        return {name: to_dict(getattr(obj, name)) for name in names}
+    if isinstance(obj, list | tuple):
+        return type(obj)(to_dict(v) for v in obj)
+    if isinstance(obj, dict):
+        return {to_dict(k): to_dict(v) for k, v in obj.items()}
+    return obj
 
 
 def from_dict(cls: type[T], data: Any) -> T:

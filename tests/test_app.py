@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from appliance.app import Appliance, build
+from appliance.app import Appliance, build, load_concurrently
 from appliance.config import Settings
 from appliance.errors import ModelFileError
 from appliance.store import Store
@@ -42,7 +45,8 @@ class TestBuild:
         with build(settings, responder=FakeResponder(), summarizer=FakeResponder(), recall=False, worker=False) as a:
             assert a.worker is None
 
-    def test_a_part_that_fails_to_load_leaves_nothing_open(self, settings: Settings, monkeypatch):
+    @pytest.mark.parametrize("failing", ["load_summarizer", "worker"])
+    def test_a_part_that_fails_to_load_leaves_nothing_open(self, settings: Settings, monkeypatch, failing):
         opened: list[Store] = []
         real_open = Store.open
 
@@ -53,15 +57,66 @@ class TestBuild:
 
         monkeypatch.setattr(Store, "open", staticmethod(tracking_open))
 
-        def missing(_settings):
+        def missing(*_args, **_kwargs):
             raise ModelFileError("summarizer file missing")
 
-        monkeypatch.setattr("appliance.app.load_summarizer", missing)
+        if failing == "load_summarizer":
+            monkeypatch.setattr("appliance.app.load_summarizer", missing)
+        else:
+            monkeypatch.setattr("appliance.app.SummaryWorker.configured", missing)
         with pytest.raises(ModelFileError):
-            build(settings, responder=FakeResponder(), recall=False)
+            build(
+                settings,
+                responder=FakeResponder(),
+                summarizer=None if failing == "load_summarizer" else FakeResponder(),
+                recall=False,
+            )
+        if failing == "load_summarizer":
+            assert opened == []  # models load before the database opens
+            return
         [store] = opened
         with pytest.raises(Exception):  # noqa: B017 - sqlite3.ProgrammingError: the connection is closed
             store.db.execute("SELECT 1")
+
+
+class TestLoadConcurrently:
+    def test_every_part_loads_at_the_same_time(self):
+        together = threading.Barrier(3, timeout=10)  # broken unless all three wait at once
+
+        def part(name: str):
+            def load() -> str:
+                together.wait()
+                return name
+
+            return load
+
+        assert load_concurrently({n: part(n) for n in ("responder", "summarizer", "recall")}) == {
+            "responder": "responder",
+            "summarizer": "summarizer",
+            "recall": "recall",
+        }
+
+    def test_the_first_failure_in_order_is_raised_once_every_load_has_ended(self):
+        later_failed = threading.Event()
+        ended: list[str] = []
+
+        def responder() -> str:
+            later_failed.wait(10)  # the summarizer fails first in time
+            ended.append("responder")
+            raise ModelFileError("responder file changed")
+
+        def summarizer() -> str:
+            later_failed.set()
+            raise ModelFileError("summarizer file missing")
+
+        def recall() -> str:
+            time.sleep(0.2)
+            ended.append("recall")
+            return "recall"
+
+        with pytest.raises(ModelFileError, match="responder"):
+            load_concurrently({"responder": responder, "summarizer": summarizer, "recall": recall})
+        assert sorted(ended) == ["recall", "responder"]
 
 
 class TestOneReadOfTheSessionPerTurn:

@@ -60,3 +60,22 @@ def test_counting_is_unchanged_for_plain_text():
     rendered = model._formatter(messages=chat)
     whole = model._llama.tokenize(rendered.prompt.encode(), add_bos=not rendered.added_special, special=True)
     assert model.tokens(messages) == whole
+
+
+@pytest.mark.real_model
+def test_cached_tokenization_keeps_text_and_markup_apart():
+    """The piece cache is keyed by how a text is tokenized: a string the template holds as markup
+    and the same string typed by a customer stay different ids, and a repeat equals a fresh count."""
+    [entry] = [e for e in PRESENT if e.role == "test"]
+    model = LlamaChatModel(verified_path(MODELS_DIR, entry), name=entry.name, n_ctx=4096, vocab_only=True)
+    llama = model._llama
+    marker = "<|im_end|>"
+    as_markup = model._tokenize(marker, special=True, add_bos=False)
+    typed = model._tokenize(marker, special=False, add_bos=False)
+    assert typed == list(llama.tokenize(marker.encode(), add_bos=False, special=False))
+    assert as_markup == list(llama.tokenize(marker.encode(), add_bos=False, special=True))
+    messages = [Message("system", "You help bank customers."), Message("user", HOSTILE)]
+    first = model.tokens(messages)
+    first.append(-1)  # a caller's list is its own: changing it changes nothing cached
+    assert model.tokens(messages) == first[:-1]
+    assert model.tokens(messages, open_end=True) == first[: len(model.tokens(messages, open_end=True))]

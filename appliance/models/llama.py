@@ -10,6 +10,7 @@ session's next prefix can be evaluated ahead of its question (:meth:`LlamaChatMo
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import secrets
 import threading
@@ -26,6 +27,13 @@ from appliance.types import Flag, Generation, Message, Sampling, Warmed
 
 # Tokens evaluated between two looks at ``cancel`` while warming: an answer waits at most one chunk.
 WARM_CHUNK = 32
+# Token lists of recent texts kept: a turn tokenizes its prompt to fit the budget and again to answer,
+# and the system prompt and template pieces recur at every turn (llama.cpp's tokenizer costs about a
+# millisecond per 700 tokens, on the answer's path).
+PIECE_CACHE = 64
+# llama-cpp-python points the process's stdout and stderr at /dev/null while it loads a model and
+# back afterwards; two loads at once could restore each other's redirection and silence the process.
+_LOADING = threading.Lock()
 
 
 class LlamaChatModel:
@@ -53,18 +61,19 @@ class LlamaChatModel:
         self.states = StateCache(state_cache_mb * 1024 * 1024)
         threads = n_threads or os.cpu_count() or 1
         try:
-            self._llama = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=n_gpu_layers,
-                seed=seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED,
-                vocab_only=vocab_only,
-                # llama.cpp repacks the weights for the CPU; mapped file pages would stay resident beside the copy.
-                use_mmap=vocab_only or n_gpu_layers != 0,
-                verbose=False,
-            )
+            with _LOADING:
+                self._llama = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    n_gpu_layers=n_gpu_layers,
+                    seed=seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED,
+                    vocab_only=vocab_only,
+                    # llama.cpp repacks the weights for the CPU; mapped file pages would stay resident beside the copy.
+                    use_mmap=vocab_only or n_gpu_layers != 0,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(f"cannot load {path}: {exc}") from None
         template = self._llama.metadata.get("tokenizer.chat_template")
@@ -78,6 +87,18 @@ class LlamaChatModel:
         self._formatter = Jinja2ChatFormatter(
             template=template, eos_token=self._eos, bos_token=text_of(bos_id) if bos_id != -1 else ""
         )
+        # Both are pure: the template sees only roles and placeholders, the tokenizer only its text.
+        self._frame = functools.lru_cache(maxsize=16)(self._render_frame)
+        self._piece = functools.lru_cache(maxsize=PIECE_CACHE)(self._tokenize_piece)
+
+    def _render_frame(self, roles: tuple[str, ...]) -> tuple[str, bool]:
+        """The chat template rendered around message placeholders, and whether it added BOS itself."""
+        chat: list[Any] = [{"role": role, "content": self._mark(i)} for i, role in enumerate(roles)]
+        rendered = self._formatter(messages=chat)
+        return rendered.prompt, bool(rendered.added_special)
+
+    def _mark(self, i: int) -> str:
+        return f"\x00{self._nonce}:{i}\x00"
 
     def tokens(self, messages: Sequence[Message], *, open_end: bool = False) -> list[int]:
         """The exact token ids the model receives for these messages.
@@ -87,14 +108,12 @@ class LlamaChatModel:
         who types ``<|im_end|>`` gets those characters, never the token that ends a turn. With
         ``open_end`` the ids stop after the last message's text: a prefix of a longer last message.
         """
-        marks = [f"\x00{self._nonce}:{i}\x00" for i in range(len(messages))]
-        # llama_cpp types each role's message as its own TypedDict; ours are plain role/content pairs.
-        chat: list[Any] = [{"role": m.role, "content": mark} for m, mark in zip(messages, marks, strict=True)]
-        rendered = self._formatter(messages=chat)
-        prompt, pos = rendered.prompt, 0
+        prompt, added_special = self._frame(tuple(m.role for m in messages))
+        pos = 0
         ids: list[int] = []
-        bos = not rendered.added_special
-        for message, mark in zip(messages, marks, strict=True):
+        bos = not added_special
+        for i, message in enumerate(messages):
+            mark = self._mark(i)
             at = prompt.find(mark, pos)
             if at < 0:
                 continue  # the template leaves this message out (some drop a system message)
@@ -108,7 +127,10 @@ class LlamaChatModel:
     def _tokenize(self, text: str, *, special: bool, add_bos: bool) -> list[int]:
         if not text and not add_bos:
             return []
-        return list(self._llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
+        return list(self._piece(text, special, add_bos))
+
+    def _tokenize_piece(self, text: str, special: bool, add_bos: bool) -> tuple[int, ...]:
+        return tuple(self._llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
 
     def count(self, messages: Sequence[Message]) -> int:
         return len(self.tokens(messages))
