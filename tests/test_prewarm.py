@@ -123,9 +123,11 @@ class TestNextPrefix:
 
 
 class TestPrewarmer:
-    def test_warms_each_notified_session_once_idle(self, pipeline: Pipeline):
+    def test_warms_each_notified_session_once_idle(self, pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch):
         warmer = FakeWarmer()
         pipeline.responder = warmer
+        embedded: list[str] = []
+        monkeypatch.setattr(pipeline, "embed_ahead", embedded.append)
         busy = threading.Event()
         busy.set()
         prewarmer = Prewarmer(pipeline, answering=busy.is_set)
@@ -141,12 +143,17 @@ class TestPrewarmer:
             stats = prewarmer.stats()
             assert (stats.runs, stats.complete, stats.interrupted) == (1, 1, 0)
             assert prewarmer.last[session.id].complete
+            assert embedded == [session.id]  # recall's candidates embedded after the prefix, still idle
         finally:
             prewarmer.stop()
 
-    def test_an_answer_interrupts_a_warm_up_which_keeps_what_it_did(self, pipeline: Pipeline):
+    def test_an_answer_interrupts_a_warm_up_which_keeps_what_it_did(
+        self, pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+    ):
         warmer = FakeWarmer(delay=0.01)
         pipeline.responder = warmer
+        embedded: list[str] = []
+        monkeypatch.setattr(pipeline, "embed_ahead", embedded.append)
         busy = threading.Event()
         prewarmer = Prewarmer(pipeline, answering=busy.is_set)
         try:
@@ -159,6 +166,7 @@ class TestPrewarmer:
             warmed = prewarmer.last[session.id]
             assert not warmed.complete and 0 < warmed.evaluated < warmed.total
             assert prewarmer.stats().interrupted == 1
+            assert embedded == []  # the answer has the CPU: no embedding either
         finally:
             prewarmer.stop()
 

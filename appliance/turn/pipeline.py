@@ -324,6 +324,27 @@ class Pipeline:
             return None
         return model, before_question(prompt.messages)
 
+    def embed_ahead(self, session_id: str) -> int:
+        """Embed and store the older turns recall may choose from, off the answer's path (a message
+        that points back then embeds only itself); how many turns were new."""
+        if self.recall is None or self.settings.recall_k <= 0:
+            return 0
+        try:
+            snap = self.store.snapshot(session_id)
+        except SessionNotFound:
+            return 0
+        candidates_of = getattr(self.policies.get(snap.session.policy), "recall_candidates", None)
+        if candidates_of is None:
+            return 0
+        candidates: tuple[Turn, ...] = candidates_of(snap)
+        if not candidates:
+            return 0
+        stored = self.store.embeddings(session_id, self.recall.model_name)
+        new = sum(t.index not in stored for t in candidates)
+        if new:
+            self.vectors(session_id, candidates)
+        return new
+
     def _plan(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
         """The message's stage, the model that answers it, and the prompt's fixed parts."""
         s = self.settings

@@ -135,7 +135,14 @@ class Prewarmer:
                     self._cond.notify_all()
 
     def warm(self, session_id: str) -> Warmed | None:
-        """Warm one session's next prefix now, in this thread (None: nothing to warm)."""
+        """Warm one session's next prefix now, in this thread (None: nothing to warm); then, if no
+        answer has started, embed the turns recall may choose from (``Pipeline.embed_ahead``)."""
+        warmed = self._prefix(session_id)
+        if not self._cancel.is_set():
+            self.pipeline.embed_ahead(session_id)
+        return warmed
+
+    def _prefix(self, session_id: str) -> Warmed | None:
         found = self.pipeline.next_prefix(session_id)
         if found is None:
             return None
