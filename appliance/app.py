@@ -145,7 +145,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         early_turns=st.early_turns,
         late_cues=stage.cue_table(st.late_cues, stage.LATE_CUES),
         open_cues=stage.cue_table(st.open_cues, stage.OPEN_CUES),
-        instructions=dict(st.instructions),
+        instructions={**stage.STAGE_INSTRUCTIONS, **st.instructions},
         guard=settings.guard.policy,
         redact_phrase=settings.guard.redact_phrase,
         recall_k=settings.recall.k,

@@ -459,7 +459,7 @@ class StageSettings(_Section):
     )
     instructions: dict[Literal["early", "mid", "late"], str] = Field(
         default_factory=dict,
-        description="The [INSTRUCTION] text per stage (`early`, `mid`, `late`); a stage without one uses `chat.instruction`.",
+        description="What the [INSTRUCTION] part adds after `chat.instruction` at each stage (`early`, `mid`, `late`). A stage given here replaces its built-in addition (`appliance/stage.py`); an empty text adds nothing.",
     )
 
     @model_validator(mode="after")

@@ -18,6 +18,16 @@ from appliance.types import Stage, Turn
 
 EARLY_TURNS = 3
 
+# What each stage adds to ``chat.instruction`` (seed 002: small models are weakest early, where they
+# assume what was not said; late turns confirm and close). Chosen by ``appliance eval --judge`` runs
+# (README, "Conversation stages"); ``stage.instructions`` replaces one, and an empty text turns it off.
+STAGE_INSTRUCTIONS: dict[Stage, str] = {
+    "early": "If you still need something to help, ask for it, one thing at a time. "
+    "State no name, number, date or amount that the customer has not given.",
+    "mid": "Work with the details already given; do not ask again for what the customer has said.",
+    "late": "Confirm briefly what was done and close politely.",
+}
+
 # Resolution cues per language (ISO 639-1). Matched as whole words, case-insensitively.
 LATE_CUES: dict[str, tuple[str, ...]] = {
     "en": (
@@ -170,9 +180,10 @@ def cue_table(
     return {lang: cues for lang, cues in table.items() if cues}
 
 
-def instruction_for(stage: Stage, instructions: Mapping[Stage, str], default: str) -> str:
-    """The instruction configured for ``stage``, or ``default`` where none (or an empty one) is set."""
-    return instructions.get(stage) or default
+def instruction_for(stage: Stage, additions: Mapping[Stage, str], base: str) -> str:
+    """The [INSTRUCTION] of a turn at ``stage``: the base instruction, then what the stage adds."""
+    extra = additions.get(stage, "").strip()
+    return f"{base} {extra}" if extra else base
 
 
 def _normalise(text: str) -> str:

@@ -15,6 +15,7 @@ from appliance.cli import cli
 from appliance.config import Settings, load_settings
 from appliance.context import POLICIES
 from appliance.lab.export import export, summary_as_of
+from appliance.stage import STAGE_INSTRUCTIONS
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline, PipelineSettings
 from appliance.types import SummaryVersion
@@ -58,13 +59,14 @@ class TestExamples:
         sid = fill(store, TINY)
         out = io.StringIO()
         export(store, out, spec, FakeResponder(), min_turns=2, keep_pii=True)
+        early = "INSTR " + STAGE_INSTRUCTIONS["early"]  # both turns are early: the stage's addition follows
         first_user = (
-            "[CONTEXT]\n(no earlier conversation)\n\n[QUESTION]\nI need a taxi at 10:30.\n\n[INSTRUCTION]\nINSTR"
+            "[CONTEXT]\n(no earlier conversation)\n\n[QUESTION]\nI need a taxi at 10:30.\n\n[INSTRUCTION]\n" + early
         )
         second_user = (
             "[CONTEXT]\nLatest turns:\nCustomer: I need a taxi at 10:30.\nAgent: Booked, contact number 07218068540.\n\n"
             "Exact facts of the latest turns:\nturn 0: time 10:30\nturn 1: phone 07218068540\n\n"
-            "[QUESTION]\nThanks, that's all.\n\n[INSTRUCTION]\nINSTR"
+            "[QUESTION]\nThanks, that's all.\n\n[INSTRUCTION]\n" + early
         )
         expected = [
             {

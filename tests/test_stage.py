@@ -9,7 +9,7 @@ import pytest
 
 from appliance.config import Settings, load_settings
 from appliance.errors import ConfigError
-from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, instruction_for
+from appliance.stage import LATE_CUES, OPEN_CUES, STAGE_INSTRUCTIONS, cue_table, detect, instruction_for
 from appliance.types import Turn
 
 from .support import dev_conversations, write_config
@@ -71,11 +71,22 @@ class TestConfiguredCues:
         assert detect(history(5), "Danke.", late_cues=table) == "mid"
         assert detect(history(5), "Merci.", late_cues=table) == "mid"
 
-    def test_instruction_for_a_stage_or_the_default(self):
-        instructions = {"early": "Ask for the order number first.", "late": ""}
-        assert instruction_for("early", instructions, "Reply briefly.") == "Ask for the order number first."
-        assert instruction_for("late", instructions, "Reply briefly.") == "Reply briefly."
-        assert instruction_for("mid", instructions, "Reply briefly.") == "Reply briefly."
+    def test_a_stage_adds_to_the_base_instruction(self):
+        additions = {"early": "Ask for the order number first.", "late": " "}
+        assert instruction_for("early", additions, "Reply briefly.") == "Reply briefly. Ask for the order number first."
+        assert instruction_for("late", additions, "Reply briefly.") == "Reply briefly."
+        assert instruction_for("mid", additions, "Reply briefly.") == "Reply briefly."
+
+    def test_every_stage_has_a_built_in_addition_and_a_configured_one_replaces_only_its_own(self, tmp_path: Path):
+        from appliance.app import pipeline_settings
+
+        assert set(STAGE_INSTRUCTIONS) == {"early", "mid", "late"} and all(STAGE_INSTRUCTIONS.values())
+        assert pipeline_settings(Settings()).instructions == STAGE_INSTRUCTIONS
+        cfg = write_config(tmp_path, '[stage.instructions]\nearly = "Ask for the order number."\nlate = ""\n')
+        got = pipeline_settings(load_settings(cfg, env={})).instructions
+        assert got == {"early": "Ask for the order number.", "mid": STAGE_INSTRUCTIONS["mid"], "late": ""}
+        base = Settings().chat.instruction
+        assert instruction_for("late", got, base) == base  # turned off: the base instruction alone
 
 
 class TestConfig:
