@@ -20,7 +20,7 @@ EARLY_TURNS = 3
 
 # What each stage adds to ``chat.instruction`` (seed 002: small models are weakest early, where they
 # assume what was not said; late turns confirm and close). Chosen by ``appliance eval --judge`` runs
-# (README, "Conversation stages"); ``stage.instructions`` replaces one, and an empty text turns it off.
+# (README, "Evaluation"); ``stage.instructions`` replaces one, and an empty text turns it off.
 STAGE_INSTRUCTIONS: dict[Stage, str] = {
     "early": "If you still need something to help, ask for it, one thing at a time. "
     "State no name, number, date or amount that the customer has not given.",

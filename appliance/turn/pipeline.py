@@ -339,11 +339,7 @@ class Pipeline:
         candidates: tuple[Turn, ...] = candidates_of(snap)
         if not candidates:
             return 0
-        stored = self.store.embeddings(session_id, self.recall.model_name)
-        new = sum(t.index not in stored for t in candidates)
-        if new:
-            self.vectors(session_id, candidates)
-        return new
+        return self._embedded(session_id, candidates)[1]
 
     def _plan(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
         """The message's stage, the model that answers it, and the prompt's fixed parts."""
@@ -374,8 +370,16 @@ class Pipeline:
 
     def vectors(self, session_id: str, turns: Sequence[Turn]) -> np.ndarray:
         """Embeddings of ``turns`` (one row each), computing and storing any not stored yet."""
+        from appliance.context.recall import from_blob
+
+        stored, _ = self._embedded(session_id, turns)
+        return np.stack([from_blob(stored[t.index]) for t in turns])
+
+    def _embedded(self, session_id: str, turns: Sequence[Turn]) -> tuple[dict[int, bytes], int]:
+        """The session's stored vectors with those of ``turns`` computed and stored where missing,
+        and how many were missing."""
         assert self.recall is not None
-        from appliance.context.recall import from_blob, to_blob
+        from appliance.context.recall import to_blob
 
         stored = self.store.embeddings(session_id, self.recall.model_name)
         missing = [t for t in turns if t.index not in stored]
@@ -384,7 +388,7 @@ class Pipeline:
             blobs = [(t.index, to_blob(v)) for t, v in zip(missing, fresh)]
             self.store.put_embeddings(session_id, self.recall.model_name, blobs)
             stored.update(blobs)
-        return np.stack([from_blob(stored[t.index]) for t in turns])
+        return stored, len(missing)
 
     def _repair(
         self,
