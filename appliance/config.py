@@ -157,6 +157,12 @@ class ContextSettings(_Section):
         le=64,
         description="`rolling`: the last turn pairs carried verbatim (the newest pair gives way only after the summary).",
     )
+    question_reserve_tokens: int = Field(
+        64,
+        ge=0,
+        le=4096,
+        description="`rolling`: tokens kept for the customer's message however short it is, so the context before it does not depend on the message and the prefix warmed while the customer types is the one the answer uses (a longer message takes the room it needs; a budget that cannot spare the reserve gets a prompt fitted without it). 0: the context takes all the room the message leaves.",
+    )
     seed_recent_pairs: int = Field(
         8, ge=0, le=64, description="`seed-topics`, `seed-qa`: the last turn pairs carried verbatim (the seeds use 8)."
     )

@@ -339,6 +339,41 @@ class TestRolling:
                 assert "summary dropped entirely (its first and last sentences too)" in m.cuts
         assert middle_cut and last_pair_cut
 
+    def test_a_question_within_the_reserve_leaves_the_context_as_the_empty_one_does(self):
+        # What the warm-up evaluates (the prompt for an empty question, up to the question) must be
+        # where the answer's prompt begins, or a question a few tokens longer than the room left
+        # pushes one more old turn out and the whole prompt after the summary is evaluated again.
+        summary = SummaryVersion("s", 1, "First. Middle one. Middle two. Last.", covers_to=3)
+        snap = snapshot([f"turn {i} with a few words." for i in range(16)], summary)
+        questions = ["Yes.", "Is it there yet?", "word " * 15]
+
+        def contexts(reserve: int, budget: int) -> list[str]:
+            policy = RollingPolicy(recent_pairs=2, question_reserve=reserve)
+            return [
+                context_of(policy.build(snap, q, PromptSpec("s", "i", budget), FakeCounter())) for q in ["", *questions]
+            ]
+
+        budgets = range(80, 160)
+        for budget in budgets:
+            assert len(set(contexts(20, budget))) == 1, budget
+        # Without the reserve the questions' lengths decide how much old conversation goes.
+        assert any(len(set(contexts(0, budget))) > 1 for budget in budgets)
+
+    def test_a_question_longer_than_the_reserve_takes_its_room(self):
+        snap = snapshot([f"turn {i} with a few words." for i in range(16)])
+        policy = RollingPolicy(recent_pairs=2, question_reserve=5)
+        short = policy.build(snap, "Yes.", PromptSpec("s", "i", 120), FakeCounter())
+        long = policy.build(snap, "word " * 30, PromptSpec("s", "i", 120), FakeCounter())
+        assert long.manifest.total_tokens <= 120
+        assert len(long.manifest.verbatim_turns) < len(short.manifest.verbatim_turns)
+
+    def test_the_reserve_never_refuses_a_question_that_fits_without_it(self):
+        snap = snapshot(["a", "b"])
+        spec = PromptSpec("s", "i", 40)
+        plain = RollingPolicy(question_reserve=0).build(snap, "q", spec, FakeCounter())
+        reserved = RollingPolicy(question_reserve=39).build(snap, "q", spec, FakeCounter())
+        assert reserved.messages == plain.messages
+
     def test_question_that_cannot_fit_is_refused(self):
         with pytest.raises(InputError):
             RollingPolicy().build(snapshot(["a"]), "word " * 100, PromptSpec("s", "i", 50), FakeCounter())

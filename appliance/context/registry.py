@@ -19,6 +19,7 @@ class ContextOptions:
     """The policies' tunables (``[context]`` in the config). The seeds' own numbers are their defaults."""
 
     recent_pairs: int = 4
+    question_reserve_tokens: int = 64
     seed_recent_pairs: int = 8
     seed_older_pairs: int = 12
     seed_topic_chars: int = 100
@@ -47,7 +48,7 @@ def make_policies(
             answer_chars=options.seed_answer_chars,
         ),
         ThresholdPolicy(options.threshold_tokens, threshold_counter),
-        RollingPolicy(options.recent_pairs),
+        RollingPolicy(options.recent_pairs, options.question_reserve_tokens),
     ]
     return {p.name: p for p in policies}
 

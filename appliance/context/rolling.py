@@ -27,6 +27,7 @@ from appliance.context.trim import SummaryTrim
 from appliance.types import (
     LedgerEntry,
     Manifest,
+    Message,
     PartManifest,
     Prompt,
     Snapshot,
@@ -35,6 +36,9 @@ from appliance.types import (
     Turn,
     current_facts,
 )
+
+# One part of [CONTEXT] as rendered: (name, text, estimated tokens, turns).
+Section = tuple[str, str, int, tuple[int, ...]]
 
 
 def render_facts(facts: Sequence[LedgerEntry]) -> str:
@@ -263,7 +267,7 @@ class _RollingFit:
         assert self.summary is not None
         return self.summary.text.strip() if self.trim is None else self.trim.text()
 
-    def sections(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
+    def sections(self) -> list[Section]:
         """(name, text, estimated tokens, turns) of each part that is not empty, in prompt order.
 
         The ledger is split at the summary's ``covers_to``: facts of summarized turns come after the
@@ -301,9 +305,7 @@ class _RollingFit:
             out.append(("ledger-readback", text, cost, turns))
         return out
 
-    def _ledger_part(
-        self, name: str, header: str, facts: Sequence[LedgerEntry]
-    ) -> tuple[str, str, int, tuple[int, ...]]:
+    def _ledger_part(self, name: str, header: str, facts: Sequence[LedgerEntry]) -> Section:
         text = header + "\n" + render_facts(facts)
         return name, text, self.counter.count_text(text) + 2, tuple(sorted({e.turn for e in facts}))
 
@@ -329,13 +331,20 @@ class RollingPolicy:
     entries, oldest first, down to the newest; then what was protected: the rest of the summary, the
     last pair, the newest ledger entry, and last of all the read-back facts (oldest first): they are
     a few tokens, and what the question is about.
+
+    ``question_reserve`` tokens are kept for the question whatever its length: a shorter question
+    leaves the rest spare, so the parts before it are the same for every such question and for the
+    empty one the warm-up prepares (:meth:`Pipeline.next_prefix`). Otherwise a question a few tokens
+    longer than the room left would push one more old turn out, and the whole prompt after the
+    summary would be evaluated afresh while the customer waits.
     """
 
     name = "rolling"
     uses_summary = True
 
-    def __init__(self, recent_pairs: int = 4) -> None:
+    def __init__(self, recent_pairs: int = 4, question_reserve: int = 0) -> None:
         self.recent_pairs = recent_pairs
+        self.question_reserve = question_reserve
 
     def recall_candidates(self, snap: Snapshot) -> tuple[Turn, ...]:
         """The turns that are not carried verbatim anyway: what recall may choose from."""
@@ -364,24 +373,36 @@ class RollingPolicy:
             keep_last = len(verbatim)
         covered = tuple(t.index for t in turns if t.index <= covers_to)
         facts = current_facts(snap.ledger)
-        fit = _RollingFit(counter, summary, facts, chosen, verbatim, keep_last, covered, spec.readback)
+
+        def fitted(slack: int) -> tuple[_RollingFit, list[Section], tuple[Message, ...], int] | None:
+            """The parts given way until the prompt and ``slack`` spare tokens fit the budget; None if they cannot."""
+            fit = _RollingFit(counter, summary, facts, chosen, verbatim, keep_last, covered, spec.readback)
+            room = spec.budget - fixed - slack
+            if room < 0:
+                return None
+            fit.count_verbatim(room)
+            while fit.estimate() > room:
+                if not fit.shrink():
+                    return None
+            while True:
+                sections = fit.sections()
+                messages = assemble(spec, "\n\n".join(s[1] for s in sections), question)
+                total = counter.count(messages)
+                if total + slack <= spec.budget:
+                    return fit, sections, messages, total
+                if not fit.shrink():
+                    return None
 
         fixed = counter.count(assemble(spec, "", question)) - counter.count_text(NO_CONTEXT)
-        room = spec.budget - fixed
-        if room < 0:
+        # A question shorter than the reserve leaves the rest of it spare, so what comes before the
+        # question is the same for every such question (and for the empty one the warm-up builds):
+        # the warmed prefix holds. Where only the reserve is in the way, the context gets its room.
+        asked = fixed - (counter.count(assemble(spec, "", "")) - counter.count_text(NO_CONTEXT))
+        slack = max(0, self.question_reserve - asked)
+        done = fitted(slack) or (fitted(0) if slack else None)
+        if done is None:
             raise too_long(spec)
-        fit.count_verbatim(room)
-        while fit.estimate() > room:
-            if not fit.shrink():
-                raise too_long(spec)
-        while True:
-            sections = fit.sections()
-            messages = assemble(spec, "\n\n".join(s[1] for s in sections), question)
-            total = counter.count(messages)
-            if total <= spec.budget:
-                break
-            if not fit.shrink():
-                raise too_long(spec)
+        fit, sections, messages, total = done
 
         verbatim_turns = next((s[3] for s in sections if s[0] == "recent"), ())
         recalled_turns = next((s[3] for s in sections if s[0] == "recalled"), ())
