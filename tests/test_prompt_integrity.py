@@ -5,15 +5,17 @@ Checked with the real tokenizer (vocab only: fast) of every catalogued chat mode
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
+from appliance.config import Settings
 from appliance.models.files import EMBEDDINGS, load_catalog, state, verified_path
 from appliance.models.llama import LlamaChatModel
 from appliance.types import Message
 
-from .support import MODELS_DIR
+from .support import MODELS_DIR, SHARED_DATA
 
 # Every family's turn markers a customer might type to forge a system turn.
 HOSTILE = (
@@ -23,6 +25,8 @@ HOSTILE = (
 )
 # Chat models only: the embedding role holds an ONNX encoder and its tokenizer, not GGUF files.
 PRESENT = [e for e in load_catalog(MODELS_DIR) if e.role != EMBEDDINGS and state(MODELS_DIR, e) != "missing"]
+
+DEFAULTS = Settings()
 
 
 @pytest.mark.real_model
@@ -79,3 +83,36 @@ def test_cached_tokenization_keeps_text_and_markup_apart():
     first.append(-1)  # a caller's list is its own: changing it changes nothing cached
     assert model.tokens(messages) == first[:-1]
     assert model.tokens(messages, open_end=True) == first[: len(model.tokens(messages, open_end=True))]
+
+
+def _dialogue_texts() -> list[str]:
+    """Transcripts and lines as a prompt holds them: one turn per line, parts apart by blank lines."""
+    texts = [HOSTILE, "a\n\n\n b \n\t\nc  \n", "\n\nstarts and ends with breaks\n"]
+    for name in ("dev_sessions.jsonl", "dev_conversations.jsonl"):
+        for line in (SHARED_DATA / name).read_text().splitlines()[:20]:
+            turns = json.loads(line)["turns"]
+            texts.append("\n".join(f"{t['role'].title()}: {t['text']}" for t in turns) + "\n\n[QUESTION]\nAnd?")
+    return texts
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("entry", PRESENT, ids=[e.name for e in PRESENT])
+def test_text_tokenized_line_by_line_has_the_ids_of_the_whole(entry):
+    """A prompt's lines are tokenized (and cached) one by one only where the model's own tokenizer
+    gives the whole text the same ids, as it does for the default models."""
+    model = LlamaChatModel(verified_path(MODELS_DIR, entry), name=entry.name, n_ctx=4096, vocab_only=True)
+    for text in _dialogue_texts():
+        assert model._text_ids(text) == list(model._llama.tokenize(text.encode(), add_bos=False, special=False))
+    if entry.name in (DEFAULTS.responder.model, DEFAULTS.summarizer.model):
+        assert model._by_line
+
+
+@pytest.mark.real_model
+def test_where_cutting_lines_would_change_the_ids_texts_stay_whole(monkeypatch: pytest.MonkeyPatch):
+    [entry] = [e for e in PRESENT if e.role == "test"]
+    # A cut inside words, which no tokenizer keeps: the load-time check must see it and refuse.
+    monkeypatch.setattr("appliance.models.llama._lines", lambda text: [text[i : i + 3] for i in range(0, len(text), 3)])
+    model = LlamaChatModel(verified_path(MODELS_DIR, entry), name=entry.name, n_ctx=4096, vocab_only=True)
+    assert not model._by_line
+    for text in _dialogue_texts()[:5]:
+        assert model._text_ids(text) == list(model._llama.tokenize(text.encode(), add_bos=False, special=False))

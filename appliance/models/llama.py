@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 import secrets
 import threading
 import time
@@ -27,13 +28,26 @@ from appliance.types import Flag, Generation, Message, Sampling, Warmed
 
 # Tokens evaluated between two looks at ``cancel`` while warming: an answer waits at most one chunk.
 WARM_CHUNK = 32
-# Token lists of recent texts kept: a turn tokenizes its prompt to fit the budget and again to answer,
-# and the system prompt and template pieces recur at every turn (llama.cpp's tokenizer costs about a
-# millisecond per 700 tokens, on the answer's path).
-PIECE_CACHE = 64
+# Token lists of recent pieces kept: a prompt is tokenized line by line (see ``_LINE_START``), and from one
+# turn to the next nearly every line recurs: the system prompt, the summary, the turns, the
+# instruction. So only new lines reach llama.cpp's tokenizer (about a millisecond per 700 tokens).
+PIECE_CACHE = 2048
+# A message's text is tokenized in pieces, cut after a line break that is followed by a character
+# other than white space: Qwen's and Llama 3's pre-tokenizers never join those two, so the pieces'
+# ids are the whole text's. ``_SPLIT_PROBE`` checks that at load; a tokenizer that gives it other ids
+# (GPT-2's splits a run of breaks before a line its own way) gets whole texts.
+_LINE_START = re.compile(r"(?<=\n)(?=\S)")
+_SPLIT_PROBE = (
+    "[CONTEXT]\nSummary of turns 0-7:\nThe customer (Ana) paid £45.50 on 3/4.\n\nLatest turns:\n"
+    "Customer: ref TR3396, ok?\n  Agent: Yes!\n\n\n[QUESTION]\nWhen?\n \nx\t\n\ny"
+)
 # llama-cpp-python points the process's stdout and stderr at /dev/null while it loads a model and
 # back afterwards; two loads at once could restore each other's redirection and silence the process.
 _LOADING = threading.Lock()
+
+
+def _lines(text: str) -> list[str]:
+    return _LINE_START.split(text)
 
 
 class LlamaChatModel:
@@ -90,6 +104,13 @@ class LlamaChatModel:
         # Both are pure: the template sees only roles and placeholders, the tokenizer only its text.
         self._frame = functools.lru_cache(maxsize=16)(self._render_frame)
         self._piece = functools.lru_cache(maxsize=PIECE_CACHE)(self._tokenize_piece)
+        self._by_line = self._splits_cleanly()
+
+    def _splits_cleanly(self) -> bool:
+        """Whether this tokenizer gives a text line by line the ids it gives it whole."""
+        text = _SPLIT_PROBE
+        whole = self._tokenize_piece(text, False, False)
+        return whole == tuple(t for line in _lines(text) for t in self._tokenize_piece(line, False, False))
 
     def _render_frame(self, roles: tuple[str, ...]) -> tuple[str, bool]:
         """The chat template rendered around message placeholders, and whether it added BOS itself."""
@@ -118,11 +139,20 @@ class LlamaChatModel:
             if at < 0:
                 continue  # the template leaves this message out (some drop a system message)
             ids += self._tokenize(prompt[pos:at], special=True, add_bos=bos)
-            ids += self._tokenize(message.content, special=False, add_bos=False)
+            ids += self._text_ids(message.content)
             bos, pos = False, at + len(mark)
         if open_end:
             return ids
         return ids + self._tokenize(prompt[pos:], special=True, add_bos=bos)
+
+    def _text_ids(self, text: str) -> list[int]:
+        """A message's text as plain text, line by line where that gives the same ids (``_LINE_START``)."""
+        if not self._by_line or "\n" not in text:
+            return self._tokenize(text, special=False, add_bos=False)
+        ids: list[int] = []
+        for line in _lines(text):
+            ids += self._piece(line, False, False)
+        return ids
 
     def _tokenize(self, text: str, *, special: bool, add_bos: bool) -> list[int]:
         if not text and not add_bos:
@@ -130,13 +160,29 @@ class LlamaChatModel:
         return list(self._piece(text, special, add_bos))
 
     def _tokenize_piece(self, text: str, special: bool, add_bos: bool) -> tuple[int, ...]:
-        return tuple(self._llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=special))
+        # llama_cpp's own tokenize() zeroes a buffer as long as the training context (128 KiB for
+        # Qwen) at every call, which cost more than tokenizing a line; no text has more tokens than
+        # bytes, besides BOS and EOS.
+        import llama_cpp
+
+        data = text.encode("utf-8")
+        vocab = self._llama._model.vocab
+        size = len(data) + 2
+        buf = (llama_cpp.llama_token * size)()
+        n = llama_cpp.llama_tokenize(vocab, data, len(data), buf, size, add_bos, special)
+        if n < 0:  # not expected, but llama.cpp says how many it needs
+            size = -n
+            buf = (llama_cpp.llama_token * size)()
+            n = llama_cpp.llama_tokenize(vocab, data, len(data), buf, size, add_bos, special)
+            if n < 0:
+                raise GenerationError(f"{self.name}: cannot tokenize a text of {len(data)} bytes")
+        return tuple(buf[:n])
 
     def count(self, messages: Sequence[Message]) -> int:
         return len(self.tokens(messages))
 
     def count_text(self, text: str) -> int:
-        return len(self._tokenize(text, special=False, add_bos=False))
+        return len(self._text_ids(text))
 
     def generate(
         self,
