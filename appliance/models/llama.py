@@ -339,7 +339,7 @@ class LlamaChatModel:
         if at < 0 or not text:
             raise GenerationError(f"{self.name}: the text is not in the prompt's last message")
         full = self.tokens(messages)
-        n = len(self._tokenize(text, special=False, add_bos=False))
+        n = self.count_text(text)  # as the prompt holds it: line by line where the model allows
         # Where the text begins; a token that merges across the boundary counts as the text's.
         start = min(len(self.tokens([*head, Message(last.role, last.content[:at])], open_end=True)) - 1, len(full) - n)
         with self._lock:

@@ -328,18 +328,13 @@ class Pipeline:
         """Embed and store the older turns recall may choose from, off the answer's path (a message
         that points back then embeds only itself); how many turns were new."""
         if self.recall is None or self.settings.recall_k <= 0:
-            return 0
+            return 0  # without reading the session
         try:
             snap = self.store.snapshot(session_id)
         except SessionNotFound:
             return 0
-        candidates_of = getattr(self.policies.get(snap.session.policy), "recall_candidates", None)
-        if candidates_of is None:
-            return 0
-        candidates: tuple[Turn, ...] = candidates_of(snap)
-        if not candidates:
-            return 0
-        return self._embedded(session_id, candidates)[1]
+        candidates = self._recall_candidates(snap, self.policies.get(snap.session.policy))
+        return self._embedded(session_id, candidates)[1] if candidates else 0
 
     def _plan(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
         """The message's stage, the model that answers it, and the prompt's fixed parts."""
@@ -357,16 +352,22 @@ class Pipeline:
 
     def _recall(self, snap: Snapshot, message: str, policy: ContextPolicy) -> tuple[int, ...]:
         """Older turns to show verbatim again, when the message points back to something."""
-        candidates_of = getattr(policy, "recall_candidates", None)
-        if self.recall is None or candidates_of is None or self.settings.recall_k <= 0:
+        if self.recall is None or not self.recall.points_back(message):
             return ()
-        if not self.recall.points_back(message):
-            return ()
-        candidates: tuple[Turn, ...] = candidates_of(snap)
+        candidates = self._recall_candidates(snap, policy)
         if not candidates:
             return ()
         vectors = self.vectors(snap.session.id, candidates)
         return self.recall.select(message, candidates, vectors, self.settings.recall_k, self.settings.recall_min_score)
+
+    def _recall_candidates(self, snap: Snapshot, policy: ContextPolicy | None) -> tuple[Turn, ...]:
+        """The older turns recall may choose from under ``policy``: none where recall is off or the
+        policy has no place for recalled turns."""
+        candidates_of = getattr(policy, "recall_candidates", None)
+        if self.recall is None or candidates_of is None or self.settings.recall_k <= 0:
+            return ()
+        candidates: tuple[Turn, ...] = candidates_of(snap)
+        return candidates
 
     def vectors(self, session_id: str, turns: Sequence[Turn]) -> np.ndarray:
         """Embeddings of ``turns`` (one row each), computing and storing any not stored yet."""
