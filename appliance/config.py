@@ -131,7 +131,7 @@ class ChatSettings(_Section):
         "Reply to the customer's message as the agent, in one to three short sentences, "
         "in the customer's language. Use exact identifiers, amounts and dates from the context.",
         min_length=1,
-        description="The [INSTRUCTION] part of every prompt.",
+        description="The standing directive (role and style) of every prompt, after `chat.system_prompt` in the system message, so it is evaluated once and reused; what the message's stage adds follows the question as [INSTRUCTION] (`stage.instructions`).",
     )
     max_message_chars: int = Field(
         2000,
@@ -465,7 +465,7 @@ class StageSettings(_Section):
     )
     instructions: dict[Literal["early", "mid", "late"], str] = Field(
         default_factory=dict,
-        description="What the [INSTRUCTION] part adds after `chat.instruction` at each stage (`early`, `mid`, `late`). A stage given here replaces its built-in addition (`appliance/stage.py`); an empty text adds nothing.",
+        description="The [INSTRUCTION] after the question at each stage (`early`, `mid`, `late`); keep it short, it is evaluated while the customer waits. A stage given here replaces its built-in directive (`appliance/stage.py`); an empty text leaves the prompt without [INSTRUCTION].",
     )
 
     @model_validator(mode="after")

@@ -18,13 +18,13 @@ from appliance.types import Stage, Turn
 
 EARLY_TURNS = 3
 
-# What each stage adds to ``chat.instruction`` (seed 002: small models are weakest early, where they
-# assume what was not said; late turns confirm and close). Chosen by ``appliance eval --judge`` runs
-# (README, "Evaluation"); ``stage.instructions`` replaces one, and an empty text turns it off.
+# The [INSTRUCTION] of each stage (seed 002: small models are weakest early, where they assume what
+# was not said; late turns confirm and close). First chosen by ``appliance eval --judge`` runs
+# (README, "Evaluation"), then said in fewer words: they follow the question, so every token here is
+# evaluated while the customer waits. ``stage.instructions`` replaces one; an empty text turns it off.
 STAGE_INSTRUCTIONS: dict[Stage, str] = {
-    "early": "If you still need something to help, ask for it, one thing at a time. "
-    "State no name, number, date or amount that the customer has not given.",
-    "mid": "Work with the details already given; do not ask again for what the customer has said.",
+    "early": "Ask for what you still need, one thing at a time; state no detail the customer has not given.",
+    "mid": "Use the details already given; do not ask for them again.",
     "late": "Confirm briefly what was done and close politely.",
 }
 
@@ -180,10 +180,15 @@ def cue_table(
     return {lang: cues for lang, cues in table.items() if cues}
 
 
-def instruction_for(stage: Stage, additions: Mapping[Stage, str], base: str) -> str:
-    """The [INSTRUCTION] of a turn at ``stage``: the base instruction, then what the stage adds."""
-    extra = additions.get(stage, "").strip()
-    return f"{base} {extra}" if extra else base
+def prompt_texts(stage: Stage, additions: Mapping[Stage, str], system: str, standing: str) -> tuple[str, str]:
+    """The system message and the [INSTRUCTION] of a turn at ``stage``.
+
+    What holds at every turn, the role and then the standing directive (``chat.instruction``), is
+    the system message: first in every prompt, so it is evaluated once and reused. Only what the
+    customer's message decides, the stage's directive, follows the question: everything after the
+    message is evaluated while the customer waits (README, "Latency").
+    """
+    return f"{system}\n{standing}", additions.get(stage, "").strip()
 
 
 def _normalise(text: str) -> str:

@@ -59,7 +59,7 @@ class TestExamples:
         sid = fill(store, TINY)
         out = io.StringIO()
         export(store, out, spec, FakeResponder(), min_turns=2, keep_pii=True)
-        early = "INSTR " + STAGE_INSTRUCTIONS["early"]  # both turns are early: the stage's addition follows
+        early = STAGE_INSTRUCTIONS["early"]  # both turns are early: the stage's directive follows the question
         first_user = (
             "[CONTEXT]\n(no earlier conversation)\n\n[QUESTION]\nI need a taxi at 10:30.\n\n[INSTRUCTION]\n" + early
         )
@@ -77,7 +77,7 @@ class TestExamples:
                 "prompt": first_user + "\n\n[RESPONSE]\n",
                 "target": "Booked, contact number 07218068540.",
                 "messages": [
-                    {"role": "system", "content": "SYS"},
+                    {"role": "system", "content": "SYS\nINSTR"},
                     {"role": "user", "content": first_user},
                     {"role": "assistant", "content": "Booked, contact number 07218068540."},
                 ],
@@ -90,7 +90,7 @@ class TestExamples:
                 "prompt": second_user + "\n\n[RESPONSE]\n",
                 "target": "Goodbye!",
                 "messages": [
-                    {"role": "system", "content": "SYS"},
+                    {"role": "system", "content": "SYS\nINSTR"},
                     {"role": "user", "content": second_user},
                     {"role": "assistant", "content": "Goodbye!"},
                 ],

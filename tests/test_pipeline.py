@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
 
+from appliance.app import pipeline_settings
+from appliance.config import Settings
+from appliance.context import POLICIES
 from appliance.errors import GenerationError, InputError, MessageTooLong, TurnConflict
+from appliance.store import Store
 from appliance.turn.pipeline import Pipeline
 from appliance.types import Message
 
@@ -47,6 +52,24 @@ class TestAnswer:
         assert system.role == "system"
         assert "Customer: My order is AB-12345." in user.content
         assert user.content.index("[CONTEXT]") < user.content.index("[QUESTION]") < user.content.index("[INSTRUCTION]")
+
+    def test_the_standing_directive_leads_and_only_the_stages_follows_the_question(
+        self, pipeline: Pipeline, fake_responder: FakeResponder
+    ):
+        session = pipeline.new_session()
+        for text in ["hi", "my card", "it is blocked", "it was stolen"]:
+            pipeline.answer(session.id, text)
+        system, user = fake_responder.prompts[-1]
+        s = pipeline.settings
+        assert system.content == f"{s.system_prompt}\n{s.instruction}"
+        assert user.content.endswith(f"[QUESTION]\nit was stolen\n\n[INSTRUCTION]\n{s.instructions['mid']}")
+        assert s.instruction not in user.content
+
+    def test_a_stage_whose_directive_is_off_has_no_instruction_part(self, store: Store, fake_responder: FakeResponder):
+        settings = dataclasses.replace(pipeline_settings(Settings()), instructions={"early": ""})
+        pipeline = Pipeline(store, fake_responder, POLICIES, settings)
+        pipeline.answer(pipeline.new_session().id, "hello")
+        assert fake_responder.prompts[-1][1].content.endswith("[QUESTION]\nhello")
 
     def test_stages_are_recorded_per_turn(self, pipeline: Pipeline):
         session = pipeline.new_session()
@@ -240,7 +263,7 @@ class TestTranscriptAnswers:
         assert result.agent.text == fake_responder.default
         assert pipeline.store.sessions() == []
         system, user = fake_responder.prompts[0]
-        assert system.content == pipeline.settings.system_prompt
+        assert system.content == f"{pipeline.settings.system_prompt}\n{pipeline.settings.instruction}"
         assert "Customer: My order is AB-12345." in user.content
 
     def test_the_oldest_turns_give_way_to_the_budget(self, pipeline: Pipeline, fake_responder: FakeResponder):
@@ -255,7 +278,8 @@ class TestTranscriptAnswers:
         self, pipeline: Pipeline, fake_responder: FakeResponder
     ):
         pipeline.answer_transcript([Message("system", "You are a ferry clerk."), Message("user", "Hello")])
-        assert fake_responder.prompts[0][0].content == "You are a ferry clerk."
+        # the standing directive stays, after the given role
+        assert fake_responder.prompts[0][0].content == f"You are a ferry clerk.\n{pipeline.settings.instruction}"
 
     def test_the_last_message_must_be_the_customers(self, pipeline: Pipeline):
         with pytest.raises(InputError) as caught:

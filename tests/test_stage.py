@@ -9,7 +9,7 @@ import pytest
 
 from appliance.config import Settings, load_settings
 from appliance.errors import ConfigError
-from appliance.stage import LATE_CUES, OPEN_CUES, STAGE_INSTRUCTIONS, cue_table, detect, instruction_for
+from appliance.stage import LATE_CUES, OPEN_CUES, STAGE_INSTRUCTIONS, cue_table, detect, prompt_texts
 from appliance.types import Turn
 
 from .support import dev_conversations, write_config
@@ -71,11 +71,14 @@ class TestConfiguredCues:
         assert detect(history(5), "Danke.", late_cues=table) == "mid"
         assert detect(history(5), "Merci.", late_cues=table) == "mid"
 
-    def test_a_stage_adds_to_the_base_instruction(self):
+    def test_the_standing_directive_joins_the_role_and_the_stage_directive_follows_the_question(self):
         additions = {"early": "Ask for the order number first.", "late": " "}
-        assert instruction_for("early", additions, "Reply briefly.") == "Reply briefly. Ask for the order number first."
-        assert instruction_for("late", additions, "Reply briefly.") == "Reply briefly."
-        assert instruction_for("mid", additions, "Reply briefly.") == "Reply briefly."
+        assert prompt_texts("early", additions, "You are an agent.", "Reply briefly.") == (
+            "You are an agent.\nReply briefly.",
+            "Ask for the order number first.",
+        )
+        assert prompt_texts("late", additions, "You are an agent.", "Reply briefly.")[1] == ""
+        assert prompt_texts("mid", additions, "You are an agent.", "Reply briefly.")[1] == ""
 
     def test_every_stage_has_a_built_in_addition_and_a_configured_one_replaces_only_its_own(self, tmp_path: Path):
         from appliance.app import pipeline_settings
@@ -85,8 +88,9 @@ class TestConfiguredCues:
         cfg = write_config(tmp_path, '[stage.instructions]\nearly = "Ask for the order number."\nlate = ""\n')
         got = pipeline_settings(load_settings(cfg, env={})).instructions
         assert got == {"early": "Ask for the order number.", "mid": STAGE_INSTRUCTIONS["mid"], "late": ""}
-        base = Settings().chat.instruction
-        assert instruction_for("late", got, base) == base  # turned off: the base instruction alone
+        chat = Settings().chat
+        system, instruction = prompt_texts("late", got, chat.system_prompt, chat.instruction)
+        assert instruction == "" and system.endswith(chat.instruction)  # turned off: the standing directive stays
 
 
 class TestConfig:

@@ -4,10 +4,10 @@ Context building turns a session snapshot and the customer's message into a prom
 It is a pure function of its inputs (the token counter is passed in), so it is fast and testable.
 Every policy fills the same four-part prompt of DESIGN.md:
 
-    system        the stable role (first, so llama.cpp can reuse its cache across turns)
+    system        the role and the standing directive (first, so llama.cpp reuses its cache)
     [CONTEXT]     what the policy chose to carry from the conversation
     [QUESTION]    the customer's current message
-    [INSTRUCTION] the directive
+    [INSTRUCTION] the directive of the message's stage (short: it is evaluated after the message)
     [RESPONSE]    left for the model (the chat template's assistant turn)
 
 and returns a manifest that accounts for every turn and every token. The budget is always enforced
@@ -17,6 +17,7 @@ with the counter passed to ``build`` (the responder's own tokenizer). The polici
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -38,6 +39,10 @@ class PromptSpec:
     instruction: str
     budget: int
     readback: tuple[LedgerEntry, ...] = ()
+
+    def adding(self, directive: str) -> PromptSpec:
+        """This spec with ``directive`` after its instruction (a read-back or a stricter retry)."""
+        return dataclasses.replace(self, instruction="\n".join(t for t in (self.instruction, directive) if t))
 
 
 class ContextPolicy(Protocol):
@@ -70,16 +75,19 @@ QUESTION_MARK = "\n\n[QUESTION]\n"
 
 
 def assemble(spec: PromptSpec, context: str, question: str) -> tuple[Message, ...]:
-    user = f"[CONTEXT]\n{context or NO_CONTEXT}{QUESTION_MARK}{question}\n\n[INSTRUCTION]\n{spec.instruction}"
+    user = f"[CONTEXT]\n{context or NO_CONTEXT}{QUESTION_MARK}{question}"
+    if spec.instruction:  # a stage whose directive is turned off has no [INSTRUCTION]
+        user += f"\n\n[INSTRUCTION]\n{spec.instruction}"
     return (Message("system", spec.system), Message("user", user))
 
 
 def before_question(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """The prompt up to where its question begins: what can be evaluated before the customer speaks."""
+    """The prompt up to where its question begins (its marker included): what can be evaluated
+    before the customer speaks."""
     *head, last = messages
     text = last.content
     cut = text.rfind(QUESTION_MARK)
-    return (*head, Message(last.role, text[:cut] if cut >= 0 else text))
+    return (*head, Message(last.role, text[: cut + len(QUESTION_MARK)] if cut >= 0 else text))
 
 
 def part_manifests(

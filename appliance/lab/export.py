@@ -110,11 +110,9 @@ def session_examples(
         turn_stage = stage.detect(
             seen.turns, question.text, early_turns=spec.early_turns, late_cues=spec.late_cues, open_cues=spec.open_cues
         )
-        instruction = stage.instruction_for(turn_stage, spec.instructions, spec.instruction)
+        system, instruction = stage.prompt_texts(turn_stage, spec.instructions, spec.system_prompt, spec.instruction)
         try:
-            prompt = policy.build(
-                seen, question.text, PromptSpec(spec.system_prompt, instruction, spec.budget_tokens), counter
-            )
+            prompt = policy.build(seen, question.text, PromptSpec(system, instruction, spec.budget_tokens), counter)
         except InputError:
             continue
         system, user = prompt.messages[0].content, prompt.messages[-1].content

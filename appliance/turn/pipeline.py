@@ -231,11 +231,7 @@ class Pipeline:
         req = readback.request(message)
         wanted = readback.wanted(req, facts) if req is not None else ()
         if wanted:  # a read-back question: the facts it asks for go right before it, and are named after it
-            spec = dataclasses.replace(
-                spec,
-                readback=readback.facts_of(wanted),
-                instruction=f"{spec.instruction}\n{readback.instruction(wanted)}",
-            )
+            spec = dataclasses.replace(spec.adding(readback.instruction(wanted)), readback=readback.facts_of(wanted))
             if chosen is None:  # repeating facts, sampling only adds ways to get them wrong
                 sampling = dataclasses.replace(sampling, temperature=0.0)
         recalled = self._recall(snap, message, policy)
@@ -343,11 +339,10 @@ class Pipeline:
             snap.turns, message, early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
         )
         model = self.early_responder if (turn_stage == "early" and self.early_responder) else self.responder
-        spec = PromptSpec(
-            system=system if system is not None else s.system_prompt,
-            instruction=stage.instruction_for(turn_stage, s.instructions, s.instruction),
-            budget=s.budget_tokens,
+        system, instruction = stage.prompt_texts(
+            turn_stage, s.instructions, system if system is not None else s.system_prompt, s.instruction
         )
+        spec = PromptSpec(system=system, instruction=instruction, budget=s.budget_tokens)
         return turn_stage, model, spec
 
     def _recall(self, snap: Snapshot, message: str, policy: ContextPolicy) -> tuple[int, ...]:
@@ -435,9 +430,7 @@ class Pipeline:
                 check(text), action="redact", original=first.text, original_findings=result.findings
             )
         # spec already names and places what a read-back question asks for
-        strict = dataclasses.replace(
-            spec, instruction=f"{spec.instruction}\n{checker.strict_instruction(facts, found)}"
-        )
+        strict = spec.adding(checker.strict_instruction(facts, found))
         retry_prompt = self.policies[snap.session.policy].build(snap, message, strict, counter, recalled)
         second = model.generate(retry_prompt.messages, sampling, cancel=cancel, cache_key=snap.session.id or None)
         second_result = _with_missing(_asked_for(check(second.text), asked), readback.lacking(second.text, asked))

@@ -35,6 +35,7 @@ from appliance.facts import readback
 from appliance.lab.dialogues import BenchSession, Probe, in_ledger, kept, load_sessions
 from appliance.lab.harness import choose_policies
 from appliance.lab.stats import median, spread
+from appliance.stage import prompt_texts
 from appliance.store import Store
 from appliance.turn.worker import SummaryWorker, WorkerStats
 from appliance.types import LedgerEntry, Role, Snapshot, TokenCounter, Turn
@@ -209,7 +210,7 @@ def run_bench(
     ``summarizer=False`` replays without one, as when it is down: the policies that read the summary
     then show their fallback (no summary; the turns stay verbatim or give way).
     """
-    from appliance.app import load_summarizer
+    from appliance.app import load_summarizer, pipeline_settings
     from appliance.app import policies as configured_policies
     from appliance.facts.entities import extract
     from appliance.facts.ledger import entries
@@ -221,11 +222,10 @@ def run_bench(
     entry = find(settings.models_dir, settings.responder.model)
     # The tokenizer alone (vocab_only): counts exactly as the responder will, without loading weights.
     counter = LlamaChatModel(verified_path(settings.models_dir, entry), name=entry.name, vocab_only=True)
-    spec = PromptSpec(
-        system=settings.chat.system_prompt,
-        instruction=settings.chat.instruction,
-        budget=budget if budget is not None else settings.context.budget_tokens,
-    )
+    ps = pipeline_settings(settings)
+    # Every replayed turn gets a mid-conversation turn's fixed texts: the budget's share they take.
+    system, instruction = prompt_texts("mid", ps.instructions, ps.system_prompt, ps.instruction)
+    spec = PromptSpec(system=system, instruction=instruction, budget=budget if budget is not None else ps.budget_tokens)
     make_worker: Callable[[Store], SummaryWorker] | None = None
     if summarizer and any(p.uses_summary for p in policies.values()):
         model = load_summarizer(settings)

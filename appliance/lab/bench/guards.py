@@ -39,7 +39,7 @@ from appliance.facts.checker import check, clear_caches, redact, strict_instruct
 from appliance.facts.entities import extract, family, index_keys, lookup_keys
 from appliance.facts.ledger import entries
 from appliance.lab.stats import spread
-from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, instruction_for
+from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, prompt_texts
 from appliance.types import CheckResult, Entity, LedgerEntry, Session, Snapshot, Stage, Turn, current_facts
 
 Progress = Callable[[str], None]
@@ -385,8 +385,8 @@ def generate_report(
             ledger = entries(history)
             snap = Snapshot(session=Session(id=turn.session_id, created_at=0.0), turns=history, ledger=ledger)
             stage = detect(history, turn.text, early_turns=settings.stage.early_turns, late_cues=late, open_cues=open_)
-            instruction = instruction_for(stage, ps.instructions, ps.instruction)
-            spec = PromptSpec(system=ps.system_prompt, instruction=instruction, budget=ps.budget_tokens)
+            system, instruction = prompt_texts(stage, ps.instructions, ps.system_prompt, ps.instruction)
+            spec = PromptSpec(system=system, instruction=instruction, budget=ps.budget_tokens)
             prompt = policy.build(snap, turn.text, spec, model)
             t0 = time.perf_counter()
             gen = model.generate(prompt.messages, ps.sampling)
@@ -405,11 +405,7 @@ def generate_report(
                     }
                 )
             if not result.ok and guard.policy == "regenerate":
-                strict = PromptSpec(
-                    system=ps.system_prompt,
-                    instruction=f"{instruction}\n{strict_instruction(current_facts(ledger), result.findings)}",
-                    budget=ps.budget_tokens,
-                )
+                strict = spec.adding(strict_instruction(current_facts(ledger), result.findings))
                 retry = model.generate(policy.build(snap, turn.text, strict, model).messages, ps.sampling)
                 second = check(retry.text, ledger=ledger, summary="", transcript=history, question=turn.text)
                 regenerated += 1
