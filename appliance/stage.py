@@ -23,9 +23,9 @@ EARLY_TURNS = 3
 # (README, "Evaluation"), then said in fewer words: they follow the question, so every token here is
 # evaluated while the customer waits. ``stage.instructions`` replaces one; an empty text turns it off.
 STAGE_INSTRUCTIONS: dict[Stage, str] = {
-    "early": "Ask for what you still need, one thing at a time; state no detail the customer has not given.",
-    "mid": "Use the details already given; do not ask for them again.",
-    "late": "Confirm briefly what was done and close politely.",
+    "early": "Reply as the agent: ask for what you still need, one at a time; state nothing not given.",
+    "mid": "Reply as the agent, using the details the customer already gave.",
+    "late": "As the agent, confirm and close politely.",
 }
 
 # Resolution cues per language (ISO 639-1). Matched as whole words, case-insensitively.
