@@ -21,7 +21,9 @@ EARLY_TURNS = 3
 # The [INSTRUCTION] of each stage (seed 002: small models are weakest early, where they assume what
 # was not said; late turns confirm and close). First chosen by ``appliance eval --judge`` runs
 # (README, "Evaluation"), then said in fewer words: they follow the question, so every token here is
-# evaluated while the customer waits. ``stage.instructions`` replaces one; an empty text turns it off.
+# evaluated while the customer waits. Each names the agent's role: with the role only in the system
+# message, answers spoke of "the customer" in the third person. ``stage.instructions`` replaces one;
+# an empty text turns it off.
 STAGE_INSTRUCTIONS: dict[Stage, str] = {
     "early": "Reply as the agent: ask for what you still need, one at a time; state nothing not given.",
     "mid": "Reply as the agent, using the details the customer already gave.",
