@@ -2,28 +2,35 @@
 
 The edges (CLI, daemon, evaluation, benchmarks) call :func:`build`; the pipeline never reaches for a
 global. Every model file is checked against its pinned sha256 before it is loaded.
+
+This module imports only what the model loads need; :func:`build` starts them first and imports the
+rest of the appliance (store, pipeline, worker: about half a second on a small box) while the files
+are hashed and loaded, which release the GIL.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from appliance import stage
 from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
 from appliance.context import ContextOptions, ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
-from appliance.store import Store
-from appliance.turn.pipeline import Pipeline, PipelineSettings
-from appliance.turn.prewarm import Prewarmer
-from appliance.turn.queue import FairQueue
-from appliance.turn.worker import SummaryWorker
 from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling
+
+if TYPE_CHECKING:  # imported by build() once the model loads have started (see above)
+    from appliance.store import Store
+    from appliance.turn.pipeline import Pipeline, PipelineSettings
+    from appliance.turn.prewarm import Prewarmer
+    from appliance.turn.queue import FairQueue
+    from appliance.turn.worker import SummaryWorker
 
 T = TypeVar("T")
 
@@ -125,6 +132,8 @@ def policies(settings: Settings) -> dict[str, ContextPolicy]:
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:
+    from appliance.turn.pipeline import PipelineSettings
+
     r = settings.responder
     st = settings.stage
     return PipelineSettings(
@@ -155,23 +164,34 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     )
 
 
-def load_concurrently(loads: dict[str, Callable[[], T]]) -> dict[str, T]:
-    """Run each part's verify-and-load at once and return them by name; if any fails, raise the
-    first failure in the order given, once every load has ended (none is left running).
+class Loading(Generic[T]):
+    """The parts' verify-and-loads, running side by side from creation: as many at once as there are
+    cores (at least two), started in the order given.
 
-    Hashing a model file and loading an ONNX session release the GIL, so on a multi-core box the
-    summarizer's and recall's files are checked and loaded while the responder's file is still being
-    hashed; llama.cpp loads themselves take turns (see ``models.llama``).
+    Hashing a file and llama.cpp's and onnxruntime's loads release the GIL and each keeps one core
+    busy. The first load (the responder's: the largest file, the start's critical path) keeps a core
+    to itself; on two cores the others follow one another on the second core instead of slowing it.
     """
-    if len(loads) <= 1:
-        return {name: load() for name, load in loads.items()}
-    with ThreadPoolExecutor(max_workers=len(loads), thread_name_prefix="load") as pool:
-        futures: dict[str, Future[T]] = {name: pool.submit(load) for name, load in loads.items()}
-    for future in futures.values():
-        error = future.exception()
-        if error is not None:
-            raise error
-    return {name: future.result() for name, future in futures.items()}
+
+    def __init__(self, loads: dict[str, Callable[[], T]], *, workers: int | None = None) -> None:
+        workers = workers or max(2, os.cpu_count() or 1)
+        pool = ThreadPoolExecutor(max_workers=max(1, min(len(loads), workers)), thread_name_prefix="load")
+        self._futures: dict[str, Future[T]] = {name: pool.submit(load) for name, load in loads.items()}
+        pool.shutdown(wait=False)  # the threads end with their loads
+
+    def result(self) -> dict[str, T]:
+        """The parts by name, once every load has ended; if any failed, the first failure in the
+        order given is raised, and only then (none is left running)."""
+        errors = [future.exception() for future in self._futures.values()]  # waits for each
+        for error in errors:
+            if error is not None:
+                raise error
+        return {name: future.result() for name, future in self._futures.items()}
+
+
+def load_concurrently(loads: dict[str, Callable[[], T]], *, workers: int | None = None) -> dict[str, T]:
+    """Run the parts' verify-and-loads side by side (see :class:`Loading`) and return them by name."""
+    return Loading(loads, workers=workers).result()
 
 
 @dataclass
@@ -237,7 +257,14 @@ def build(
         loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)
     if settings.refine.enabled:
         loads["refiner"] = lambda: load_model(settings, settings.refine.model, settings.responder)
-    loaded = load_concurrently(loads)
+    loading = Loading(loads)
+    from appliance.store import Store
+    from appliance.turn.pipeline import Pipeline
+    from appliance.turn.prewarm import Prewarmer
+    from appliance.turn.queue import FairQueue
+    from appliance.turn.worker import SummaryWorker
+
+    loaded = loading.result()
     with ExitStack() as undo:
         model = responder if responder is not None else loaded["responder"]
         early = loaded.get("early")

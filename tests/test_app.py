@@ -63,7 +63,7 @@ class TestBuild:
         if failing == "load_summarizer":
             monkeypatch.setattr("appliance.app.load_summarizer", missing)
         else:
-            monkeypatch.setattr("appliance.app.SummaryWorker.configured", missing)
+            monkeypatch.setattr("appliance.turn.worker.SummaryWorker.configured", missing)
         with pytest.raises(ModelFileError):
             build(
                 settings,
@@ -90,11 +90,30 @@ class TestLoadConcurrently:
 
             return load
 
-        assert load_concurrently({n: part(n) for n in ("responder", "summarizer", "recall")}) == {
-            "responder": "responder",
-            "summarizer": "summarizer",
-            "recall": "recall",
+        loaded = load_concurrently({n: part(n) for n in ("responder", "summarizer", "recall")}, workers=3)
+        assert loaded == {"responder": "responder", "summarizer": "summarizer", "recall": "recall"}
+
+    def test_on_two_cores_the_first_load_keeps_a_core_and_the_others_take_turns(self):
+        spans: dict[str, tuple[float, float]] = {}
+
+        def part(name: str, seconds: float):
+            def load() -> str:
+                start = time.monotonic()
+                time.sleep(seconds)
+                spans[name] = (start, time.monotonic())
+                return name
+
+            return load
+
+        loads = {
+            "responder": part("responder", 0.6),
+            "summarizer": part("summarizer", 0.2),
+            "recall": part("recall", 0.2),
         }
+        assert load_concurrently(loads, workers=2) == {name: name for name in loads}
+        responder, summarizer, recall = spans["responder"], spans["summarizer"], spans["recall"]
+        assert summarizer[1] <= recall[0]  # one after the other, in the order given
+        assert responder[0] < summarizer[1] and recall[0] < responder[1]  # both beside the responder
 
     def test_the_first_failure_in_order_is_raised_once_every_load_has_ended(self):
         later_failed = threading.Event()

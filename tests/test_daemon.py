@@ -388,8 +388,8 @@ class TestWatchdog:
     """A generation that makes no progress stops the watchdog pings (so systemd restarts the daemon)."""
 
     def test_pings_stop_while_the_model_is_stuck(self, tmp_path: Path):
-        from appliance.serve.daemon import _watchdog
         from appliance.serve.sdnotify import Notifier
+        from appliance.serve.server import _watchdog
 
         listener = NotifyListener(tmp_path / "notify")
         notifier = Notifier(str(tmp_path / "notify"), watchdog_usec=20_000)  # pings every 10 ms at most

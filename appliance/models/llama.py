@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import logging
 import os
 import re
 import secrets
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -41,9 +43,55 @@ _SPLIT_PROBE = (
     "[CONTEXT]\nSummary of turns 0-7:\nThe customer (Ana) paid £45.50 on 3/4.\n\nLatest turns:\n"
     "Customer: ref TR3396, ok?\n  Agent: Yes!\n\n\n[QUESTION]\nWhen?\n \nx\t\n\ny"
 )
-# llama-cpp-python points the process's stdout and stderr at /dev/null while it loads a model and
-# back afterwards; two loads at once could restore each other's redirection and silence the process.
-_LOADING = threading.Lock()
+
+
+class _Silenced:
+    """The process's stdout and stderr pointed at /dev/null while any model loads: llama.cpp writes
+    its loading chatter straight to them. The first load to start redirects and the last to end
+    restores, so models load at once (on two cores the summarizer loads while the responder's file is
+    hashed). llama-cpp-python's own redirection (``verbose=False``) saves and restores per load, and
+    two at once could restore each other's /dev/null and silence the daemon for good.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._saved: tuple[int, int] | None = None
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._users == 0:
+                _flush_std()
+                saved = (os.dup(1), os.dup(2))
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                os.dup2(null, 2)
+                os.close(null)
+                self._saved = saved
+            self._users += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and self._saved is not None:
+                _flush_std()
+                for fd, copy in zip((1, 2), self._saved):
+                    os.dup2(copy, fd)
+                    os.close(copy)
+                self._saved = None
+                # verbose=True (no per-load redirection) also set llama-cpp-python's log level to DEBUG.
+                logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            continue  # replaced by a caller, closed, or None under pythonw: nothing of ours is buffered
+
+
+_LOADING = _Silenced()
 
 
 def _lines(text: str) -> list[str]:
@@ -86,8 +134,9 @@ class LlamaChatModel:
                     vocab_only=vocab_only,
                     # llama.cpp repacks the weights for the CPU; mapped file pages would stay resident beside the copy.
                     use_mmap=vocab_only or n_gpu_layers != 0,
-                    verbose=False,
+                    verbose=True,  # no redirection of its own: _LOADING's is shared (see _Silenced)
                 )
+            self._llama.verbose = False  # no timing lines on stderr after each generation
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(f"cannot load {path}: {exc}") from None
         template = self._llama.metadata.get("tokenizer.chat_template")

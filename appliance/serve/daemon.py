@@ -17,29 +17,23 @@ for a customer's name would otherwise be written to the journal.
 
 from __future__ import annotations
 
-import asyncio
+import importlib
 import ipaddress
 import logging
-import math
 import os
-import signal
 import socket
 import stat
-from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING
 
-import uvicorn
-
-from appliance.app import Appliance, build
+from appliance.app import build
 from appliance.config import ServerSettings, Settings, read_token_file
 from appliance.errors import ConfigError
-from appliance.serve import retention
-from appliance.serve.api import create_app
-from appliance.serve.auth import Role
 from appliance.serve.sdnotify import Notifier
-from appliance.turn.queue import FairQueue
+
+if TYPE_CHECKING:
+    from appliance.serve.auth import Role
 
 log = logging.getLogger("appliance.daemon")
 
@@ -70,26 +64,16 @@ def serve(
     notifier = notifier or Notifier.from_env()
     notifier.status("verifying and loading the models")
     logging.getLogger("uvicorn.access").addFilter(_without_query)
-    appliance = build(settings)
+    # FastAPI and uvicorn (about half a second of imports on a small box) import while the models are
+    # hashed and loaded, which release the GIL; a failed import raises again below.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import") as pool:
+        pool.submit(importlib.import_module, "appliance.serve.server")
+        appliance = build(settings)
     try:
-        app = create_app(appliance, tokens=tokens)
+        from appliance.serve.server import run
+
         sockets, where = bind(host, port, unix)
-        config = uvicorn.Config(
-            app,
-            lifespan="off",
-            log_level="info",
-            server_header=False,
-            proxy_headers=False,  # no proxy in front: X-Forwarded-For must not choose whose limits apply
-            timeout_graceful_shutdown=math.ceil(cfg.shutdown_grace_s),
-        )
-
-        def erased(session_id: str) -> None:
-            app.state.access.forget(session_id)
-            app.state.metrics.erased("retention")
-
-        keep = retention.keep(appliance.store, appliance.queue, settings.retention.days, on_erased=erased)
-        with _QuietSignals():
-            asyncio.run(_run(_Server(config), sockets, where, notifier, appliance, cfg, keep))
+        run(appliance, settings, tokens, sockets, where, notifier)
     finally:
         notifier.stopping("closing the database")
         appliance.close(timeout=10)  # the queue, the worker, the database; whatever runs stores nothing
@@ -182,88 +166,6 @@ def _clear_stale_socket(path: Path) -> None:
         raise ConfigError(f"server.socket: {path} is in use by another process")
     finally:
         probe.close()
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, telling the appliance when a stop signal arrives."""
-
-    on_exit: Callable[[], None] = staticmethod(lambda: None)
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        super().handle_exit(sig, frame)
-        self.on_exit()
-
-
-async def _run(
-    server: _Server,
-    sockets: list[socket.socket],
-    where: str,
-    notifier: Notifier,
-    appliance: Appliance,
-    cfg: ServerSettings,
-    keep: Coroutine[Any, Any, None],
-) -> None:
-    loop = asyncio.get_running_loop()
-    queue = appliance.queue
-
-    def stopping() -> None:
-        notifier.stopping("finishing answers in progress")
-        queue.stop_accepting()
-
-    def on_exit() -> None:
-        # handle_exit runs as a signal handler: hand the work to the loop rather than take locks there.
-        loop.call_soon_threadsafe(stopping)
-
-    server.on_exit = on_exit
-    serving = asyncio.create_task(server.serve(sockets=sockets))
-    while not server.started:
-        if serving.done():
-            keep.close()
-            await serving  # startup failed: raise its error
-            return
-        await asyncio.sleep(0.05)
-    notifier.ready(f"serving on {where}")
-    log.info("ready: serving on %s", where)
-    watchdog = asyncio.create_task(_watchdog(notifier, queue, cfg.hung_after_s))
-    sweeping = asyncio.create_task(keep)
-    try:
-        await serving
-    finally:
-        watchdog.cancel()
-        sweeping.cancel()
-
-
-async def _watchdog(notifier: Notifier, queue: FairQueue, hung_after_s: float) -> None:
-    """Ping systemd's watchdog from the serving loop while the model makes progress."""
-    if notifier.watchdog_interval is None:
-        return
-    warned = False
-    while True:
-        if queue.stalled(hung_after_s):
-            if not warned:
-                log.error("the model produced nothing for %.0f s: no more watchdog pings", hung_after_s)
-                warned = True
-        else:
-            notifier.watchdog()  # rate-limited to half the window inside
-            warned = False
-        await asyncio.sleep(min(1.0, notifier.watchdog_interval / 2))
-
-
-class _QuietSignals:
-    """While serving, SIGTERM/SIGINT must only stop the server, never kill the process mid-cleanup.
-
-    uvicorn restores the handlers it found and re-raises the signal after a graceful stop; with
-    the default handlers that would kill us before the database is closed. These do nothing.
-    """
-
-    SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-    def __enter__(self) -> None:
-        self.saved = {sig: signal.signal(sig, lambda *_: None) for sig in self.SIGNALS}
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self.saved.items():
-            signal.signal(sig, handler)
 
 
 def _path(base: Path, value: str) -> Path | None:

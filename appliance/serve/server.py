@@ -1,0 +1,142 @@
+"""The daemon's HTTP server: the API app on uvicorn, over sockets the daemon bound, with systemd told.
+
+Split from :mod:`appliance.serve.daemon` so that FastAPI and uvicorn import while the models load
+(see there). READY=1 is sent only once uvicorn accepts connections; the watchdog is pinged from the
+serving loop while the model makes progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import signal
+import socket
+from collections.abc import Callable, Coroutine
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+
+from appliance.config import ServerSettings, Settings
+from appliance.serve import retention
+from appliance.serve.api import create_app
+from appliance.serve.sdnotify import Notifier
+from appliance.turn.queue import FairQueue
+
+if TYPE_CHECKING:
+    from appliance.app import Appliance
+    from appliance.serve.auth import Role
+
+log = logging.getLogger("appliance.daemon")
+
+
+def run(
+    appliance: Appliance,
+    settings: Settings,
+    tokens: dict[str, Role],
+    sockets: list[socket.socket],
+    where: str,
+    notifier: Notifier,
+) -> None:
+    """Serve the API on ``sockets`` until SIGTERM or SIGINT, erasing quiet conversations daily."""
+    cfg = settings.server
+    app = create_app(appliance, tokens=tokens)
+    config = uvicorn.Config(
+        app,
+        lifespan="off",
+        log_level="info",
+        server_header=False,
+        proxy_headers=False,  # no proxy in front: X-Forwarded-For must not choose whose limits apply
+        timeout_graceful_shutdown=math.ceil(cfg.shutdown_grace_s),
+    )
+
+    def erased(session_id: str) -> None:
+        app.state.access.forget(session_id)
+        app.state.metrics.erased("retention")
+
+    keep = retention.keep(appliance.store, appliance.queue, settings.retention.days, on_erased=erased)
+    with _QuietSignals():
+        asyncio.run(_run(_Server(config), sockets, where, notifier, appliance, cfg, keep))
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the appliance when a stop signal arrives."""
+
+    on_exit: Callable[[], None] = staticmethod(lambda: None)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        self.on_exit()
+
+
+async def _run(
+    server: _Server,
+    sockets: list[socket.socket],
+    where: str,
+    notifier: Notifier,
+    appliance: Appliance,
+    cfg: ServerSettings,
+    keep: Coroutine[Any, Any, None],
+) -> None:
+    loop = asyncio.get_running_loop()
+    queue = appliance.queue
+
+    def stopping() -> None:
+        notifier.stopping("finishing answers in progress")
+        queue.stop_accepting()
+
+    def on_exit() -> None:
+        # handle_exit runs as a signal handler: hand the work to the loop rather than take locks there.
+        loop.call_soon_threadsafe(stopping)
+
+    server.on_exit = on_exit
+    serving = asyncio.create_task(server.serve(sockets=sockets))
+    while not server.started:
+        if serving.done():
+            keep.close()
+            await serving  # startup failed: raise its error
+            return
+        await asyncio.sleep(0.05)
+    notifier.ready(f"serving on {where}")
+    log.info("ready: serving on %s", where)
+    watchdog = asyncio.create_task(_watchdog(notifier, queue, cfg.hung_after_s))
+    sweeping = asyncio.create_task(keep)
+    try:
+        await serving
+    finally:
+        watchdog.cancel()
+        sweeping.cancel()
+
+
+async def _watchdog(notifier: Notifier, queue: FairQueue, hung_after_s: float) -> None:
+    """Ping systemd's watchdog from the serving loop while the model makes progress."""
+    if notifier.watchdog_interval is None:
+        return
+    warned = False
+    while True:
+        if queue.stalled(hung_after_s):
+            if not warned:
+                log.error("the model produced nothing for %.0f s: no more watchdog pings", hung_after_s)
+                warned = True
+        else:
+            notifier.watchdog()  # rate-limited to half the window inside
+            warned = False
+        await asyncio.sleep(min(1.0, notifier.watchdog_interval / 2))
+
+
+class _QuietSignals:
+    """While serving, SIGTERM/SIGINT must only stop the server, never kill the process mid-cleanup.
+
+    uvicorn restores the handlers it found and re-raises the signal after a graceful stop; with
+    the default handlers that would kill us before the database is closed. These do nothing.
+    """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __enter__(self) -> None:
+        self.saved = {sig: signal.signal(sig, lambda *_: None) for sig in self.SIGNALS}
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)

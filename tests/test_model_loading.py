@@ -1,0 +1,86 @@
+"""Loading model files: verified by sha256 first, and llama.cpp loads side by side without silencing
+the process (they point stdout and stderr at /dev/null while they run)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from appliance.app import load_concurrently
+from appliance.models.files import find, sha256_of, verified_path
+from appliance.models.llama import LlamaChatModel, _Silenced
+
+from .support import MODELS_DIR, TEST_MODEL
+
+
+class TestSha256:
+    @pytest.mark.parametrize("data", [b"", b"abc", os.urandom(3 << 20)], ids=["empty", "short", "3 MB"])
+    def test_is_hashlib_sha256_of_the_bytes(self, tmp_path: Path, data: bytes):
+        path = tmp_path / "model.bin"
+        path.write_bytes(data)
+        assert sha256_of(path) == hashlib.sha256(data).hexdigest()
+
+    def test_one_changed_byte_changes_it(self, tmp_path: Path):
+        path = tmp_path / "model.bin"
+        data = bytearray(os.urandom(1 << 20))
+        path.write_bytes(data)
+        before = sha256_of(path)
+        data[-1] ^= 1
+        path.write_bytes(data)
+        assert sha256_of(path) != before
+
+
+def _writes_reach(capfd: pytest.CaptureFixture[str], text: str) -> bool:
+    os.write(1, text.encode())
+    os.write(2, text.encode())
+    out, err = capfd.readouterr()
+    return text in out and text in err
+
+
+class TestSilenced:
+    """The redirection is shared: the first to enter points fds 1 and 2 at /dev/null, the last to
+    leave points them back, in whichever order the loads end."""
+
+    @pytest.mark.parametrize("last_out", ["first in", "second in"])
+    def test_overlapping_loads_leave_the_process_writing(self, capfd, last_out: str):
+        quiet = _Silenced()
+        first, second = quiet, quiet
+        first.__enter__()
+        second.__enter__()
+        assert not _writes_reach(capfd, "while both load\n")
+        (second if last_out == "first in" else first).__exit__(None, None, None)
+        assert not _writes_reach(capfd, "while one loads\n")
+        (first if last_out == "first in" else second).__exit__(None, None, None)
+        assert _writes_reach(capfd, "after both\n")
+
+    def test_threads_entering_and_leaving_at_random_leave_it_writing(self, capfd):
+        quiet = _Silenced()
+        start = threading.Barrier(4, timeout=10)
+
+        def load() -> None:
+            start.wait()
+            for _ in range(50):
+                with quiet:
+                    pass
+
+        threads = [threading.Thread(target=load) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert _writes_reach(capfd, "after the loads\n")
+
+
+@pytest.mark.real_model
+def test_two_real_models_load_at_once_and_the_process_still_writes(capfd):
+    path = verified_path(MODELS_DIR, find(MODELS_DIR, TEST_MODEL))
+    loaded = load_concurrently(
+        {name: (lambda name=name: LlamaChatModel(path, name=name, n_ctx=512)) for name in ("a", "b")}, workers=2
+    )
+    assert sorted(loaded) == ["a", "b"]
+    assert all(m.count_text("hello") > 0 for m in loaded.values())
+    assert _writes_reach(capfd, "after two loads\n")
