@@ -3,16 +3,18 @@
 The edges (CLI, daemon, evaluation, benchmarks) call :func:`build`; the pipeline never reaches for a
 global. Every model file is checked against its pinned sha256 before it is loaded.
 
-This module imports only what the model loads need; :func:`build` starts them first and imports the
-rest of the appliance (store, pipeline, worker: about half a second on a small box) while the files
-are hashed and loaded, which release the GIL.
+This module imports only what the model loads need. :func:`build` imports the rest of the appliance
+(store, pipeline, worker: about half a second on a small box), and what its caller asks for, on a
+loading thread after the smaller models: on two cores the responder's hash and load, the start's
+critical path, keep a core to themselves while everything else shares the other.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -25,7 +27,16 @@ from appliance.context import ContextOptions, ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
 from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling
 
-if TYPE_CHECKING:  # imported by build() once the model loads have started (see above)
+# The rest of the appliance, imported by build() beside the model loads (see above).
+PARTS = (
+    "appliance.store",
+    "appliance.turn.pipeline",
+    "appliance.turn.prewarm",
+    "appliance.turn.queue",
+    "appliance.turn.worker",
+)
+
+if TYPE_CHECKING:
     from appliance.store import Store
     from appliance.turn.pipeline import Pipeline, PipelineSettings
     from appliance.turn.prewarm import Prewarmer
@@ -234,6 +245,7 @@ def build(
     recall: Recaller | bool | None = True,
     worker: bool = True,
     prewarm: bool | None = None,
+    imports: Sequence[str] = (),
 ) -> Appliance:
     """Build every configured part, verified and loaded, and wire them together.
 
@@ -242,7 +254,8 @@ def build(
     as given. ``worker=False`` builds no summary worker (an evaluation drives one itself);
     ``prewarm`` overrides ``responder.prewarm`` (the next prefix warmed while idle). With no
     policy that reads a summary, no summarizer is loaded at all. If a part fails to load, the parts
-    already open are closed again.
+    already open are closed again. ``imports`` names modules the caller needs next (the daemon's
+    HTTP server), imported beside the loads like the appliance's own.
     """
     configured = policies(settings)
     summarized = {name for name, p in configured.items() if p.uses_summary}
@@ -257,14 +270,15 @@ def build(
         loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)
     if settings.refine.enabled:
         loads["refiner"] = lambda: load_model(settings, settings.refine.model, settings.responder)
-    loading = Loading(loads)
-    from appliance.store import Store
+    modules = (*PARTS, *imports)
+    loads["imports"] = lambda: [importlib.import_module(name) for name in modules]  # last: after the models
+    loaded = Loading(loads).result()
+    from appliance.store import Store  # these five are imported by now
     from appliance.turn.pipeline import Pipeline
     from appliance.turn.prewarm import Prewarmer
     from appliance.turn.queue import FairQueue
     from appliance.turn.worker import SummaryWorker
 
-    loaded = loading.result()
     with ExitStack() as undo:
         model = responder if responder is not None else loaded["responder"]
         early = loaded.get("early")

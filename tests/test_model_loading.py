@@ -12,7 +12,7 @@ import pytest
 
 from appliance.app import load_concurrently
 from appliance.models.files import find, sha256_of, verified_path
-from appliance.models.llama import LlamaChatModel, _Silenced
+from appliance.models.llama import LlamaChatModel, _log_errors, _Silenced
 
 from .support import MODELS_DIR, TEST_MODEL
 
@@ -73,6 +73,16 @@ class TestSilenced:
         for thread in threads:
             thread.join(10)
         assert _writes_reach(capfd, "after the loads\n")
+
+
+def test_between_loads_only_llama_cpps_errors_reach_the_log(caplog):
+    with caplog.at_level("DEBUG", logger="appliance.llama"):
+        _log_errors(1, b"llama_model_loader: loaded meta data\n", None)  # INFO
+        _log_errors(2, b"a warning\n", None)
+        _log_errors(3, b"failed to find a memory slot for batch of size 512\n", None)
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("ERROR", "llama.cpp: failed to find a memory slot for batch of size 512")
+    ]
 
 
 @pytest.mark.real_model

@@ -17,13 +17,11 @@ for a customer's name would otherwise be written to the journal.
 
 from __future__ import annotations
 
-import importlib
 import ipaddress
 import logging
 import os
 import socket
 import stat
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,11 +62,8 @@ def serve(
     notifier = notifier or Notifier.from_env()
     notifier.status("verifying and loading the models")
     logging.getLogger("uvicorn.access").addFilter(_without_query)
-    # FastAPI and uvicorn (about half a second of imports on a small box) import while the models are
-    # hashed and loaded, which release the GIL; a failed import raises again below.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import") as pool:
-        pool.submit(importlib.import_module, "appliance.serve.server")
-        appliance = build(settings)
+    # FastAPI and uvicorn (about half a second of imports on a small box) import beside the model loads.
+    appliance = build(settings, imports=("appliance.serve.server",))
     try:
         from appliance.serve.server import run
 
