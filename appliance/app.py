@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from appliance import stage
 from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
@@ -175,34 +175,23 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     )
 
 
-class Loading(Generic[T]):
-    """The parts' verify-and-loads, running side by side from creation: as many at once as there are
-    cores (at least two), started in the order given.
+def load_concurrently(loads: dict[str, Callable[[], T]], *, workers: int | None = None) -> dict[str, T]:
+    """Run the parts' verify-and-loads side by side, as many at once as there are cores (at least
+    two), started in the order given, and return them by name; if any fails, raise the first failure
+    in the order given, once every load has ended (none is left running).
 
     Hashing a file and llama.cpp's and onnxruntime's loads release the GIL and each keeps one core
     busy. The first load (the responder's: the largest file, the start's critical path) keeps a core
     to itself; on two cores the others follow one another on the second core instead of slowing it.
     """
-
-    def __init__(self, loads: dict[str, Callable[[], T]], *, workers: int | None = None) -> None:
-        workers = workers or max(2, os.cpu_count() or 1)
-        pool = ThreadPoolExecutor(max_workers=max(1, min(len(loads), workers)), thread_name_prefix="load")
-        self._futures: dict[str, Future[T]] = {name: pool.submit(load) for name, load in loads.items()}
-        pool.shutdown(wait=False)  # the threads end with their loads
-
-    def result(self) -> dict[str, T]:
-        """The parts by name, once every load has ended; if any failed, the first failure in the
-        order given is raised, and only then (none is left running)."""
-        errors = [future.exception() for future in self._futures.values()]  # waits for each
-        for error in errors:
-            if error is not None:
-                raise error
-        return {name: future.result() for name, future in self._futures.items()}
-
-
-def load_concurrently(loads: dict[str, Callable[[], T]], *, workers: int | None = None) -> dict[str, T]:
-    """Run the parts' verify-and-loads side by side (see :class:`Loading`) and return them by name."""
-    return Loading(loads, workers=workers).result()
+    workers = max(1, min(len(loads), workers or max(2, os.cpu_count() or 1)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="load") as pool:
+        futures: dict[str, Future[T]] = {name: pool.submit(load) for name, load in loads.items()}
+    for future in futures.values():
+        error = future.exception()
+        if error is not None:
+            raise error
+    return {name: future.result() for name, future in futures.items()}
 
 
 @dataclass
@@ -272,7 +261,7 @@ def build(
         loads["refiner"] = lambda: load_model(settings, settings.refine.model, settings.responder)
     modules = (*PARTS, *imports)
     loads["imports"] = lambda: [importlib.import_module(name) for name in modules]  # last: after the models
-    loaded = Loading(loads).result()
+    loaded = load_concurrently(loads)
     from appliance.store import Store  # these five are imported by now
     from appliance.turn.pipeline import Pipeline
     from appliance.turn.prewarm import Prewarmer
