@@ -94,26 +94,26 @@ class TestLoadConcurrently:
         assert loaded == {"responder": "responder", "summarizer": "summarizer", "recall": "recall"}
 
     def test_on_two_cores_the_first_load_keeps_a_core_and_the_others_take_turns(self):
-        spans: dict[str, tuple[float, float]] = {}
+        events: list[str] = []
+        recall_started = threading.Event()
 
-        def part(name: str, seconds: float):
-            def load() -> str:
-                start = time.monotonic()
-                time.sleep(seconds)
-                spans[name] = (start, time.monotonic())
-                return name
+        def responder() -> bool:
+            return recall_started.wait(10)  # still running when the last of the others starts
 
-            return load
+        def summarizer() -> str:
+            events.append("summarizer starts")
+            time.sleep(0.05)
+            events.append("summarizer ends")
+            return "summarizer"
 
-        loads = {
-            "responder": part("responder", 0.6),
-            "summarizer": part("summarizer", 0.2),
-            "recall": part("recall", 0.2),
-        }
-        assert load_concurrently(loads, workers=2) == {name: name for name in loads}
-        responder, summarizer, recall = spans["responder"], spans["summarizer"], spans["recall"]
-        assert summarizer[1] <= recall[0]  # one after the other, in the order given
-        assert responder[0] < summarizer[1] and recall[0] < responder[1]  # both beside the responder
+        def recall() -> str:
+            events.append("recall starts")
+            recall_started.set()
+            return "recall"
+
+        loaded = load_concurrently({"responder": responder, "summarizer": summarizer, "recall": recall}, workers=2)
+        assert loaded == {"responder": True, "summarizer": "summarizer", "recall": "recall"}  # beside the responder
+        assert events == ["summarizer starts", "summarizer ends", "recall starts"]  # one after the other, in order
 
     def test_the_first_failure_in_order_is_raised_once_every_load_has_ended(self):
         later_failed = threading.Event()

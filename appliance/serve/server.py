@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from appliance.app import Appliance
     from appliance.serve.auth import Role
 
-log = logging.getLogger("appliance.daemon")
+log = logging.getLogger("appliance.daemon")  # the daemon's name: its journal lines read as before the split
 
 
 def run(
