@@ -12,7 +12,7 @@ import pytest
 
 from appliance.app import load_concurrently
 from appliance.models.files import find, sha256_of, verified_path
-from appliance.models.llama import LlamaChatModel, _log_errors, _Silenced
+from appliance.models.llama import LlamaChatModel, _Loading, _log_errors
 
 from .support import MODELS_DIR, TEST_MODEL
 
@@ -41,13 +41,13 @@ def _writes_reach(capfd: pytest.CaptureFixture[str], text: str) -> bool:
     return text in out and text in err
 
 
-class TestSilenced:
-    """The redirection is shared: the first to enter points fds 1 and 2 at /dev/null, the last to
-    leave points them back, in whichever order the loads end."""
+class TestLoading:
+    """The loading state is shared: the first to enter points fds 1 and 2 at /dev/null and turns
+    repacking off, the last to leave undoes both, in whichever order the loads end."""
 
     @pytest.mark.parametrize("last_out", ["first in", "second in"])
     def test_overlapping_loads_leave_the_process_writing(self, capfd, last_out: str):
-        quiet = _Silenced()
+        quiet = _Loading()
         first, second = quiet, quiet
         first.__enter__()
         second.__enter__()
@@ -57,8 +57,22 @@ class TestSilenced:
         (first if last_out == "first in" else second).__exit__(None, None, None)
         assert _writes_reach(capfd, "after both\n")
 
+    def test_weights_are_not_repacked_while_any_model_loads_and_only_then(self):
+        import llama_cpp.llama_cpp as native
+
+        def repacks() -> bool:
+            return bool(native.llama_model_default_params().use_extra_bufts)
+
+        assert repacks()  # llama.cpp's own default, which the appliance turns off
+        loading = _Loading()
+        with loading:
+            with loading:
+                assert not repacks()
+            assert not repacks()
+        assert repacks()
+
     def test_threads_entering_and_leaving_at_random_leave_it_writing(self, capfd):
-        quiet = _Silenced()
+        quiet = _Loading()
         start = threading.Barrier(4, timeout=10)
 
         def load() -> None:
@@ -93,4 +107,5 @@ def test_two_real_models_load_at_once_and_the_process_still_writes(capfd):
     )
     assert sorted(loaded) == ["a", "b"]
     assert all(m.count_text("hello") > 0 for m in loaded.values())
+    assert not any(m._llama.model_params.use_extra_bufts for m in loaded.values())  # loaded as the file has them
     assert _writes_reach(capfd, "after two loads\n")
