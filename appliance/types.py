@@ -212,7 +212,7 @@ class Finding:
     """An entity of an answer that the conversation does not support."""
 
     entity: Entity
-    status: Literal["unsupported", "contradiction"]
+    status: Literal["unsupported", "contradiction", "missing"]
     expected: str = ""
 
 
