@@ -7,8 +7,9 @@ flood of sessions, a client hogging the queue, hostile text (lone surrogates, NU
 line separators in streamed events), and an erasure checked in the raw bytes of the database and
 its WAL, by request and by retention.
 
-In-process, over fakes, where a fake makes the point exactly (a queue held full by a gated model,
-a model that answers with line separators, CORS for a configured origin, the retention sweep), and
+In-process, over fakes, where a fake makes the point exactly (each role's refusals and their counts,
+a queue held full by a gated model, a model that answers with line separators, CORS for a configured
+origin, the retention sweep), and
 property-based fuzzing of every operation of the OpenAPI schema with hypothesis: no 500, no hang.
 """
 
@@ -588,6 +589,75 @@ class TestInProcess:
         assert simple.status_code == 200 and simple.headers["access-control-allow-origin"] == "https://kiosk.example"
         assert evil.status_code == 403 and "access-control-allow-origin" not in evil.headers
         assert named.status_code == 200 and rebound.status_code == 421
+
+    def test_each_role_is_refused_what_is_not_its_own_and_each_refusal_is_counted(self, serve: Callable[..., Any]):
+        appliance, app = serve(tokens={"k1": "kiosk", "k2": "kiosk", "i1": "integration"}, token="op")
+
+        def as_(token: str) -> dict[str, str]:
+            return {"Authorization": f"Bearer {token}"}
+
+        async def scenario(http: httpx.AsyncClient) -> tuple[dict[str, httpx.Response], str, str, str]:
+            mine = (await http.post("/v1/sessions", headers=as_("k1"))).json()["id"]
+            theirs = (await http.post("/v1/sessions", headers=as_("k2"))).json()["id"]
+            chat = {"messages": [{"role": "user", "content": "hi"}]}
+            replies = {
+                "list": await http.get("/v1/sessions", headers=as_("k1")),
+                "models": await http.get("/v1/models", headers=as_("k1")),
+                "chat": await http.post("/v1/chat/completions", json=chat, headers=as_("k1")),
+                "summary": await http.put(f"/v1/sessions/{mine}/summary", json={"text": "x"}, headers=as_("k1")),
+                "pause": await http.post(f"/v1/sessions/{mine}/summary/pause", headers=as_("k1")),
+                "record": await http.post(
+                    f"/v1/sessions/{mine}/turns", json={"role": "agent", "text": "x"}, headers=as_("k1")
+                ),
+                "erase": await http.delete(f"/v1/sessions/{mine}", headers=as_("i1")),
+                "read theirs": await http.get(f"/v1/sessions/{theirs}", headers=as_("k1")),
+                "talk theirs": await http.post(
+                    f"/v1/sessions/{theirs}/messages", json={"text": MARKER}, headers=as_("k1")
+                ),
+                "chat theirs": await http.post(
+                    "/v1/chat/completions", json={**chat, "session_id": theirs}, headers=as_("i1")
+                ),
+                "user theirs": await http.post(
+                    "/v1/chat/completions", json={**chat, "user": theirs}, headers=as_("i1")
+                ),
+                "read unknown": await http.get("/v1/sessions/nope", headers=as_("k1")),
+                "talk mine": await http.post(f"/v1/sessions/{mine}/messages", json={"text": "hi"}, headers=as_("k1")),
+                "read mine": await http.get(f"/v1/sessions/{mine}", headers=as_("k1")),
+                "operator reads theirs": await http.get(f"/v1/sessions/{theirs}", headers=as_("op")),
+            }
+            return replies, (await http.get("/metrics", headers=as_("op"))).text, mine, theirs
+
+        replies, metrics, mine, theirs = call(app, scenario)
+        forbidden = ["list", "models", "chat", "summary", "pause", "record", "erase"]
+        hidden = ["read theirs", "talk theirs", "chat theirs", "user theirs", "read unknown"]
+        for name in forbidden:
+            error_of(replies[name], 403, "forbidden")
+        for name in hidden:
+            error_of(replies[name], 404, "not_found")
+        assert [replies[name].status_code for name in ("talk mine", "read mine", "operator reads theirs")] == [200] * 3
+        assert [t.text for t in appliance.store.turns(theirs)] == [] and len(appliance.store.turns(mine)) == 2
+        assert appliance.store.session(mine).summary_paused is False
+        assert f'appliance_access_refused_total{{reason="role"}} {len(forbidden)}\n' in metrics
+        assert f'appliance_access_refused_total{{reason="not_owner"}} {len(hidden)}\n' in metrics
+        assert f'appliance_http_errors_total{{status="403"}} {len(forbidden)}\n' in metrics
+        assert f'appliance_http_errors_total{{status="404"}} {len(hidden)}\n' in metrics
+
+    def test_a_refused_caller_is_refused_before_its_request_is_validated(self, serve: Callable[..., Any]):
+        # Access is a dependency, and FastAPI resolves dependencies before it validates the query and body.
+        _, app = serve(tokens={"k1": "kiosk"})
+        kiosk = {"Authorization": "Bearer k1"}
+
+        async def scenario(http: httpx.AsyncClient) -> list[httpx.Response]:
+            return [
+                await http.get("/v1/sessions", params={"limit": "many"}, headers=kiosk),
+                await http.put("/v1/sessions/nope/summary", json={"text": 5}, headers=kiosk),
+                await http.post("/v1/sessions/nope/messages", json={"text": 5}, headers=kiosk),
+            ]
+
+        listed, summary, talked = call(app, scenario)
+        error_of(listed, 403, "forbidden")
+        error_of(summary, 403, "forbidden")
+        error_of(talked, 404, "not_found")
 
     def test_the_retention_sweep_erases_quiet_sessions_only(self, serve: Callable[..., Any]):
         appliance, _ = serve()

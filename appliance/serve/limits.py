@@ -73,22 +73,11 @@ class Limits:
                 )
 
     def title(self, title: str) -> None:
-        if len(title) > self.max_title_chars:
-            raise InputError(
-                f"a title of {len(title)} characters is longer than the limit of {self.max_title_chars} "
-                "(server.max_title_chars)",
-                field="title",
-                limit=self.max_title_chars,
-            )
+        _within(title, self.max_title_chars, "a title", "server.max_title_chars", InputError, "title")
 
     def summary(self, text: str) -> None:
-        if len(text) > self.max_summary_chars:
-            raise TooLarge(
-                f"a summary of {len(text)} characters is longer than the limit of {self.max_summary_chars} "
-                f"({CHARS_PER_TOKEN} per token of summarizer.max_tokens)",
-                field="text",
-                limit=self.max_summary_chars,
-            )
+        why = f"{CHARS_PER_TOKEN} per token of summarizer.max_tokens"
+        _within(text, self.max_summary_chars, "a summary", why, TooLarge, "text")
 
     def turns(self, stored: int, adding: int) -> None:
         """Before a turn is stored: the session may hold at most ``max_turns`` turns."""
@@ -99,6 +88,14 @@ class Limits:
                 field="session_id",
                 limit=self.max_turns,
             )
+
+
+def _within(text: str, limit: int, what: str, why: str, error: type[InputError], field: str) -> None:
+    """Refuse ``text`` over ``limit`` characters; ``why`` names where the limit comes from."""
+    if len(text) > limit:
+        raise error(
+            f"{what} of {len(text)} characters is longer than the limit of {limit} ({why})", field=field, limit=limit
+        )
 
 
 class SessionRate:

@@ -10,11 +10,12 @@ behind. The request handlers count; the queue and the worker are read when the p
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from appliance.turn.queue import FairQueue
-from appliance.types import WorkerStatus
+from appliance.types import TurnResult, WorkerStatus
 
 
 @runtime_checkable
@@ -42,7 +43,10 @@ class Metrics:
         self.latency_buckets = [0] * len(self.BUCKETS)
         self.latency_sum = 0.0
 
-    def answered(self, seconds: float, flags: int) -> None:
+    def answered(self, result: TurnResult, started: float) -> None:
+        """An answer given: its time since ``started`` (``time.monotonic()``), and the facts the checker flagged."""
+        seconds = time.monotonic() - started
+        flags = len(result.record.check.findings)
         with self._lock:
             self.answers += 1
             self.checker_flags += flags

@@ -16,13 +16,14 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 from fastapi import Request
 
-from appliance.errors import Cancelled
-from appliance.serve.errors import TimedOut
+from appliance.errors import ApplianceError, Cancelled
+from appliance.serve.errors import TimedOut, error_body, status_of
+from appliance.serve.metrics import Metrics
 from appliance.turn.queue import FairQueue, Job
 from appliance.types import OnToken
 
@@ -99,6 +100,13 @@ class Run(Generic[T]):
                 item, self._get = self._get.result(), None
                 return None if item is _DONE else str(item)
 
+    async def pieces(self, first: str | None) -> AsyncIterator[str]:
+        """The text as it comes, for a stream: ``first`` (from :meth:`first`), then each next piece."""
+        piece = first
+        while piece is not None:
+            yield piece
+            piece = await self.next()
+
     async def first(self, request: Request) -> str | None:
         """The first piece of text, awaited before any response starts.
 
@@ -168,3 +176,20 @@ def sse_data(data: Mapping[str, Any] | str) -> str:
 
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+async def guarded(
+    events: AsyncIterator[str], run: Run[Any], metrics: Metrics, error_event: Callable[[dict[str, Any]], str]
+) -> AsyncIterator[str]:
+    """``events``; after a typed error, one last event that says it (the stream already said 200).
+
+    The job is stopped however the stream ends: when the client goes away, Starlette cancels it.
+    """
+    try:
+        async for event in events:
+            yield event
+    except ApplianceError as exc:
+        metrics.failed(status_of(exc)[0])
+        yield error_event(error_body(exc))
+    finally:
+        run.stop()

@@ -1,0 +1,139 @@
+"""The native sessions API: start, list, read and erase conversations, answer a message, record a turn."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from appliance.serve.auth import Principal
+from appliance.serve.bodies import answer_body
+from appliance.serve.deps import AccessDep, ApplianceDep, LanesDep, LimitsDep, MetricsDep, RateDep, require
+from appliance.serve.schemas import NewMessage, NewSession, NewTurn
+from appliance.serve.streaming import SSE_HEADERS, guarded, sse
+from appliance.types import to_dict
+
+router = APIRouter(tags=["sessions"])
+
+
+@router.post("/v1/sessions", status_code=201)
+def create_session(
+    who: Annotated[Principal, Depends(require("create"))],
+    appliance: ApplianceDep,
+    access: AccessDep,
+    limits: LimitsDep,
+    rate: RateDep,
+    body: NewSession | None = None,
+) -> dict[str, Any]:
+    """Start a session (at most ``server.sessions_per_minute`` per client)."""
+    body = body or NewSession()
+    limits.title(body.title)
+    rate.take(who.client)
+    session = appliance.pipeline.new_session(policy=body.policy, title=body.title)
+    access.created(who, session.id)
+    return to_dict(session)
+
+
+@router.get("/v1/sessions")
+def list_sessions(
+    who: Annotated[Principal, Depends(require("list"))], appliance: ApplianceDep, limit: int = 100, search: str = ""
+) -> dict[str, Any]:
+    """Newest first, with turn counts; ``search`` matches ids, titles and message text. Operators only."""
+    return {"sessions": appliance.store.sessions(limit=max(1, min(limit, 1000)), search=search)}
+
+
+@router.get("/v1/sessions/{session_id}")
+def get_session(
+    session_id: str, who: Annotated[Principal, Depends(require("read"))], appliance: ApplianceDep
+) -> dict[str, Any]:
+    """Transcript, current and earlier summaries, ledger, and each answer's stage, manifest, check, timings.
+
+    The same JSON as ``appliance sessions export`` (a subject-access request), and
+    ``summary_lag_turns``: how many turns the current summary is behind (null for a policy that
+    reads no summary, or without a summary worker)."""
+    body = appliance.store.export(session_id)
+    current = body["summary"]
+    worker = appliance.worker
+    body["summary_lag_turns"] = (
+        worker.lag_of(body["session"]["policy"], len(body["turns"]), current["covers_to"] if current else -1)
+        if worker is not None
+        else None
+    )
+    return body
+
+
+@router.delete("/v1/sessions/{session_id}", status_code=204)
+async def erase_session(
+    session_id: str,
+    request: Request,
+    who: Annotated[Principal, Depends(require("erase"))],
+    appliance: ApplianceDep,
+    access: AccessDep,
+    lanes: LanesDep,
+    metrics: MetricsDep,
+) -> Response:
+    """Erase a conversation (operators only): its text is gone from the database file and its WAL,
+    and an audit row without content is left. It waits in the session's lane behind any answer."""
+    store = appliance.store
+    run, first = await lanes.run(
+        request, who, session_id, lambda cancel, on_token: store.erase(session_id, reason="request")
+    )
+    await run.finish(request, first)
+    access.forget(session_id)
+    metrics.erased("request")
+    return Response(status_code=204)
+
+
+@router.post("/v1/sessions/{session_id}/messages")
+async def post_message(
+    session_id: str,
+    body: NewMessage,
+    request: Request,
+    who: Annotated[Principal, Depends(require("talk"))],
+    lanes: LanesDep,
+    metrics: MetricsDep,
+) -> Response:
+    """A customer message in, the answer out (as server-sent events when ``stream``).
+
+    Streamed: ``token`` events, then ``done`` with the stored answer, stage, check and manifest
+    (or ``error``). The tokens are the first attempt; if the guard replaced it, ``done.text``
+    is the answer that was stored. Each event is one ``data:`` line of JSON.
+    """
+    started = time.monotonic()
+    run, first = await lanes.answer(request, who, session_id, body.text)
+    if not body.stream:
+        result = await run.finish(request, first)
+        metrics.answered(result, started)
+        return JSONResponse(answer_body(result))
+
+    async def events() -> AsyncIterator[str]:
+        async for piece in run.pieces(first):
+            yield sse("token", {"text": piece})
+        result = run.result()
+        metrics.answered(result, started)
+        yield sse("done", answer_body(result))
+
+    stream = guarded(events(), run, metrics, lambda error: sse("error", error))
+    return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@router.post("/v1/sessions/{session_id}/turns", status_code=201)
+async def post_turn(
+    session_id: str,
+    body: NewTurn,
+    request: Request,
+    who: Annotated[Principal, Depends(require("record"))],
+    lanes: LanesDep,
+    metrics: MetricsDep,
+) -> dict[str, Any]:
+    """Record a turn without generating (a human agent taking over, or a replayed transcript).
+
+    It waits in the session's lane behind any answer in progress, and is stored after it.
+    """
+    run, first = await lanes.record(request, who, session_id, body.role, body.text)
+    turn = await run.finish(request, first)
+    metrics.recorded()
+    return to_dict(turn)
