@@ -21,6 +21,7 @@ from appliance.types import Flag, Message, Warmed
 
 from .fakes import FakeResponder
 from .support import MODELS_DIR, TEST_MODEL
+from .test_worker import Answering
 
 
 def saved(n_tokens: int, n_bytes: int) -> SavedState:
@@ -135,9 +136,9 @@ class TestPrewarmer:
         pipeline.responder = warmer
         embedded: list[str] = []
         monkeypatch.setattr(pipeline, "embed_ahead", embedded.append)
-        busy = threading.Event()
+        busy = Answering()
         busy.set()
-        prewarmer = Prewarmer(pipeline, answering=busy.is_set)
+        prewarmer = Prewarmer(pipeline, answering=busy)
         try:
             session = pipeline.new_session(policy="rolling")
             talk(pipeline, session.id, 2)
@@ -161,8 +162,8 @@ class TestPrewarmer:
         pipeline.responder = warmer
         embedded: list[str] = []
         monkeypatch.setattr(pipeline, "embed_ahead", embedded.append)
-        busy = threading.Event()
-        prewarmer = Prewarmer(pipeline, answering=busy.is_set)
+        busy = Answering()
+        prewarmer = Prewarmer(pipeline, answering=busy)
         try:
             session = pipeline.new_session(policy="rolling")
             talk(pipeline, session.id, 4)
@@ -182,7 +183,7 @@ class TestPrewarmer:
         pipeline.responder = warmer
         summarizing = threading.Event()
         summarizing.set()
-        prewarmer = Prewarmer(pipeline, answering=lambda: False, background_idle=lambda: not summarizing.is_set())
+        prewarmer = Prewarmer(pipeline, answering=Answering(), background_idle=lambda: not summarizing.is_set())
         try:
             session = pipeline.new_session(policy="rolling")
             prewarmer.notify(session.id)
@@ -193,7 +194,7 @@ class TestPrewarmer:
             prewarmer.stop()
 
     def test_a_responder_that_cannot_warm_is_left_alone(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        prewarmer = Prewarmer(pipeline, answering=lambda: False)
+        prewarmer = Prewarmer(pipeline, answering=Answering())
         try:
             session = pipeline.new_session()
             prewarmer.notify(session.id)
