@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from appliance.context.base import QUESTION_MARK
+from appliance.lab.bench.bare import forget_prefix
 from appliance.models.states import SavedState, StateCache, shared_prefix
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.prewarm import Prewarmer
@@ -228,9 +229,9 @@ class TestLlamaStates:
         from appliance.types import Sampling
 
         greedy = Sampling(max_tokens=12, temperature=0.0, seed=0)
-        model.forget_prefix()
+        forget_prefix(model)
         cold = model.generate(self.prompt("Anna", "What did I pay?"), greedy).text
-        model.forget_prefix()
+        forget_prefix(model)
         model.generate(self.prompt("Anna", "Hello?"), greedy, cache_key="anna")
         model.generate(self.prompt("Boris", "Hello?"), greedy, cache_key="boris")  # evicts Anna from the live context
         before = model.states.stats().restores
@@ -244,9 +245,9 @@ class TestLlamaStates:
 
         greedy = Sampling(max_tokens=12, temperature=0.0, seed=0)
         full = self.prompt("Chen", "Which order did I mention first?")
-        model.forget_prefix()
+        forget_prefix(model)
         cold = model.generate(full, greedy).text
-        model.forget_prefix()
+        forget_prefix(model)
         head = [full[0], Message("user", full[1].content.split("\n\n[QUESTION]")[0])]
         warmed = model.prepare(head, cache_key="chen")
         assert warmed.complete and warmed.reused == 0 and warmed.evaluated == warmed.total > 100
@@ -262,7 +263,7 @@ class TestLlamaStates:
                 self.calls += 1
                 return self.calls > 1
 
-        model.forget_prefix()
+        forget_prefix(model)
         head = self.prompt("Emil", "")
         warmed = model.prepare(head, cache_key="emil", cancel=AfterFirstChunk())
         assert not warmed.complete and warmed.evaluated == 32
