@@ -304,7 +304,7 @@ def build(
             background = summary_worker
             prewarmer = Prewarmer(
                 pipeline,
-                answering=lambda: pipeline.answering.busy,
+                answering=pipeline.answering,
                 background_idle=(lambda: background.drain(0)) if background is not None else (lambda: True),
             )
             undo.callback(prewarmer.stop)

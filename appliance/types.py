@@ -311,6 +311,15 @@ class Flag(Protocol):
     def is_set(self) -> bool: ...
 
 
+@runtime_checkable
+class Busy(Protocol):
+    """Says whether an answer is being generated now (the pipeline's ``answering`` gauge). Background
+    work on the same cores (summaries, prefix warm-ups) waits for it to end or stops to make room."""
+
+    @property
+    def busy(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Warmed:
     """What one warm-up of a session's next prompt prefix did."""

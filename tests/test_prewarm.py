@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from appliance.context.base import QUESTION_MARK
+from appliance.lab.bench.bare import forget_prefix
 from appliance.models.states import SavedState, StateCache, shared_prefix
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.prewarm import Prewarmer
@@ -21,6 +22,7 @@ from appliance.types import Flag, Message, Warmed
 
 from .fakes import FakeResponder
 from .support import MODELS_DIR, TEST_MODEL
+from .test_worker import Answering
 
 
 def saved(n_tokens: int, n_bytes: int) -> SavedState:
@@ -135,9 +137,9 @@ class TestPrewarmer:
         pipeline.responder = warmer
         embedded: list[str] = []
         monkeypatch.setattr(pipeline, "embed_ahead", embedded.append)
-        busy = threading.Event()
+        busy = Answering()
         busy.set()
-        prewarmer = Prewarmer(pipeline, answering=busy.is_set)
+        prewarmer = Prewarmer(pipeline, answering=busy)
         try:
             session = pipeline.new_session(policy="rolling")
             talk(pipeline, session.id, 2)
@@ -161,8 +163,8 @@ class TestPrewarmer:
         pipeline.responder = warmer
         embedded: list[str] = []
         monkeypatch.setattr(pipeline, "embed_ahead", embedded.append)
-        busy = threading.Event()
-        prewarmer = Prewarmer(pipeline, answering=busy.is_set)
+        busy = Answering()
+        prewarmer = Prewarmer(pipeline, answering=busy)
         try:
             session = pipeline.new_session(policy="rolling")
             talk(pipeline, session.id, 4)
@@ -182,7 +184,7 @@ class TestPrewarmer:
         pipeline.responder = warmer
         summarizing = threading.Event()
         summarizing.set()
-        prewarmer = Prewarmer(pipeline, answering=lambda: False, background_idle=lambda: not summarizing.is_set())
+        prewarmer = Prewarmer(pipeline, answering=Answering(), background_idle=lambda: not summarizing.is_set())
         try:
             session = pipeline.new_session(policy="rolling")
             prewarmer.notify(session.id)
@@ -193,7 +195,7 @@ class TestPrewarmer:
             prewarmer.stop()
 
     def test_a_responder_that_cannot_warm_is_left_alone(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        prewarmer = Prewarmer(pipeline, answering=lambda: False)
+        prewarmer = Prewarmer(pipeline, answering=Answering())
         try:
             session = pipeline.new_session()
             prewarmer.notify(session.id)
@@ -227,9 +229,9 @@ class TestLlamaStates:
         from appliance.types import Sampling
 
         greedy = Sampling(max_tokens=12, temperature=0.0, seed=0)
-        model.forget_prefix()
+        forget_prefix(model)
         cold = model.generate(self.prompt("Anna", "What did I pay?"), greedy).text
-        model.forget_prefix()
+        forget_prefix(model)
         model.generate(self.prompt("Anna", "Hello?"), greedy, cache_key="anna")
         model.generate(self.prompt("Boris", "Hello?"), greedy, cache_key="boris")  # evicts Anna from the live context
         before = model.states.stats().restores
@@ -243,9 +245,9 @@ class TestLlamaStates:
 
         greedy = Sampling(max_tokens=12, temperature=0.0, seed=0)
         full = self.prompt("Chen", "Which order did I mention first?")
-        model.forget_prefix()
+        forget_prefix(model)
         cold = model.generate(full, greedy).text
-        model.forget_prefix()
+        forget_prefix(model)
         head = [full[0], Message("user", full[1].content.split("\n\n[QUESTION]")[0])]
         warmed = model.prepare(head, cache_key="chen")
         assert warmed.complete and warmed.reused == 0 and warmed.evaluated == warmed.total > 100
@@ -261,7 +263,7 @@ class TestLlamaStates:
                 self.calls += 1
                 return self.calls > 1
 
-        model.forget_prefix()
+        forget_prefix(model)
         head = self.prompt("Emil", "")
         warmed = model.prepare(head, cache_key="emil", cancel=AfterFirstChunk())
         assert not warmed.complete and warmed.evaluated == 32

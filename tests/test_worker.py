@@ -12,8 +12,9 @@ from appliance.config import Settings, SummarizerSettings
 from appliance.facts.entities import extract
 from appliance.store import Store
 from appliance.summarizer import SOFT_KINDS, squash, summary_prompt
-from appliance.turn.worker import SummaryWorker, is_busy
-from appliance.types import Turn
+from appliance.turn.pipeline import Pipeline
+from appliance.turn.worker import SummaryWorker
+from appliance.types import Busy, Turn
 
 from .support import MODELS_DIR, SHARED_DATA
 from .test_summarizer import FakeSummarizer
@@ -29,6 +30,14 @@ DIALOGUE = (
 GOOD = "Issue and status: train TR5517 to Broxbourne booked for 5 people, reference 1YXEN4V3."
 EARLY = "Issue and status: the customer wants train TR5517 to Broxbourne on Monday."  # turns 0-1 only
 SETTINGS = SummarizerSettings(every_turns=2, resummarize_every=100, timeout_s=5, languages=("en", "de"))
+
+
+class Answering(threading.Event):
+    """An answer in progress as a test sets and clears it: a ``Busy``, like the pipeline's gauge."""
+
+    @property
+    def busy(self) -> bool:
+        return self.is_set()
 
 
 def record(store: Store, session_id: str, worker: SummaryWorker | None, turns) -> None:  # type: ignore[no-untyped-def]
@@ -71,9 +80,9 @@ class TestSummarizing:
         model = FakeSummarizer([GOOD, GOOD + " Park: Cambridge University Botanic Gardens, cb21jf."])
         worker = make(store, model, start=False)
         record(store, session_id, None, DIALOGUE[:4])
-        worker.run_once(session_id)
+        worker.run_one(session_id)
         record(store, session_id, None, DIALOGUE[4:])
-        (version,) = worker.run_once(session_id)
+        (version,) = worker.run_one(session_id)
         assert version.covers_to == 5 and version.status == "accepted"
         rolling = model.calls[1][0][1].content
         assert GOOD in rolling and DIALOGUE[4][1] in rolling and DIALOGUE[0][1] not in rolling
@@ -83,14 +92,14 @@ class TestSummarizing:
         model = FakeSummarizer([EARLY, GOOD])
         worker = make(store, model, start=False, keep_turns=2)
         record(store, session_id, None, DIALOGUE[:3])
-        assert worker.run_once(session_id) == ()
+        assert worker.run_one(session_id) == ()
         record(store, session_id, None, DIALOGUE[3:4])
-        (first,) = worker.run_once(session_id)
+        (first,) = worker.run_one(session_id)
         assert first.covers_to == 1 and DIALOGUE[2][1] not in model.calls[0][0][1].content
         record(store, session_id, None, DIALOGUE[4:5])
-        assert worker.run_once(session_id) == ()
+        assert worker.run_one(session_id) == ()
         record(store, session_id, None, DIALOGUE[5:])
-        (second,) = worker.run_once(session_id)
+        (second,) = worker.run_one(session_id)
         assert second.covers_to == 3
 
     def test_the_configured_worker_keeps_the_recent_pairs_of_the_context_out(self, store: Store):
@@ -107,7 +116,7 @@ class TestSummarizing:
         worker = make(store, model, settings, start=False)
         for first in (0, 2, 4):
             record(store, session_id, None, DIALOGUE[first : first + 2])
-            worker.run_once(session_id)
+            worker.run_one(session_id)
         prompts = [call[0][1].content for call in model.calls]
         assert "earlier conversation" in prompts[1]  # turns 2-3 rolled onto 0-1
         assert "earlier conversation" not in prompts[0]  # the first summary
@@ -122,7 +131,7 @@ class TestSummarizing:
         # Room for the prompt of two turns, not for the whole dialogue at once.
         model.n_ctx = SETTINGS.max_tokens + model.count(summary_prompt(None, two, "en", max_words=worker.max_words))
         record(store, session_id, None, long)
-        first, second, *_ = worker.run_once(session_id)
+        first, second, *_ = worker.run_one(session_id)
         assert (first.status, first.covers_to) == ("accepted", 1)
         assert second.status == "accepted" and second.covers_to > 1
 
@@ -130,9 +139,9 @@ class TestSummarizing:
         model = FakeSummarizer([EARLY, "Identifiers, dates, amounts: reference ZX93QW7P."])
         worker = make(store, model, start=False)
         record(store, session_id, None, DIALOGUE[:2])
-        worker.run_once(session_id)
+        worker.run_one(session_id)
         record(store, session_id, None, DIALOGUE[2:4])
-        (rejected,) = worker.run_once(session_id)
+        (rejected,) = worker.run_one(session_id)
         assert rejected.status == "rejected" and "invented ZX93QW7P" in rejected.reason
         assert store.current_summary(session_id).text == EARLY  # type: ignore[union-attr]
         assert worker.stats().rejected == 1
@@ -143,19 +152,19 @@ class TestFallback:
         model = FakeSummarizer([EARLY, GOOD])
         worker = make(store, model, start=False)
         record(store, session_id, None, DIALOGUE[:2])
-        worker.run_once(session_id)
+        worker.run_one(session_id)
         previous = store.current_summary(session_id)
         record(store, session_id, None, DIALOGUE[2:4])
         model.fail_with = RuntimeError("out of memory")
-        (failed,) = worker.run_once(session_id)
+        (failed,) = worker.run_one(session_id)
         assert failed.status == "rejected" and failed.reason == "failed: RuntimeError: out of memory"
         assert store.current_summary(session_id) == previous
         assert [t.text for t in store.turns(session_id)] == [text for _, text in DIALOGUE[:4]]
         assert worker.stats().errors == 1
         # Retried after ``every_turns`` more turns, afresh from the transcript (the rolling update failed).
-        assert worker.run_once(session_id) == ()
+        assert worker.run_one(session_id) == ()
         record(store, session_id, None, DIALOGUE[4:6])
-        (retried,) = worker.run_once(session_id)
+        (retried,) = worker.run_one(session_id)
         assert retried.status == "accepted" and retried.covers_to == 5
         assert retried.reason == "full re-summary" and DIALOGUE[0][1] in model.calls[-1][0][1].content
 
@@ -193,7 +202,7 @@ class TestControls:
         assert worker.stats().skipped_paused >= 1
 
     def test_does_not_start_while_an_answer_is_being_generated(self, store: Store, session_id: str):
-        answering = threading.Event()
+        answering = Answering()
         answering.set()
         model = FakeSummarizer([GOOD])
         worker = make(store, model, answering=answering)
@@ -210,7 +219,7 @@ class TestControls:
     def test_a_summary_running_when_an_answer_starts_is_cancelled_and_retried_after(
         self, store: Store, session_id: str
     ):
-        answering = threading.Event()
+        answering = Answering()
         model = FakeSummarizer([GOOD])
         model.block = True
         worker = make(store, model, answering=answering)
@@ -230,7 +239,7 @@ class TestControls:
         assert worker.stats().failures == 0
 
     def test_can_be_told_not_to_yield(self, store: Store, session_id: str):
-        answering = threading.Event()
+        answering = Answering()
         answering.set()
         model = FakeSummarizer([GOOD])
         worker = make(store, model, SETTINGS.model_copy(update={"yield_to_answers": False}), answering=answering)
@@ -266,7 +275,7 @@ class TestControls:
         record(store, session_id, None, DIALOGUE[:2])
         store.add_summary(store_summary(session_id, "Customer is Ms Dana Whitfield; train TR5517.", covers_to=1))
         record(store, session_id, None, DIALOGUE[2:4])
-        (version,) = worker.run_once(session_id)
+        (version,) = worker.run_one(session_id)
         assert version.status == "accepted"
         # Not a full re-summary, although one is due: the operator's text is carried forward.
         prompt = model.calls[0][0][1].content
@@ -279,14 +288,18 @@ def store_summary(session_id: str, text: str, *, covers_to: int):  # type: ignor
     return SummaryVersion(session_id=session_id, version=0, text=text, covers_to=covers_to, author="operator")
 
 
-def test_is_busy_reads_a_gauge_or_an_event():
+def test_an_answer_is_running_while_busy_says_so(store: Store, pipeline: Pipeline):
     class Gauge:
         busy = True
 
-    event = threading.Event()
-    assert is_busy(Gauge()) and not is_busy(event) and not is_busy(None)
+    def running(answering: Busy | None) -> bool:
+        return make(store, FakeSummarizer([]), answering=answering, start=False)._answer_running()
+
+    event = Answering()
+    assert running(Gauge()) and not running(event) and not running(None)
     event.set()
-    assert is_busy(event)
+    assert running(event)
+    assert isinstance(pipeline.answering, Busy) and not running(pipeline.answering)
 
 
 @pytest.mark.real_model
@@ -315,9 +328,9 @@ def test_real_summarizer_makes_a_rolling_summary_of_a_real_dialogue(store: Store
     worker = SummaryWorker(store, model, small, extract, start=False)
     turns = [(t["role"], t["text"]) for t in conversation["turns"][:8]]
     record(store, session_id, None, turns[:6])
-    first = worker.run_once(session_id)
+    first = worker.run_one(session_id)
     record(store, session_id, None, turns[6:])
-    second = worker.run_once(session_id)
+    second = worker.run_one(session_id)
     versions = store.summaries(session_id)
     assert versions == (*first, *second) and len(versions) == 2
     transcript = "\n".join(text for _, text in turns)
@@ -346,7 +359,7 @@ class TestFactsInOtherFormsAndSecrets:
         text = "Issue and status: balance check, $9758 in credit; born October 8, 1980."
         worker = make(store, FakeSummarizer([text]), start=False)
         record(store, session_id, None, self.BANK)
-        (version,) = worker.run_once(session_id)
+        (version,) = worker.run_one(session_id)
         assert version.status == "accepted" and version.text == text and version.reason == ""
 
     def test_a_secret_is_removed_and_a_secret_only_version_is_stored_without_it(self, store: Store, session_id: str):
@@ -354,7 +367,7 @@ class TestFactsInOtherFormsAndSecrets:
             store, FakeSummarizer(["Verification: PIN 7402 given by the customer over the phone."]), start=False
         )
         record(store, session_id, None, self.BANK)
-        (version,) = worker.run_once(session_id)
+        (version,) = worker.run_one(session_id)
         assert version.status == "rejected" and "secret" in version.reason
         stored = "\n".join(f"{v.text} {v.reason}" for v in store.summaries(session_id))
         assert "7402" not in stored
@@ -368,5 +381,5 @@ class TestFactsInOtherFormsAndSecrets:
         )
         worker = make(store, FakeSummarizer([text]), start=False)
         record(store, session_id, None, turns)
-        (version,) = worker.run_once(session_id)
+        (version,) = worker.run_one(session_id)
         assert version.status == "accepted" and "3941" not in version.text and "secret" in version.reason

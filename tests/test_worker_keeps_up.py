@@ -24,12 +24,13 @@ from appliance.serve.api import create_app
 from appliance.serve.metrics import Metrics
 from appliance.store import Store
 from appliance.turn.lag import summary_lag
-from appliance.turn.worker import SummaryWorker, progress_deadline
+from appliance.turn.summary_run import progress_deadline
+from appliance.turn.worker import SummaryWorker
 from appliance.types import Generation, Message, OnToken, Sampling
 
 from .fakes import FakeResponder, WordCounter
 from .support import write_config
-from .test_worker import DIALOGUE, GOOD, record
+from .test_worker import DIALOGUE, GOOD, Answering, record
 
 T = TypeVar("T")
 SETTINGS = SummarizerSettings(every_turns=2, resummarize_every=100, timeout_s=5, languages=("en", "de"))
@@ -102,7 +103,7 @@ class TestBoundedYielding:
     def test_after_max_yields_in_a_row_the_summary_runs_beside_the_answers(
         self, store: Store, session_id: str, max_yields: int, yields: int
     ):
-        answering = threading.Event()
+        answering = Answering()
         model = PacedSummarizer(tokens=15, pause=0.02)  # 0.3 s: cancelled long before it would end
         settings = SETTINGS.model_copy(update={"max_yields": max_yields})
         worker = SummaryWorker(store, model, settings, extract, answering=answering)
@@ -134,7 +135,7 @@ class TestBoundedYielding:
         assert worker.stats().forced == 1
 
     def test_an_answer_does_not_count_as_a_yield_before_the_summary_starts(self, store: Store, session_id: str):
-        answering = threading.Event()
+        answering = Answering()
         answering.set()
         model = PacedSummarizer(tokens=2, pause=0.01)
         worker = SummaryWorker(
@@ -157,7 +158,7 @@ class TestTimeoutFollowsProgress:
         worker = SummaryWorker(store, model, settings, extract, start=False)
         record(store, session_id, None, DIALOGUE[:4])
         started = time.monotonic()
-        (version,) = worker.run_once(session_id)
+        (version,) = worker.run_one(session_id)
         assert time.monotonic() - started > 0.3
         assert version.status == "accepted" and version.text == GOOD
         assert worker.stats().timeouts == 0
@@ -168,7 +169,7 @@ class TestTimeoutFollowsProgress:
         worker = SummaryWorker(store, model, settings, extract, start=False)
         record(store, session_id, None, DIALOGUE[:4])
         started = time.monotonic()
-        (version,) = worker.run_once(session_id)
+        (version,) = worker.run_one(session_id)
         took = time.monotonic() - started
         assert 0.3 <= took < 2.0
         assert version.status == "rejected" and version.reason.startswith("timeout after ")
@@ -199,7 +200,7 @@ class TestLag:
         assert worker.lag_of("raw", 6, -1) is None and worker.lag_of("rolling", 6, -1) == 4
         record(store, session_id, worker, DIALOGUE)
         assert worker.max_lag() == 4
-        (version,) = worker.run_once(session_id)
+        (version,) = worker.run_one(session_id)
         assert version.covers_to == 3 and worker.max_lag() == 0
         other = store.create_session(policy="rolling").id
         record(store, other, worker, DIALOGUE[:5])

@@ -9,6 +9,7 @@ session's next prefix can be evaluated ahead of its question (:meth:`LlamaChatMo
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import logging
@@ -18,9 +19,9 @@ import secrets
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,11 +29,14 @@ from appliance.errors import Cancelled, GenerationError, ModelLoadError
 from appliance.models.states import SavedState, StateCache, shared_prefix
 from appliance.types import Flag, Generation, Message, Sampling, Warmed
 
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
 # Tokens evaluated between two looks at ``cancel`` while warming: an answer waits at most one chunk.
 WARM_CHUNK = 32
 # Token lists of recent pieces kept: a prompt is tokenized line by line (see ``_LINE_START``), and from one
 # turn to the next nearly every line recurs: the system prompt, the summary, the turns, the
-# instruction. So only new lines reach llama.cpp's tokenizer (about a millisecond per 700 tokens).
+# instruction. So only new lines reach llama.cpp's tokenizer.
 PIECE_CACHE = 2048
 # A message's text is tokenized in pieces, cut after a line break that is followed by a character
 # other than white space: Qwen's and Llama 3's pre-tokenizers never join those two, so the pieces'
@@ -54,13 +58,13 @@ class _Loading:
       and the last to end restores, so models load at once (on two cores the summarizer loads while
       the responder's file is hashed). llama-cpp-python's own redirection (``verbose=False``) saves
       and restores per load: two at once could restore each other's /dev/null and silence the daemon.
-    * A load logs about 2,000 lines, and a Python callback takes the GIL for each: beside a thread
-      running Python (imports, another load's set-up) the 1.5B took 15.5 s to load instead of 2.9 s.
+    * A load logs thousands of lines, and a Python callback takes the GIL for each: beside a thread
+      running Python (imports, another load's set-up) a load took several times as long.
       Afterwards llama.cpp's errors go to the ``appliance.llama`` logger (see :func:`_log_errors`).
     * llama.cpp would repack the quantized weights for its CPU kernels (``use_extra_bufts``), which
-      llama-cpp-python cannot turn off, so its default model parameters are replaced while we load.
-      On this 2-core AVX2 box the repacked 1.5B took 2.7 s instead of 1.6 s to load, and 11.3-11.7 s
-      instead of 9.3-9.6 s to evaluate 400 tokens, at the same decode speed and memory.
+      llama-cpp-python cannot turn off, so its default model parameters are replaced while we load:
+      repacked weights loaded and evaluated prompts more slowly on the CPUs this appliance targets,
+      at the same decode speed and memory.
     """
 
     def __init__(self) -> None:
@@ -146,6 +150,28 @@ _LOADING = _Loading()
 
 def _lines(text: str) -> list[str]:
     return _LINE_START.split(text)
+
+
+def _read(
+    stream: Iterable[Any], start: float, cancel: threading.Event | None, on_token: Callable[[str], None] | None
+) -> tuple[list[str], float, str]:
+    """The streamed pieces, the seconds from ``start`` to the first, and the finish reason; raises
+    ``Cancelled`` between two chunks once ``cancel`` is set."""
+    pieces: list[str] = []
+    first, finish = 0.0, "stop"
+    for chunk in stream:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("generation cancelled")
+        choice = chunk["choices"][0]
+        piece = choice["text"]
+        if piece:
+            if not first:
+                first = time.perf_counter() - start
+            pieces.append(piece)
+            if on_token is not None:
+                on_token(piece)
+        finish = choice.get("finish_reason") or finish
+    return pieces, first, finish
 
 
 class LlamaChatModel:
@@ -298,42 +324,13 @@ class LlamaChatModel:
             raise GenerationError(
                 f"prompt of {len(prompt)} tokens + max_tokens {sampling.max_tokens} exceeds n_ctx {self.n_ctx}"
             )
-        pieces: list[str] = []
-        finish = "stop"
         with self._lock:
             start = time.perf_counter()
             self._select(cache_key, prompt)
-            first = 0.0
-            # With stream=True this is an iterator of chunk dicts; llama_cpp's annotation is the union of both modes.
-            stream: Any = self._llama.create_completion(
-                prompt=prompt,
-                max_tokens=sampling.max_tokens,
-                temperature=sampling.temperature,
-                top_p=sampling.top_p,
-                top_k=sampling.top_k,
-                min_p=0.0,
-                repeat_penalty=sampling.repeat_penalty,
-                seed=sampling.seed if sampling.seed >= 0 else None,
-                stop=[] if sampling.ignore_eos or not self._eos else [self._eos],
-                logit_bias={self._llama.token_eos(): float("-inf")} if sampling.ignore_eos else None,
-                stream=True,
-            )
+            stream = self._completion(prompt, sampling)
             try:
-                for chunk in stream:
-                    if cancel is not None and cancel.is_set():
-                        raise Cancelled("generation cancelled")
-                    choice = chunk["choices"][0]
-                    piece = choice["text"]
-                    if piece:
-                        if not first:
-                            first = time.perf_counter() - start
-                        pieces.append(piece)
-                        if on_token is not None:
-                            on_token(piece)
-                    finish = choice.get("finish_reason") or finish
-            except Cancelled:
-                raise
-            except (RuntimeError, ValueError) as exc:
+                pieces, first, finish = _read(stream, start, cancel, on_token)
+            except (RuntimeError, ValueError) as exc:  # llama.cpp's; Cancelled passes through
                 raise GenerationError(f"{self.name}: {exc}") from None
             finally:
                 stream.close()
@@ -349,6 +346,23 @@ class LlamaChatModel:
             ttft_s=first or total,
             total_s=total,
             finish_reason=finish,
+        )
+
+    def _completion(self, prompt: list[int], sampling: Sampling) -> Any:
+        """llama-cpp-python's stream of completion chunks for ``prompt`` (an iterator of chunk dicts;
+        its annotation is the union of the streamed and the whole result)."""
+        return self._llama.create_completion(
+            prompt=prompt,
+            max_tokens=sampling.max_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k,
+            min_p=0.0,
+            repeat_penalty=sampling.repeat_penalty,
+            seed=sampling.seed if sampling.seed >= 0 else None,
+            stop=[] if sampling.ignore_eos or not self._eos else [self._eos],
+            logit_bias={self._llama.token_eos(): float("-inf")} if sampling.ignore_eos else None,
+            stream=True,
         )
 
     # evaluated prefixes, per session -----------------------------------------------------------------
@@ -421,60 +435,13 @@ class LlamaChatModel:
         tokens = np.array(llama.input_ids[: llama.n_tokens], dtype=np.intc)
         self.states.put(key, SavedState(tokens=tokens, data=bytes(memoryview(data)[:written])))
 
-    # benchmarks (appliance/lab/bench/perf.py) -------------------------------------------------------
+    # for the lab ----------------------------------------------------------------------------------------
 
-    def forget_prefix(self) -> None:
-        """Make the next prompt evaluate from its first token, so a benchmark can time a cold prompt:
-        the live context and every saved session state are dropped."""
+    @contextlib.contextmanager
+    def native(self) -> Iterator[Llama]:
+        """The loaded ``llama_cpp.Llama``, held under this model's lock for the block: for the lab's
+        timings of bare llama.cpp (``appliance.lab.bench.bare``), which call its methods directly
+        instead of importing llama_cpp. Its context is left as llama-cpp-python tracks it, so the next
+        answer reuses what its prompt shares with it and evaluates the rest."""
         with self._lock:
-            self._llama.reset()
-            self.states.clear()
-
-    def bare_eval_s(self, messages: Sequence[Message], text: str) -> float:
-        """Seconds bare llama.cpp takes to evaluate just ``text``'s tokens where they stand in the
-        last message, on a cache that holds everything before them: the floor under any time to
-        first token (everything else could have been evaluated while the customer was typing)."""
-        *head, last = messages
-        at = last.content.rfind(text)
-        if at < 0 or not text:
-            raise GenerationError(f"{self.name}: the text is not in the prompt's last message")
-        full = self.tokens(messages)
-        n = self.count_text(text)  # as the prompt holds it: line by line where the model allows
-        # Where the text begins; a token that merges across the boundary counts as the text's.
-        start = min(len(self.tokens([*head, Message(last.role, last.content[:at])], open_end=True)) - 1, len(full) - n)
-        with self._lock:
-            self._llama.reset()
-            self._llama.eval(full[:start])
-            began = time.perf_counter()
-            self._llama.eval(full[start : start + n])
-            return time.perf_counter() - began
-
-    def bare_generate_tps(self, messages: Sequence[Message], sampling: Sampling) -> tuple[int, float]:
-        """(tokens, decode tokens/s) of llama-cpp-python's own token generator on the same loaded model,
-        threads and prompt, without the appliance's streaming, detokenizing and callbacks: the baseline
-        of ``appliance bench perf``. The clock starts at the first token, so prompt processing and
-        prefix reuse do not count."""
-        prompt = self.tokens(messages)
-        eos = self._llama.token_eos()
-        n, first, last = 0, 0.0, 0.0
-        with self._lock:
-            if sampling.seed >= 0:
-                self._llama.set_seed(sampling.seed)
-            for token in self._llama.generate(
-                prompt,
-                top_k=sampling.top_k,
-                top_p=sampling.top_p,
-                min_p=0.0,
-                temp=sampling.temperature,
-                repeat_penalty=sampling.repeat_penalty,
-            ):
-                now = time.perf_counter()
-                if token == eos:
-                    break
-                n += 1
-                first = first or now
-                last = now
-                if n >= sampling.max_tokens:
-                    break
-        rate = (n - 1) / (last - first) if n > 1 and last > first else 0.0
-        return n, rate
+            yield self._llama

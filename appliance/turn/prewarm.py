@@ -14,125 +14,75 @@ is idle, and stops between two chunks as soon as an answer starts (what it evalu
 
 from __future__ import annotations
 
-import dataclasses
-import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from appliance.turn.loop import LoopStats, SessionLoop
 from appliance.turn.pipeline import Pipeline
-from appliance.types import PrefixWarmer, Warmed
-
-log = logging.getLogger(__name__)
-
-_POLL_S = 0.05
+from appliance.types import Busy, Flag, PrefixWarmer, Warmed
 
 
 @dataclass(frozen=True)
-class PrewarmStats:
-    """Counts for metrics and the bench; ``seconds`` is idle time spent evaluating prefixes."""
+class PrewarmStats(LoopStats):
+    """Counts for metrics and the bench: ``runs`` are warm-ups; ``seconds`` is idle time spent
+    evaluating prefixes."""
 
-    runs: int = 0
     complete: int = 0
     interrupted: int = 0
     evaluated_tokens: int = 0
     reused_tokens: int = 0
     seconds: float = 0.0
-    errors: int = 0
 
 
 class _AnswerWaiting:
     """The ``cancel`` flag handed to the backend: set while an answer wants the model, or at stop."""
 
-    def __init__(self, answering: Callable[[], bool], stopping: threading.Event) -> None:
+    def __init__(self, answering: Busy, stopping: Flag) -> None:
         self._answering = answering
         self._stopping = stopping
 
     def is_set(self) -> bool:
-        return self._stopping.is_set() or self._answering()
+        return self._stopping.is_set() or self._answering.busy
 
 
-class Prewarmer:
+class Prewarmer(SessionLoop[PrewarmStats]):
     """One background thread; wire it as ``pipeline.after_store.append(prewarmer.notify)`` after the
-    summary worker's hook. ``answering`` says an answer is being generated; ``background_idle`` says
-    the summary worker has nothing queued or running (a summary update changes the prefix, so warming
-    before it would be wasted)."""
+    summary worker's hook. ``answering`` says an answer is being generated (the pipeline's gauge);
+    ``background_idle`` says the summary worker has nothing queued or running (a summary update
+    changes the prefix, so warming before it would be wasted)."""
 
     def __init__(
         self,
         pipeline: Pipeline,
         *,
-        answering: Callable[[], bool],
+        answering: Busy,
         background_idle: Callable[[], bool] = lambda: True,
         start: bool = True,
     ) -> None:
+        # The newest notification is warmed last, so that it stays in the live context.
+        super().__init__("prewarm", PrewarmStats(), newest_last=True)
         self.pipeline = pipeline
         self._answering = answering
         self._background_idle = background_idle
-        self._cond = threading.Condition()
-        self._pending: dict[str, None] = {}  # an ordered set: oldest notification first
-        self._running = False
-        self._stopping = threading.Event()
         self._cancel = _AnswerWaiting(answering, self._stopping)
-        self._stats = PrewarmStats()
         self.last: dict[str, Warmed] = {}  # session -> its latest warm-up (the bench reads it)
-        self._thread: threading.Thread | None = None
         if start:
             self.start()
 
-    def start(self) -> Prewarmer:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="prewarm", daemon=True)
-            self._thread.start()
-        return self
-
     def notify(self, session_id: str) -> None:
         """A turn was stored for this session: warm its next prefix when idle. Never blocks."""
-        with self._cond:
-            self._pending.pop(session_id, None)
-            self._pending[session_id] = None  # the newest notification is warmed last, so it stays in the live context
+        with self._cond:  # a reentrant lock: the base class takes it again
             self.last.pop(session_id, None)
-            self._cond.notify_all()
+            super().notify(session_id)
 
-    def drain(self, timeout: float | None = None) -> bool:
-        """Wait until nothing is queued or running; False if ``timeout`` passed first."""
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._pending and not self._running, timeout)
+    def _next_session(self) -> str | None:
+        """The first queued session, once no answer is being generated and the worker is idle."""
+        if self._answering.busy or not self._background_idle():
+            return None
+        return super()._next_session()
 
-    def stop(self, timeout: float | None = 10.0) -> None:
-        self._stopping.set()
-        with self._cond:
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def stats(self) -> PrewarmStats:
-        with self._cond:
-            return self._stats
-
-    def _idle(self) -> bool:
-        return not self._answering() and self._background_idle()
-
-    def _loop(self) -> None:
-        while not self._stopping.is_set():
-            with self._cond:
-                self._cond.wait_for(lambda: self._pending or self._stopping.is_set())
-                while not self._stopping.is_set() and not self._idle():
-                    self._cond.wait(_POLL_S)
-                if self._stopping.is_set():
-                    return
-                session_id = next(iter(self._pending))
-                del self._pending[session_id]
-                self._running = True
-            try:
-                self.warm(session_id)
-            except Exception:  # noqa: BLE001 - warming is an optimisation: a failure costs the next answer time, never the thread
-                log.exception("prewarm: session %s", session_id)
-                self._count(PrewarmStats(errors=1))
-            finally:
-                with self._cond:
-                    self._running = False
-                    self._cond.notify_all()
+    def run_one(self, session_id: str) -> Warmed | None:
+        return self.warm(session_id)
 
     def warm(self, session_id: str) -> Warmed | None:
         """Warm one session's next prefix now, in this thread (None: nothing to warm); then, if no
@@ -152,19 +102,12 @@ class Prewarmer:
         warmed = model.prepare(messages, cache_key=session_id, cancel=self._cancel)
         with self._cond:
             self.last[session_id] = warmed
-        self._count(
-            PrewarmStats(
-                runs=1,
-                complete=int(warmed.complete),
-                interrupted=int(not warmed.complete),
-                evaluated_tokens=warmed.evaluated,
-                reused_tokens=warmed.reused,
-                seconds=warmed.seconds,
-            )
+        self._tally.add(
+            runs=1,
+            complete=int(warmed.complete),
+            interrupted=int(not warmed.complete),
+            evaluated_tokens=warmed.evaluated,
+            reused_tokens=warmed.reused,
+            seconds=warmed.seconds,
         )
         return warmed
-
-    def _count(self, more: PrewarmStats) -> None:
-        with self._cond:
-            s = self._stats
-            self._stats = PrewarmStats(*(getattr(s, f.name) + getattr(more, f.name) for f in dataclasses.fields(s)))

@@ -20,13 +20,12 @@ forms of a fact are the same and which values of the transcript are secrets.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import statistics
 import threading
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from appliance import summarizer
 from appliance.config import Settings, SummarizerSettings
@@ -36,79 +35,56 @@ from appliance.facts.entities import index_keys, lookup_keys
 from appliance.store import Store
 from appliance.summarizer import Extract
 from appliance.turn.lag import LagGauge
-from appliance.types import ChatModel, Sampling, SummaryVersion, Turn
+from appliance.turn.loop import SessionLoop
+from appliance.turn.summary_run import Cut, Outcome, Watcher, WorkerStats
+from appliance.types import Busy, ChatModel, Sampling, SummaryVersion, Turn
 
 log = logging.getLogger(__name__)
 
 MAX_STEPS = 8  # versions one run may add when catching up (a long backlog, a prefix that had to be split)
-_POLL_S = 0.05
-KEEP_DURATIONS = 1000  # the median of the latest runs is enough for metrics; a daemon runs for months
+# ``[summarizer]`` sets the temperature, cap and seed; the rest is llama.cpp's usual sampling. Its
+# repeat penalty matters: without it the 0.5B model loops ("Cambridge, Cambridge, ...").
+SUMMARY_SAMPLING = Sampling(top_p=0.9, top_k=40, repeat_penalty=1.1)
+
+# The outcomes after which a run goes on to the next version; after the others the session waits
+# for its next notification (a failure is not retried in a loop).
+_GOES_ON = {Outcome.ACCEPTED, Outcome.STALE}
+_COUNTERS = ("runs", "failures", "accepted", "rejected", "errors", "timeouts", "forced")  # on /metrics
 
 
 @dataclass(frozen=True)
-class WorkerStats:
-    """Counts for metrics and the bench. ``failures`` are runs that ended without an accepted version."""
+class _Plan:
+    """What one step summarizes, chosen from the session's snapshot before the model runs."""
 
-    runs: int = 0
-    accepted: int = 0
-    rejected: int = 0
-    errors: int = 0
-    timeouts: int = 0
-    stale: int = 0
-    yielded: int = 0
-    forced: int = 0  # runs that did not yield, after ``max_yields`` yields in a row
-    skipped_paused: int = 0
-    durations_s: tuple[float, ...] = ()
-    last_error: str = ""
+    session_id: str
+    turns: tuple[Turn, ...]  # the whole transcript (the validator reads it)
+    base: SummaryVersion | None  # the current version when chosen
+    previous: SummaryVersion | None  # the version the prompt rolls on from; None: afresh from the transcript
+    chunk: tuple[Turn, ...]  # the turns the new version adds; empty: the first of them does not fit the window
+    first_pending: int  # the first turn that no version covers yet
+    language: str
 
     @property
-    def failures(self) -> int:
-        return self.rejected + self.errors + self.timeouts
-
-    @property
-    def median_s(self) -> float:
-        return statistics.median(self.durations_s) if self.durations_s else 0.0
+    def covers_to(self) -> int:
+        return self.chunk[-1].index
 
 
-def progress_deadline(started: float, last_token: float | None, *, timeout_s: float, stall_s: float) -> float:
-    """When a summary is cancelled: ``timeout_s`` after it started, or later while tokens keep coming,
-    ``stall_s`` after the last one."""
-    first = started + timeout_s
-    return first if last_token is None else max(first, last_token + stall_s)
+@dataclass(frozen=True)
+class _Ran:
+    """What running the model came to: its text (``outcome`` None, the text still to be validated),
+    or the outcome that left none, with the stored ``reason`` of a failure."""
+
+    outcome: Outcome | None
+    duration_s: float = 0.0
+    text: str = ""
+    reason: str = ""
 
 
-class _Progress:
-    """The tokens of one summary as they come (the model's thread writes, the watcher reads)."""
-
-    def __init__(self) -> None:
-        self.started = time.monotonic()
-        self.last_token: float | None = None
-        self.tokens = 0
-
-    def on_token(self, piece: str) -> None:
-        self.last_token = time.monotonic()
-        self.tokens += 1
-
-    def deadline(self, settings: SummarizerSettings) -> float:
-        return progress_deadline(self.started, self.last_token, timeout_s=settings.timeout_s, stall_s=settings.stall_s)
-
-
-def is_busy(answering: Any) -> bool:
-    """True while an answer is being generated: the pipeline's gauge (``busy``) or a ``threading.Event``."""
-    if answering is None:
-        return False
-    busy = getattr(answering, "busy", None)
-    if busy is not None:
-        return bool(busy)
-    return bool(answering.is_set())
-
-
-class SummaryWorker:
+class SummaryWorker(SessionLoop[WorkerStats]):
     """One background thread that summarizes sessions when they have enough new turns.
 
-    ``answering`` is what tells the worker to wait (and to stop a summary in progress): anything with a
-    ``busy`` attribute (the pipeline's ``answering`` gauge) or an ``is_set()`` method (a
-    ``threading.Event``); None never waits. Wire it as ``pipeline.after_store.append(worker.notify)``
+    ``answering`` tells the worker to wait (and to stop a summary in progress): the pipeline's
+    ``answering`` gauge; None never waits. Wire it as ``pipeline.after_store.append(worker.notify)``
     with ``answering=pipeline.answering``.
     """
 
@@ -118,12 +94,13 @@ class SummaryWorker:
         model: ChatModel,
         settings: SummarizerSettings,
         extract: Extract,
-        answering: Any = None,
+        answering: Busy | None = None,
         *,
         keep_turns: int = 0,
         policies: Collection[str] | None = None,
         start: bool = True,
     ) -> None:
+        super().__init__("summary-worker", WorkerStats())
         self.store = store
         # The context policies whose sessions read a summary; others are never summarized (None: all).
         self.policies = frozenset(policies) if policies is not None else None
@@ -135,30 +112,17 @@ class SummaryWorker:
         self.settings = settings
         self.extract = extract
         self.answering = answering
-        # llama.cpp's usual repeat penalty: without it the 0.5B model loops ("Cambridge, Cambridge, ...").
-        self.sampling = Sampling(
-            temperature=settings.temperature,
-            top_p=0.9,
-            top_k=40,
-            repeat_penalty=1.1,
-            max_tokens=settings.max_tokens,
-            seed=settings.seed,
+        self.sampling = dataclasses.replace(
+            SUMMARY_SAMPLING, temperature=settings.temperature, max_tokens=settings.max_tokens, seed=settings.seed
         )
         # About 0.6 words per token of the cap, so that the model ends before the cap cuts it off.
         self.max_words = max(20, int(settings.max_tokens * 0.6))
-        self._cond = threading.Condition()
-        self._pending: dict[str, None] = {}  # an ordered set: oldest notification first
-        self._running = False
-        self._stopping = False
-        self._cancel: threading.Event | None = None
+        self._cancel: threading.Event | None = None  # the running summary's, for ``stop``
         self._last_full: dict[str, int] = {}  # session -> turn count at its last full re-summary
         self._retry_at: dict[str, int] = {}  # session -> turn count before which a failed run is not retried
         self._full_next: set[str] = set()  # sessions whose last rolling update failed
         self._yields: dict[str, int] = {}  # session -> times its summary yielded to an answer in a row
         self.lag = LagGauge(store, keep_turns, policies)
-        self._stats = WorkerStats()
-        self._stats_lock = threading.Lock()
-        self._thread: threading.Thread | None = None
         if start:
             self.start()
 
@@ -169,7 +133,7 @@ class SummaryWorker:
         model: ChatModel,
         settings: Settings,
         extract: Extract,
-        answering: Any = None,
+        answering: Busy | None = None,
         *,
         policies: Collection[str] | None = None,
     ) -> SummaryWorker:
@@ -187,55 +151,16 @@ class SummaryWorker:
 
     # control ------------------------------------------------------------------------------------
 
-    def start(self) -> SummaryWorker:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="summary-worker", daemon=True)
-            self._thread.start()
-        return self
-
     def notify(self, session_id: str) -> None:
         """A turn was stored (or summarizing was resumed): look at this session soon. Never blocks and
         reads nothing: the lag gauge reads the session when it is scraped."""
         self.lag.changed(session_id)
-        with self._cond:
-            self._pending[session_id] = None
-            self._cond.notify_all()
-
-    def drain(self, timeout: float | None = None) -> bool:
-        """Wait until nothing is queued or running; False if ``timeout`` passed first."""
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._pending and not self._running, timeout)
-
-    def stop(self, timeout: float | None = 10.0) -> None:
-        """Stop the thread; a summary in progress is cancelled and stores nothing."""
-        with self._cond:
-            self._stopping = True
-            if self._cancel is not None:
-                self._cancel.set()
-            self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def is_alive(self) -> bool:
-        """Whether the background thread is running (readiness checks ask this)."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def stats(self) -> WorkerStats:
-        with self._stats_lock:
-            return self._stats
+        super().notify(session_id)
 
     def counters(self) -> dict[str, int]:
         """Monotonic counts for ``/metrics`` (the ``WorkerStatus`` protocol the edges read)."""
         st = self.stats()
-        return {
-            "runs": st.runs,
-            "failures": st.failures,
-            "accepted": st.accepted,
-            "rejected": st.rejected,
-            "errors": st.errors,
-            "timeouts": st.timeouts,
-            "forced": st.forced,
-        }
+        return {name: getattr(st, name) for name in _COUNTERS}
 
     # lag ----------------------------------------------------------------------------------------
 
@@ -252,37 +177,21 @@ class SummaryWorker:
         """Drop what the worker keeps about a session (it was erased)."""
         self.lag.forget(session_id)
 
-    # the thread ---------------------------------------------------------------------------------
+    # the loop's hooks -----------------------------------------------------------------------------
 
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: self._pending or self._stopping)
-                # Yield to the responder: do not start while an answer is being generated (unless the
-                # session has yielded enough times in a row).
-                session_id = None
-                while not self._stopping and (session_id := self._next()) is None:
-                    self._cond.wait(_POLL_S)
-                if self._stopping or session_id is None:
-                    return
-                del self._pending[session_id]
-                self._running = True
-            try:
-                self.run_once(session_id)
-            except Exception as exc:  # noqa: BLE001 - the thread must outlive one bad session; it is logged and counted
-                log.exception("summary worker: session %s", session_id)
-                self._count(errors=1, last_error=f"{type(exc).__name__}: {exc}")
-            finally:
-                with self._cond:
-                    self._running = False
-                    self._cond.notify_all()
-
-    def _next(self) -> str | None:
-        """The queued session to run now (the oldest), or while an answer is being generated the
-        oldest that may no longer yield; None: wait. Called holding ``_cond``."""
-        if not (self.settings.yield_to_answers and is_busy(self.answering)):
-            return next(iter(self._pending), None)
+    def _next_session(self) -> str | None:
+        """The oldest queued session, or while an answer is being generated the oldest that may no
+        longer yield; None: wait."""
+        if not (self.settings.yield_to_answers and self._answer_running()):
+            return super()._next_session()
         return next((s for s in self._pending if self._must_run(s)), None)
+
+    def _interrupt(self) -> None:
+        if self._cancel is not None:
+            self._cancel.set()  # the summary in progress stores nothing
+
+    def _answer_running(self) -> bool:
+        return self.answering is not None and self.answering.busy
 
     def _must_run(self, session_id: str) -> bool:
         """Whether this session's summary has yielded to answers ``max_yields`` times in a row
@@ -291,160 +200,179 @@ class SummaryWorker:
 
     # one session --------------------------------------------------------------------------------
 
-    def run_once(self, session_id: str) -> tuple[SummaryVersion, ...]:
+    def run_one(self, session_id: str) -> tuple[SummaryVersion, ...]:
         """Bring one session's summary up to date now, in this thread; returns the versions stored."""
         stored: list[SummaryVersion] = []
         try:
             for _ in range(MAX_STEPS):
-                version = self._step(session_id)
-                if version is None:
+                step = self._step(session_id)
+                if step is None:
                     break
+                outcome, version = step
                 stored.append(version)
-                if version.status != "accepted" and not version.reason.startswith("stale"):
-                    break  # a failure is retried at the next notification, not in a loop
+                if outcome not in _GOES_ON:
+                    break
         finally:
             if stored:
                 self.lag.changed(session_id)
         return tuple(stored)
 
-    def _step(self, session_id: str) -> SummaryVersion | None:
+    def _step(self, session_id: str) -> tuple[Outcome, SummaryVersion] | None:
+        """One version: choose what it covers, run the model, record what came of it; None: nothing
+        was stored."""
+        plan = self._choose(session_id)
+        if plan is None:
+            return None
+        if not plan.chunk:
+            self._yields.pop(session_id, None)
+            reason = f"turn {plan.first_pending} does not fit summarizer.n_ctx"
+            return Outcome.REJECTED, self._reject(session_id, plan.first_pending, reason)
+        return self._record(plan, self._run(plan))
+
+    def _choose(self, session_id: str) -> _Plan | None:
+        """What the next version covers and rolls on from; None: nothing to summarize now."""
         try:
             snap = self.store.snapshot(session_id)
         except SessionNotFound:  # erased since it was queued: nothing to summarize, nothing to keep
-            for bookkeeping in (self._last_full, self._retry_at, self._yields):
-                bookkeeping.pop(session_id, None)
-            self._full_next.discard(session_id)
-            self.forget(session_id)
+            self._drop(session_id)
             return None
         if self.policies is not None and snap.session.policy not in self.policies:
             return None  # raw and the seed baselines read no summary
         if snap.session.summary_paused:
-            self._count(skipped_paused=1)
+            self._tally.add(skipped_paused=1)
             return None
         turns, base = snap.turns, snap.summary
         covered = base.covers_to if base is not None else -1
-        eligible = list(turns[: max(0, len(turns) - self.keep_turns)])
+        eligible = turns[: max(0, len(turns) - self.keep_turns)]
         pending = [t for t in eligible if t.index > covered]
         if len(pending) < self.settings.every_turns or len(turns) < self._retry_at.get(session_id, 0):
             return None
-        s = self.settings
-        last_full = self._last_full.setdefault(session_id, covered + 1)
-        # A full re-summary replaces model text only: an operator's version is carried forward, never
-        # discarded. One also follows a failed rolling update: a small model that cannot update a
-        # summary (it copies it unchanged) can still write one afresh from the transcript.
-        full = base is None or (
-            base.author == "model"
-            and (session_id in self._full_next or len(turns) // s.resummarize_every > last_full // s.resummarize_every)
-        )
+        full = self._full_due(session_id, base, len(turns), covered)
+        language = summarizer.conversation_language(turns, self.settings.languages)
         previous = None if full else base
-        language = summarizer.conversation_language(turns, s.languages)
         chunk = self._fit(previous, eligible if full else pending, language)
         if full and base is not None and len(chunk) < len(eligible):
             # The transcript has outgrown the window: a full re-summary would cover less than the
             # current version does, so roll on from it instead.
-            full, previous = False, base
+            previous = base
             chunk = self._fit(previous, pending, language)
-        if not chunk:
-            self._yields.pop(session_id, None)
-            return self._reject(session_id, pending[0].index, f"turn {pending[0].index} does not fit summarizer.n_ctx")
-        if full:
+        if chunk and previous is None:
             self._last_full[session_id] = chunk[-1].index + 1
             self._full_next.discard(session_id)
-        messages = summarizer.summary_prompt(previous, chunk, language, max_words=self.max_words)
-        cancel = threading.Event()
-        with self._cond:
-            if self._stopping:
-                return None
-            self._cancel = cancel
-        done = threading.Event()
-        why: list[str] = []
-        # A session that has yielded enough times in a row runs beside the answers this time.
-        yielding = s.yield_to_answers and not self._must_run(session_id)
-        if s.yield_to_answers and not yielding:
-            self._count(forced=1)
-        progress = _Progress()
-        watcher = threading.Thread(
-            target=self._watch, args=(cancel, done, why, progress, yielding), name="summary-watch", daemon=True
+        return _Plan(session_id, turns, base, previous, tuple(chunk), pending[0].index, language)
+
+    def _full_due(self, session_id: str, base: SummaryVersion | None, n_turns: int, covered: int) -> bool:
+        """Whether the next version is written afresh from the transcript. A full re-summary replaces
+        model text only: an operator's version is carried forward, never discarded. One also follows a
+        failed rolling update: a small model that cannot update a summary (it copies it unchanged) can
+        still write one afresh from the transcript."""
+        last_full = self._last_full.setdefault(session_id, covered + 1)
+        every = self.settings.resummarize_every
+        return base is None or (
+            base.author == "model" and (session_id in self._full_next or n_turns // every > last_full // every)
         )
+
+    def _run(self, plan: _Plan) -> _Ran:
+        """Generate the new version's text, watched for progress and, unless it has yielded enough
+        times in a row, for answers."""
+        s = self.settings
+        messages = summarizer.summary_prompt(plan.previous, plan.chunk, plan.language, max_words=self.max_words)
+        yielding = s.yield_to_answers and not self._must_run(plan.session_id)
+        watcher = Watcher(s, self.answering if yielding else None)
+        with self._cond:
+            if self._stopping.is_set():
+                return _Ran(Outcome.STOPPED)
+            self._cancel = watcher.cancel
+        if s.yield_to_answers and not yielding:
+            self._tally.add(forced=1)
         started = time.perf_counter()
-        watcher.start()
-        failure = ""
-        text = ""
         try:
-            text = summarizer.summarize(self.model, messages, self.sampling, cancel=cancel, on_token=progress.on_token)
+            with watcher:
+                text = summarizer.summarize(
+                    self.model, messages, self.sampling, cancel=watcher.cancel, on_token=watcher.progress.on_token
+                )
+            return _Ran(None, duration_s=time.perf_counter() - started, text=text)
         except Cancelled:
-            if self._stopping:
-                return None
-            if why == ["answer"]:
-                # Not a failure: the responder needed the CPU. Try again once it is done.
-                self._yields[session_id] = self._yields.get(session_id, 0) + 1
-                self._count(yielded=1)
-                self.notify(session_id)
-                return None
-            failure = _timeout_reason(progress, s) if why == ["timeout"] else "cancelled"
+            if self._stopping.is_set():
+                return _Ran(Outcome.STOPPED)
+            if watcher.cut is Cut.ANSWER:
+                return _Ran(Outcome.YIELDED)
+            if watcher.cut is Cut.TIMEOUT:
+                took = time.perf_counter() - started
+                return _Ran(Outcome.TIMEOUT, duration_s=took, reason=watcher.progress.timeout_reason(s))
+            failure = "cancelled"
         except ApplianceError as exc:
             failure = f"failed: {exc}"
         except Exception as exc:  # noqa: BLE001 - a broken model must not stop the worker: stored, counted, logged
-            log.exception("summarizer failed on session %s", session_id)
+            log.exception("summarizer failed on session %s", plan.session_id)
             failure = f"failed: {type(exc).__name__}: {exc}"
         finally:
-            done.set()
-            watcher.join()
             with self._cond:
                 self._cancel = None
-        duration = time.perf_counter() - started
-        covers_to = chunk[-1].index
+        return _Ran(Outcome.FAILED, duration_s=time.perf_counter() - started, reason=failure)
+
+    def _record(self, plan: _Plan, ran: _Ran) -> tuple[Outcome, SummaryVersion] | None:
+        """Count the run and store what came of it; None: nothing to store."""
+        session_id = plan.session_id
+        if ran.outcome is Outcome.STOPPED:
+            return None
+        if ran.outcome is Outcome.YIELDED:
+            # Not a failure: the responder needed the CPU. Try again once it is done.
+            self._yields[session_id] = self._yields.get(session_id, 0) + 1
+            self._tally.add(yielded=1)
+            self.notify(session_id)
+            return None
         self._yields.pop(session_id, None)  # this run finished: the next one may yield again
-        if failure:
-            self._count(
-                runs=1,
-                duration=duration,
-                last_error=failure,
-                **({"timeouts": 1} if failure.startswith("timeout") else {"errors": 1}),
-            )
-            self._failed(session_id, len(turns), rolling=previous is not None)
-            return self._reject(session_id, covers_to, failure)
+        if ran.outcome is not None:
+            outcome = ran.outcome
+            self._tally.update(lambda st: st.after(outcome, ran.duration_s, ran.reason))
+            self._failed(session_id, len(plan.turns), rolling=plan.previous is not None)
+            return outcome, self._reject(session_id, plan.covers_to, ran.reason)
+        return self._judge(plan, ran)
+
+    def _judge(self, plan: _Plan, ran: _Ran) -> tuple[Outcome, SummaryVersion]:
+        """Validate the model's text and store it: accepted, rejected, or stale."""
+        s, session_id, turns = self.settings, plan.session_id, plan.turns
         verdict = summarizer.validate(
-            text,
-            source_turns=chunk,
-            previous=previous,
+            ran.text,
+            source_turns=plan.chunk,
+            previous=plan.previous,
             transcript_text="\n".join(t.text for t in turns),
             cap_tokens=s.max_tokens,
             counter=self.model,
             extract=self.extract,
-            language=language,
+            language=plan.language,
             languages=s.languages,
             index=index_keys,
             lookup=lookup_keys,
             secret_values=slots.secret_values(turns),  # none where secrets were masked before storing
         )
         current = self.store.current_summary(session_id)
-        if _version(current) != _version(base):
+        if _version(current) != _version(plan.base):
             # An operator edited or restored the summary while this one was being made from the old one.
-            self._count(runs=1, stale=1, duration=duration)
-            return self._reject(
-                session_id,
-                covers_to,
-                f"stale: based on version {_version(base)}, but version {_version(current)} "
-                f"({current.author if current else 'none'}) was stored meanwhile",
-                text=verdict.text,
+            self._tally.update(lambda st: st.after(Outcome.STALE, ran.duration_s))
+            reason = (
+                f"stale: based on version {_version(plan.base)}, but version {_version(current)} "
+                f"({current.author if current else 'none'}) was stored meanwhile"
             )
-        self._count(runs=1, duration=duration, accepted=int(verdict.ok), rejected=int(not verdict.ok))
+            return Outcome.STALE, self._reject(session_id, plan.covers_to, reason, text=verdict.text)
+        outcome = Outcome.ACCEPTED if verdict.ok else Outcome.REJECTED
+        self._tally.update(lambda st: st.after(outcome, ran.duration_s))
         if verdict.ok:
             self._retry_at.pop(session_id, None)
         else:
-            self._failed(session_id, len(turns), rolling=previous is not None)
-        return self.store.add_summary(
-            SummaryVersion(
-                session_id=session_id,
-                version=0,
-                text=verdict.text,
-                covers_to=covers_to,
-                author="model",
-                status="accepted" if verdict.ok else "rejected",
-                reason="; ".join(filter(None, ["full re-summary" if full and base else "", verdict.reason])),
-            )
+            self._failed(session_id, len(turns), rolling=plan.previous is not None)
+        full = plan.previous is None and plan.base is not None
+        version = SummaryVersion(
+            session_id=session_id,
+            version=0,
+            text=verdict.text,
+            covers_to=plan.covers_to,
+            author="model",
+            status="accepted" if verdict.ok else "rejected",
+            reason="; ".join(filter(None, ["full re-summary" if full else "", verdict.reason])),
         )
+        return outcome, self.store.add_summary(version)
 
     def _failed(self, session_id: str, n_turns: int, *, rolling: bool) -> None:
         """Retry after ``every_turns`` more turns (not at every turn: each attempt costs a generation)."""
@@ -452,20 +380,12 @@ class SummaryWorker:
         if rolling:
             self._full_next.add(session_id)
 
-    def _watch(
-        self, cancel: threading.Event, done: threading.Event, why: list[str], progress: _Progress, yielding: bool
-    ) -> None:
-        """Cancel the running summary when it stops making progress (:func:`progress_deadline`), or
-        as soon as an answer starts (when ``yielding``)."""
-        while not done.wait(min(_POLL_S, max(0.0, progress.deadline(self.settings) - time.monotonic()))):
-            if time.monotonic() >= progress.deadline(self.settings):
-                why.append("timeout")
-            elif yielding and is_busy(self.answering):
-                why.append("answer")
-            else:
-                continue
-            cancel.set()
-            return
+    def _drop(self, session_id: str) -> None:
+        """Forget an erased session's bookkeeping."""
+        for bookkeeping in (self._last_full, self._retry_at, self._yields):
+            bookkeeping.pop(session_id, None)
+        self._full_next.discard(session_id)
+        self.forget(session_id)
 
     def _reject(self, session_id: str, covers_to: int, reason: str, *, text: str = "") -> SummaryVersion:
         return self.store.add_summary(
@@ -499,23 +419,6 @@ class SummaryWorker:
                 hi = mid
         return list(turns[:lo])
 
-    def _count(self, *, duration: float | None = None, last_error: str = "", **counts: int) -> None:
-        with self._stats_lock:
-            st = self._stats
-            values = {name: getattr(st, name) + n for name, n in counts.items()}
-            if duration is not None:
-                values["durations_s"] = (*st.durations_s[-(KEEP_DURATIONS - 1) :], duration)
-            if last_error:
-                values["last_error"] = last_error
-            self._stats = WorkerStats(**{**st.__dict__, **values})
-
 
 def _version(summary: SummaryVersion | None) -> int:
     return summary.version if summary is not None else 0
-
-
-def _timeout_reason(progress: _Progress, settings: SummarizerSettings) -> str:
-    if progress.last_token is None:
-        return f"timeout after {settings.timeout_s:g} s"
-    took = time.monotonic() - progress.started
-    return f"timeout after {took:.1f} s: no token for {settings.stall_s:g} s after {progress.tokens} tokens"

@@ -17,7 +17,7 @@ One long session (the longest of the sessions file, chained with the next longes
   prompt itself grows with the conversation.
 * **Generation speed** through the appliance (the pipeline streaming to a callback) against bare
   llama-cpp-python's token generator on the same loaded model, threads, prompt and sampling
-  (:meth:`LlamaChatModel.bare_generate_tps`); decode only, medians of ``repeats`` alternating runs,
+  (:func:`appliance.lab.bench.bare.generate_tps`); decode only, medians of ``repeats`` alternating runs,
   on a question at the late turn that draws a long answer (``GEN_QUESTION``).
 * **Prefix reuse** over the late window: the tokens each prompt shares with the previous answer's,
   and TTFT cold against after the previous prompt; it pays off when the latter is clearly faster.
@@ -37,9 +37,10 @@ from typing import Any
 
 from appliance.config import Settings
 from appliance.errors import GenerationError, InputError
-from appliance.lab.bench import latency
+from appliance.lab.bench import bare, latency
 from appliance.lab.harness import Recorder, appliance_for, evolve
 from appliance.lab.stats import median, percentile
+from appliance.models.llama import LlamaChatModel
 from appliance.models.states import shared_prefix
 from appliance.turn.pipeline import Pipeline
 from appliance.types import ChatModel, Generation, Message, OnToken, Recaller, Sampling
@@ -115,7 +116,13 @@ def _median(values: Sequence[float]) -> float:
 
 
 def _ttft(
-    pipeline: Pipeline, model: Any, switch: Switch, session_id: str, turn: int, text: str, warm: float | None
+    pipeline: Pipeline,
+    model: LlamaChatModel,
+    switch: Switch,
+    session_id: str,
+    turn: int,
+    text: str,
+    warm: float | None,
 ) -> dict[str, Any]:
     """TTFT of answering ``text`` (not stored) as production does (``warm``, measured by the caller
     or here: after the previous answer and the warm-up of this prefix), and cold (cache emptied)."""
@@ -123,7 +130,7 @@ def _ttft(
     if warm is None:
         warm = latency.first_token_s(pipeline, session_id, text)
     current = model.tokens(switch.last)
-    model.forget_prefix()
+    bare.forget_prefix(model)
     cold = latency.first_token_s(pipeline, session_id, text)
     shared = shared_prefix(model.tokens(previous), current) if previous else 0
     return {
@@ -161,7 +168,7 @@ def measured_turns(turns: Sequence[tuple[str, str]], start: int, window: int) ->
 
 def replay_policy(
     settings: Settings,
-    model: Any,
+    model: LlamaChatModel,
     summarizer: ChatModel | None,
     recall: Recaller | None,
     policy: str,
@@ -226,9 +233,9 @@ def replay_policy(
                     which = measured[index]
                     sample = _ttft(pipeline, model, switch, session.id, index, text, production)
                     samples[which].append(sample)
-                    if which == "late" and every_from is not None and hasattr(model, "bare_eval_s"):
+                    if which == "late" and every_from is not None:
                         try:
-                            floor = model.bare_eval_s(switch.last, pipeline.validate_message(text))
+                            floor = bare.eval_s(model, switch.last, pipeline.validate_message(text))
                         except GenerationError as exc:  # the message was masked or cut: no floor for this turn
                             progress(f"{policy}: turn {index}: no floor measured: {exc}")
                         else:
@@ -273,21 +280,29 @@ def replay_policy(
 
 
 def _gen_tps(
-    pipeline: Pipeline, model: Any, switch: Switch, sampling: Sampling, session_id: str, text: str, repeats: int
+    pipeline: Pipeline,
+    model: LlamaChatModel,
+    switch: Switch,
+    sampling: Sampling,
+    session_id: str,
+    text: str,
+    repeats: int,
 ) -> dict[str, Any]:
     """Decode tokens/s through the pipeline and bare, alternating, on the same prompt and sampling."""
-    appliance, bare, tokens = [], [], []
+    appliance: list[float] = []
+    baseline: list[float] = []
+    tokens: list[tuple[int, int]] = []
     for _ in range(repeats):
         pieces: list[str] = []
         r = pipeline.answer(session_id, text, persist=False, on_token=pieces.append).record
         decode = r.timings.generate_s - r.timings.ttft_s
         if r.completion_tokens > 1 and decode > 0:
             appliance.append((r.completion_tokens - 1) / decode)
-        n, rate = model.bare_generate_tps(switch.last, sampling)
+        n, rate = bare.generate_tps(model, switch.last, sampling)
         if rate > 0:
-            bare.append(rate)
+            baseline.append(rate)
         tokens.append((r.completion_tokens, n))
-    return {"appliance": _median(appliance), "bare": _median(bare), "tokens": tokens}
+    return {"appliance": _median(appliance), "bare": _median(baseline), "tokens": tokens}
 
 
 def run_perf(
@@ -327,7 +342,7 @@ def run_perf(
             field="late",
         )
     model = load_responder(local)
-    if not hasattr(model, "bare_generate_tps"):
+    if not isinstance(model, LlamaChatModel):
         raise InputError(
             f"{local.responder.model}: bench perf measures a local llama.cpp model, not a remote one", field="model"
         )
