@@ -285,6 +285,15 @@ class TestRolling:
         assert [t.index for t in RollingPolicy(recent_pairs=2).recall_candidates(snap)] == [0, 1, 2, 3, 4, 5]
         assert [t.index for t in RollingPolicy(recent_pairs=4).recall_candidates(snap)] == [0, 1, 2, 3]
 
+    def test_the_baselines_offer_recall_nothing(self):
+        snap = snapshot([f"t{i}" for i in range(12)], SummaryVersion("s", 1, "Summary.", covers_to=5))
+        assert {name: p.recall_candidates(snap) for name, p in POLICIES.items() if name != "rolling"} == {
+            "raw": (),
+            "seed-topics": (),
+            "seed-qa": (),
+            "threshold": (),
+        }
+
     def test_ledger_keeps_the_latest_value_per_slot(self):
         facts = current_facts(_ledger())
         assert [(e.kind, e.value, e.turn) for e in facts] == [

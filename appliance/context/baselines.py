@@ -92,11 +92,19 @@ def _baseline_manifest(
     )
 
 
-class RawPolicy:
+class _Baseline:
+    """What the baselines share: recall is the ``rolling`` policy's own, so none has a place for recalled turns."""
+
+    uses_summary = False
+
+    def recall_candidates(self, snap: Snapshot) -> tuple[Turn, ...]:
+        return ()
+
+
+class RawPolicy(_Baseline):
     """The whole transcript, verbatim; the oldest turns give way when it does not fit."""
 
     name = "raw"
-    uses_summary = False
 
     def build(
         self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
@@ -188,12 +196,11 @@ def render_qa_pairs(pairs: Sequence[Pair]) -> str:
     return "\n\n".join(blocks)
 
 
-class _SeedPolicy:
+class _SeedPolicy(_Baseline):
     """Shared shape of seeds 000 and 001: the last ``recent`` pairs verbatim, up to ``older`` pairs
     before them compressed by ``summarize``, anything older outside the seed's window (cut)."""
 
     name = ""
-    uses_summary = False
     header = ""
 
     def __init__(self, recent: int = 8, older: int = 12) -> None:
@@ -291,7 +298,7 @@ def flatten_history(turns: Sequence[Turn]) -> str:
     return "\n\n".join(f"{SEED_ROLE[t.role]}: {t.text}" for t in turns)
 
 
-class ThresholdPolicy:
+class ThresholdPolicy(_Baseline):
     """Seed 003: while the flattened history is at most ``threshold`` tokens (of ``threshold_counter``,
     e.g. OpenAI tokens), the transcript verbatim; above it, the first message and the session's
     summary in place of the rest. The summarizer runs off the hot path, so turns after the summary's

@@ -358,11 +358,9 @@ class Pipeline:
     def _recall_candidates(self, snap: Snapshot, policy: ContextPolicy | None) -> tuple[Turn, ...]:
         """The older turns recall may choose from under ``policy``: none where recall is off or the
         policy has no place for recalled turns."""
-        candidates_of = getattr(policy, "recall_candidates", None)
-        if self.recall is None or candidates_of is None or self.settings.recall_k <= 0:
+        if self.recall is None or policy is None or self.settings.recall_k <= 0:
             return ()
-        candidates: tuple[Turn, ...] = candidates_of(snap)
-        return candidates
+        return policy.recall_candidates(snap)
 
     def vectors(self, session_id: str, turns: Sequence[Turn]) -> np.ndarray:
         """Embeddings of ``turns`` (one row each), computing and storing any not stored yet."""
