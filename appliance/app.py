@@ -11,7 +11,6 @@ critical path, keep a core to themselves while everything else shares the other.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import os
 from collections.abc import Callable, Sequence
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from appliance import stage
 from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
-from appliance.context import ContextOptions, ContextPolicy, make_policies
+from appliance.context import ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
 from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling
 
@@ -138,8 +137,7 @@ def policies(settings: Settings) -> dict[str, ContextPolicy]:
         threshold_counter = TiktokenCounter(
             c.tiktoken_encoding, file=Path(c.tiktoken_file) if c.tiktoken_file else None
         )
-    options = dataclasses.replace(ContextOptions.from_section(c), threshold_tokens=settings.threshold_tokens)
-    return make_policies(options, threshold_counter=threshold_counter)
+    return make_policies(c, settings.threshold_tokens, threshold_counter)
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from appliance.config import ContextSettings
 from appliance.context import (
     POLICIES,
-    ContextOptions,
     PromptSpec,
     RollingPolicy,
     SeedQAPolicy,
@@ -430,7 +430,7 @@ def cases(draw):
         )
         for _ in range(draw(st.integers(0, 12)))
     )
-    options = ContextOptions(
+    options = ContextSettings(
         recent_pairs=draw(st.integers(0, 5)),
         seed_recent_pairs=draw(st.integers(0, 8)),
         seed_older_pairs=draw(st.integers(0, 12)),
@@ -451,7 +451,7 @@ def test_property_never_over_budget_and_every_turn_accounted_for(case):
     snap, options, name, recalled, budget, question, every, readback = case
     counter = FakeCounter(every)
     spec = PromptSpec("You are an agent.", "Answer.", budget, readback=readback)
-    policy = make_policies(options)[name]
+    policy = make_policies(options, options.threshold_tokens)[name]
     fits_empty = counter.count(assemble(spec, "", question)) <= budget
     try:
         prompt = policy.build(snap, question, spec, counter, recalled)

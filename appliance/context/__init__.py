@@ -9,12 +9,11 @@ API from here: ``from appliance.context import PromptSpec, make_policies``.
 
 from appliance.context.base import ContextPolicy, PromptSpec, before_question
 from appliance.context.baselines import RawPolicy, SeedQAPolicy, SeedTopicsPolicy, ThresholdPolicy
-from appliance.context.registry import POLICIES, ContextOptions, make_policies
+from appliance.context.registry import POLICIES, make_policies
 from appliance.context.rolling import RollingPolicy
 
 __all__ = [
     "POLICIES",
-    "ContextOptions",
     "ContextPolicy",
     "PromptSpec",
     "before_question",
