@@ -13,7 +13,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,24 +56,26 @@ REFINE_PROMPT = (
 
 @dataclass(frozen=True)
 class PipelineSettings:
-    system_prompt: str
-    instruction: str
-    budget_tokens: int
-    max_message_chars: int
-    default_policy: str
-    sampling: Sampling
-    early_turns: int = stage.EARLY_TURNS
-    late_cues: Mapping[str, Sequence[str]] = field(default_factory=lambda: dict(stage.LATE_CUES))
-    open_cues: Mapping[str, Sequence[str]] = field(default_factory=lambda: dict(stage.OPEN_CUES))
-    instructions: Mapping[Stage, str] = field(default_factory=dict)
-    guard: str = "regenerate"
-    redact_phrase: str = "[please check with staff]"
-    recall_k: int = 3
-    recall_min_score: float = 0.3
-    refine_prompt: str = REFINE_PROMPT
+    """What the pipeline is told, resolved from the settings by the composition root
+    (:func:`appliance.app.pipeline_settings`). No defaults here: the configuration holds them."""
+
+    system_prompt: str  # chat.system_prompt
+    instruction: str  # chat.instruction
+    budget_tokens: int  # context.budget_tokens
+    max_message_chars: int  # chat.max_message_chars
+    default_policy: str  # context.policy
+    sampling: Sampling  # the responder's
+    early_turns: int  # stage.early_turns
+    late_cues: Mapping[str, Sequence[str]]  # stage.late_cues, merged with the built-in lists
+    open_cues: Mapping[str, Sequence[str]]  # stage.open_cues, merged with the built-in lists
+    instructions: Mapping[Stage, str]  # stage.instructions over the built-in ones
+    guard: str  # guard.policy
+    redact_phrase: str  # guard.redact_phrase
+    recall_k: int  # recall.k
+    recall_min_score: float  # recall.min_score
     # facts.request_cues (the config's table, merged with the built-in lists by facts/slots.py).
-    request_cues: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
-    mask_secrets: bool = True  # privacy.mask_secrets: secrets are masked before anything is stored
+    request_cues: Mapping[str, Mapping[str, Sequence[str]]]
+    mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
 
 
 class Pipeline:
@@ -469,7 +471,7 @@ class Pipeline:
         """Seed 002's spoken-style rewrite, kept only if it neither drops nor changes a fact."""
         if self.refiner is None:
             return text, ""
-        prompt = (Message("system", self.settings.refine_prompt), Message("user", text))
+        prompt = (Message("system", REFINE_PROMPT), Message("user", text))
         rewrite = self.refiner.generate(prompt, sampling, cancel=cancel).text
         if not rewrite:
             return text, "discarded: empty rewrite"
