@@ -15,14 +15,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from appliance import stage
 from appliance.context import ContextPolicy, PromptSpec, before_question
 from appliance.context.tokens import ResponderCounter
 from appliance.errors import ConfigError, InputError, MessageTooLong, SessionNotFound
 from appliance.facts import checker, ledger, readback, slots
 from appliance.store import Store
+from appliance.turn import embeddings
 from appliance.types import (
     ROLES,
     ChatModel,
@@ -332,7 +331,7 @@ class Pipeline:
         except SessionNotFound:
             return 0
         candidates = self._recall_candidates(snap, self.policies.get(snap.session.policy))
-        return self._embedded(session_id, candidates)[1] if candidates else 0
+        return embeddings.embedded(self.store, self.recall, session_id, candidates)[1] if candidates else 0
 
     def _plan(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
         """The message's stage, the model that answers it, and the prompt's fixed parts."""
@@ -354,7 +353,7 @@ class Pipeline:
         candidates = self._recall_candidates(snap, policy)
         if not candidates:
             return ()
-        vectors = self.vectors(snap.session.id, candidates)
+        vectors = embeddings.vectors(self.store, self.recall, snap.session.id, candidates)
         return self.recall.select(message, candidates, vectors, self.settings.recall_k, self.settings.recall_min_score)
 
     def _recall_candidates(self, snap: Snapshot, policy: ContextPolicy | None) -> tuple[Turn, ...]:
@@ -363,28 +362,6 @@ class Pipeline:
         if self.recall is None or policy is None or self.settings.recall_k <= 0:
             return ()
         return policy.recall_candidates(snap)
-
-    def vectors(self, session_id: str, turns: Sequence[Turn]) -> np.ndarray:
-        """Embeddings of ``turns`` (one row each), computing and storing any not stored yet."""
-        from appliance.context.recall import from_blob
-
-        stored, _ = self._embedded(session_id, turns)
-        return np.stack([from_blob(stored[t.index]) for t in turns])
-
-    def _embedded(self, session_id: str, turns: Sequence[Turn]) -> tuple[dict[int, bytes], int]:
-        """The session's stored vectors with those of ``turns`` computed and stored where missing,
-        and how many were missing."""
-        assert self.recall is not None
-        from appliance.context.recall import to_blob
-
-        stored = self.store.embeddings(session_id, self.recall.model_name)
-        missing = [t for t in turns if t.index not in stored]
-        if missing:
-            fresh = self.recall.embed([t.text for t in missing])
-            blobs = [(t.index, to_blob(v)) for t, v in zip(missing, fresh)]
-            self.store.put_embeddings(session_id, self.recall.model_name, blobs)
-            stored.update(blobs)
-        return stored, len(missing)
 
     def _repair(
         self,
