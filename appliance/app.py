@@ -4,14 +4,13 @@ The edges (CLI, daemon, evaluation, benchmarks) call :func:`build`; the pipeline
 global. Every model file is checked against its pinned sha256 before it is loaded.
 
 This module imports only what the model loads need. :func:`build` imports the rest of the appliance
-(store, pipeline, worker: about half a second on a small box), and what its caller asks for, on a
-loading thread after the smaller models: on two cores the responder's hash and load, the start's
-critical path, keep a core to themselves while everything else shares the other.
+(store, pipeline, worker: a noticeable share of a start), and what its caller asks for, on a loading
+thread after the smaller models, so the imports overlap the loads: on two cores the responder's hash
+and load, the start's critical path, keep a core to themselves while everything else shares the other.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import os
 from collections.abc import Callable, Sequence
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from appliance import stage
 from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
-from appliance.context import ContextOptions, ContextPolicy, make_policies
+from appliance.context import ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
 from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling
 
@@ -138,8 +137,7 @@ def policies(settings: Settings) -> dict[str, ContextPolicy]:
         threshold_counter = TiktokenCounter(
             c.tiktoken_encoding, file=Path(c.tiktoken_file) if c.tiktoken_file else None
         )
-    options = dataclasses.replace(ContextOptions.from_section(c), threshold_tokens=settings.threshold_tokens)
-    return make_policies(options, threshold_counter=threshold_counter)
+    return make_policies(c, settings.threshold_tokens, threshold_counter)
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:
@@ -226,6 +224,59 @@ class Appliance:
         self.close()
 
 
+def _loads(
+    settings: Settings,
+    responder: ChatModel | None,
+    summarizer: ChatModel | None,
+    recall: Recaller | bool | None,
+    summarize: bool,
+    imports: Sequence[str],
+) -> dict[str, Callable[[], Any]]:
+    """The verify-and-loads of the parts :func:`build` was not given (the responder's first: the
+    start's critical path; the summarizer's only where a worker will ``summarize``), and last the
+    imports of the rest of the appliance and of ``imports``."""
+    loads: dict[str, Callable[[], Any]] = {}
+    if responder is None:
+        loads["responder"] = lambda: load_responder(settings)
+    if summarize and summarizer is None:
+        loads["summarizer"] = lambda: load_summarizer(settings)
+    if recall is True:
+        loads["recall"] = lambda: load_recall(settings)
+    if settings.routing.early:
+        loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)
+    if settings.refine.enabled:
+        loads["refiner"] = lambda: load_model(settings, settings.refine.model, settings.responder)
+    modules = (*PARTS, *imports)
+    loads["imports"] = lambda: [importlib.import_module(name) for name in modules]  # last: after the models
+    return loads
+
+
+def _pipeline(
+    settings: Settings,
+    undo: ExitStack,
+    model: ChatModel,
+    configured: dict[str, ContextPolicy],
+    loaded: dict[str, Any],
+    recall: Recaller | bool | None,
+) -> Pipeline:
+    """The pipeline around the opened store (closed by ``undo`` if the build fails later) and the
+    loaded models; ``recall`` as :func:`build` was given it."""
+    from appliance.store import Store  # imported by now
+    from appliance.turn.pipeline import Pipeline
+
+    store = Store.open(settings.database)
+    undo.callback(store.close)
+    return Pipeline(
+        store,
+        model,
+        configured,
+        pipeline_settings(settings),
+        recall=loaded["recall"] if recall is True else (recall or None),
+        early_responder=loaded.get("early"),
+        refiner=loaded.get("refiner"),
+    )
+
+
 def build(
     settings: Settings,
     *,
@@ -238,52 +289,25 @@ def build(
 ) -> Appliance:
     """Build every configured part, verified and loaded, and wire them together.
 
-    ``responder`` and ``summarizer`` replace the configured models (tests, benchmarks);
-    ``recall=False`` leaves recall out, ``True`` loads it as configured, a :class:`Recaller` is used
-    as given. ``worker=False`` builds no summary worker (an evaluation drives one itself);
-    ``prewarm`` overrides ``responder.prewarm`` (the next prefix warmed while idle). With no
-    policy that reads a summary, no summarizer is loaded at all. If a part fails to load, the parts
-    already open are closed again. ``imports`` names modules the caller needs next (the daemon's
-    HTTP server), imported beside the loads like the appliance's own.
+    ``responder`` and ``summarizer`` replace the configured models (tests, benchmarks); ``recall=False``
+    leaves recall out, ``True`` loads it as configured, a :class:`Recaller` is used as given.
+    ``worker=False`` builds no summary worker (an evaluation drives one itself); ``prewarm`` overrides
+    ``responder.prewarm`` (the next prefix warmed while idle). With no policy that reads a summary, no
+    summarizer is loaded at all. If a part fails to load, the parts already open are closed again.
+    ``imports`` names modules the caller needs next (the daemon's HTTP server), imported beside the
+    loads like the appliance's own.
     """
     configured = policies(settings)
     summarized = {name for name, p in configured.items() if p.uses_summary}
-    loads: dict[str, Callable[[], Any]] = {}
-    if responder is None:
-        loads["responder"] = lambda: load_responder(settings)
-    if worker and summarized and summarizer is None:
-        loads["summarizer"] = lambda: load_summarizer(settings)
-    if recall is True:
-        loads["recall"] = lambda: load_recall(settings)
-    if settings.routing.early:
-        loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)
-    if settings.refine.enabled:
-        loads["refiner"] = lambda: load_model(settings, settings.refine.model, settings.responder)
-    modules = (*PARTS, *imports)
-    loads["imports"] = lambda: [importlib.import_module(name) for name in modules]  # last: after the models
-    loaded = load_concurrently(loads)
-    from appliance.store import Store  # these five are imported by now
-    from appliance.turn.pipeline import Pipeline
-    from appliance.turn.prewarm import Prewarmer
+    loaded = load_concurrently(_loads(settings, responder, summarizer, recall, worker and bool(summarized), imports))
+    from appliance.turn.prewarm import Prewarmer  # these three are imported by now
     from appliance.turn.queue import FairQueue
     from appliance.turn.worker import SummaryWorker
 
     with ExitStack() as undo:
         model = responder if responder is not None else loaded["responder"]
-        early = loaded.get("early")
-        refiner = loaded.get("refiner")
-        recaller = loaded["recall"] if recall is True else (recall or None)
-        store = Store.open(settings.database)
-        undo.callback(store.close)
-        pipeline = Pipeline(
-            store,
-            model,
-            configured,
-            pipeline_settings(settings),
-            recall=recaller,
-            early_responder=early,
-            refiner=refiner,
-        )
+        pipeline = _pipeline(settings, undo, model, configured, loaded, recall)
+        store = pipeline.store
         summary_worker = None
         if worker and summarized:
             from appliance.facts.entities import extract

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from appliance.config import ContextSettings
 from appliance.context import (
     POLICIES,
-    ContextOptions,
     PromptSpec,
     RollingPolicy,
     SeedQAPolicy,
@@ -285,6 +285,15 @@ class TestRolling:
         assert [t.index for t in RollingPolicy(recent_pairs=2).recall_candidates(snap)] == [0, 1, 2, 3, 4, 5]
         assert [t.index for t in RollingPolicy(recent_pairs=4).recall_candidates(snap)] == [0, 1, 2, 3]
 
+    def test_the_baselines_offer_recall_nothing(self):
+        snap = snapshot([f"t{i}" for i in range(12)], SummaryVersion("s", 1, "Summary.", covers_to=5))
+        assert {name: p.recall_candidates(snap) for name, p in POLICIES.items() if name != "rolling"} == {
+            "raw": (),
+            "seed-topics": (),
+            "seed-qa": (),
+            "threshold": (),
+        }
+
     def test_ledger_keeps_the_latest_value_per_slot(self):
         facts = current_facts(_ledger())
         assert [(e.kind, e.value, e.turn) for e in facts] == [
@@ -421,7 +430,7 @@ def cases(draw):
         )
         for _ in range(draw(st.integers(0, 12)))
     )
-    options = ContextOptions(
+    options = ContextSettings(
         recent_pairs=draw(st.integers(0, 5)),
         seed_recent_pairs=draw(st.integers(0, 8)),
         seed_older_pairs=draw(st.integers(0, 12)),
@@ -442,7 +451,7 @@ def test_property_never_over_budget_and_every_turn_accounted_for(case):
     snap, options, name, recalled, budget, question, every, readback = case
     counter = FakeCounter(every)
     spec = PromptSpec("You are an agent.", "Answer.", budget, readback=readback)
-    policy = make_policies(options)[name]
+    policy = make_policies(options, options.threshold_tokens)[name]
     fits_empty = counter.count(assemble(spec, "", question)) <= budget
     try:
         prompt = policy.build(snap, question, spec, counter, recalled)

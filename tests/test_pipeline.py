@@ -384,3 +384,103 @@ class TestSecretMaskingSetting:
             pipeline.answer(session.id, "My PIN is 7402, please help")
             stored = store.turns(session.id)[0].text
             assert ("7402" in stored) == expect_pin
+
+
+class TestTimings:
+    """One timer per turn: each phase timed on its own, read out as the record's ``Timings``."""
+
+    def test_phases_are_timed_apart_and_total_runs_from_the_start(self):
+        from appliance.turn.timing import TurnTimer
+        from appliance.types import Generation
+
+        ticks = iter([0.0, 1.0, 1.5, 2.0, 2.25, 4.0, 7.0, 10.0, 10.5, 15.0, 20.0])
+        timer = TurnTimer(clock=lambda: next(ticks))  # started at 0.0
+        with timer.phase("recall"):  # 1.0 .. 1.5
+            pass
+        with timer.phase("context"):  # 2.0 .. 2.25
+            pass
+        with timer.phase("repair"):  # 4.0 .. 7.0
+            pass
+        first = Generation("text", "m", 10, 2, ttft_s=0.125, total_s=0.5)
+        before = timer.timings(first)  # read at 10.0
+        assert (before.recall_ms, before.context_ms, before.repair_s) == (500.0, 250.0, 3.0)
+        assert (before.ttft_s, before.generate_s, before.check_ms, before.store_ms) == (0.125, 0.5, 0.0, 0.0)
+        assert before.total_s == 10.0
+        with timer.phase("store"):  # 10.5 .. 15.0
+            pass
+        after = timer.timings(first)  # read at 20.0
+        assert after.store_ms == 4500.0 and after.total_s == 20.0 and after.recall_ms == before.recall_ms
+
+    def test_the_stored_record_stops_before_the_write_and_the_callers_copy_includes_it(self, pipeline: Pipeline):
+        session = pipeline.new_session()
+        result = pipeline.answer(session.id, "My order is AB-12345.")
+        [(_, stored)] = pipeline.store.records(session.id)
+        assert stored.timings.store_ms == 0 and result.record.timings.store_ms > 0
+        assert 0 < stored.timings.total_s <= result.record.timings.total_s
+        assert stored.timings.generate_s == result.record.timings.generate_s == 0.002  # the fake's own
+
+
+class TestGuardSteps:
+    """The guard's steps as functions of a turn's plan and its first answer."""
+
+    def plan(self, pipeline: Pipeline, message: str):  # type: ignore[no-untyped-def]
+        from appliance.turn.timing import TurnTimer
+
+        session = pipeline.new_session()
+        pipeline.record_turn(session.id, "customer", "I was charged $45.00 twice.")
+        return pipeline._plan(pipeline.store.snapshot(session.id), message, TurnTimer())
+
+    def rules(self, policy: str = "regenerate", refiner: FakeResponder | None = None):  # type: ignore[no-untyped-def]
+        from appliance.turn import guard
+
+        return guard.Rules(policy, "[please check with staff]", refiner, None)
+
+    def test_an_answer_without_findings_is_kept_as_it_is(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        from appliance.turn import guard
+        from appliance.types import Generation
+
+        plan = self.plan(pipeline, "Can you fix it?")
+        first = Generation("We will refund the $45.00 today.", "m", 10, 7, 0.1, 0.2)
+        kept = guard.apply(plan, first, plan.check(first.text), self.rules())
+        assert kept.answer is first and kept.check.action == "none" and fake_responder.prompts == []
+
+    def test_flag_asks_for_nothing_more(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        from appliance.turn import guard
+        from appliance.types import Generation
+
+        plan = self.plan(pipeline, "Can you fix it?")
+        first = Generation("Case CS-7 refunds $45.00.", "m", 10, 5, 0.1, 0.2)
+        kept = guard.repair(plan, first, plan.check(first.text), self.rules("flag"))
+        assert kept.answer is first and kept.check.action == "flag" and not kept.check.ok
+        assert fake_responder.prompts == []
+
+    def test_regenerate_answers_again_from_the_plans_model_and_prompt(
+        self, pipeline: Pipeline, fake_responder: FakeResponder
+    ):
+        from appliance.turn import guard
+        from appliance.types import Generation
+
+        plan = self.plan(pipeline, "Can you fix it?")
+        fake_responder.replies = ["We will refund the $45.00 today."]
+        first = Generation("Case CS-7 refunds $45.00.", "m", 10, 5, 0.1, 0.2)
+        kept = guard.repair(plan, first, plan.check(first.text), self.rules())
+        assert kept.answer.text == "We will refund the $45.00 today." and kept.check.action == "regenerate"
+        assert kept.check.original == first.text and fake_responder.samplings == [plan.sampling]
+        assert "CS-7" in fake_responder.prompts[0][-1].content  # the stricter instruction names it
+
+    def test_an_empty_rewrite_is_discarded(self, pipeline: Pipeline):
+        from appliance.turn import guard
+        from appliance.types import CheckResult, Generation
+
+        plan = self.plan(pipeline, "Can you fix it?")
+        kept = guard.Guarded(Generation("We will refund the $45.00 today.", "m", 10, 7, 0.1, 0.2), CheckResult())
+        refined = guard.refine(plan, kept, self.rules(refiner=FakeResponder([""])))
+        assert refined.answer.text == kept.answer.text and refined.check.refine == "discarded: empty rewrite"
+
+    def test_without_a_refiner_the_answer_is_left_alone(self, pipeline: Pipeline):
+        from appliance.turn import guard
+        from appliance.types import CheckResult, Generation
+
+        plan = self.plan(pipeline, "Can you fix it?")
+        kept = guard.Guarded(Generation("We will refund the $45.00 today.", "m", 10, 7, 0.1, 0.2), CheckResult())
+        assert guard.refine(plan, kept, self.rules()) is kept

@@ -65,6 +65,11 @@ class ContextPolicy(Protocol):
         """
         ...
 
+    def recall_candidates(self, snap: Snapshot) -> tuple[Turn, ...]:
+        """The older turns recall may choose from for ``snap``'s next question: those the prompt
+        would not carry verbatim anyway. None for a policy that has no place for recalled turns."""
+        ...
+
 
 def render_turn(turn: Turn) -> str:
     return f"{SPEAKER[turn.role]}: {turn.text}"

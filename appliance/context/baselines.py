@@ -38,72 +38,96 @@ class _Unit:
     turns: tuple[int, ...]
 
 
-def _fit_oldest_first(
-    spec: PromptSpec, question: str, counter: TokenCounter, n_units: int, render: Callable[[int], str]
-) -> tuple[int, tuple[Message, ...], int]:
-    """The fewest oldest units to drop so that the prompt fits: ``render(first)`` renders units
-    ``first..`` and its count only shrinks as ``first`` grows, so bisect (a few full counts)."""
-    if counter.count(assemble(spec, render(n_units), question)) > spec.budget:
-        raise too_long(spec)
-    lo, hi = 0, n_units
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if counter.count(assemble(spec, render(mid), question)) <= spec.budget:
-            hi = mid
-        else:
-            lo = mid + 1
-    messages = assemble(spec, render(lo), question)
-    return lo, messages, counter.count(messages)
+@dataclass(frozen=True)
+class _Fitted:
+    """A baseline's prompt within budget: how many of its oldest units gave way, and the prompt."""
+
+    first: int
+    messages: tuple[Message, ...]
+    total: int
 
 
-def _baseline_manifest(
-    policy: str,
-    spec: PromptSpec,
-    question: str,
-    counter: TokenCounter,
-    total: int,
-    units: Sequence[_Unit],
-    first: int,
-    parts: Sequence[PartManifest],
-    *,
-    outside: Sequence[int] = (),
-    notes: Sequence[str] = (),
-    fallback: bool = False,
-) -> Manifest:
-    kept, dropped = units[first:], units[:first]
-    verbatim = tuple(i for u in kept if u.kind == "verbatim" for i in u.turns)
-    summarized = tuple(i for u in kept if u.kind == "summarized" for i in u.turns)
-    cut = tuple(sorted({*outside, *(i for u in dropped for i in u.turns)}))
-    cuts = list(notes)
-    if dropped:
-        dropped_turns = sorted(i for u in dropped for i in u.turns)
-        what = f"turns {turn_span(dropped_turns)}" if dropped_turns else "an empty part"
-        cuts.append(f"dropped the {first} oldest part(s) ({what}) to fit {spec.budget} tokens")
-    return Manifest(
-        policy=policy,
-        budget=spec.budget,
-        total_tokens=total,
-        parts=part_manifests(spec, question, counter, total, parts),
-        verbatim_turns=verbatim,
-        summarized_turns=summarized,
-        cut_turns=cut,
-        cuts=tuple(cuts),
-        fallback=fallback,
-    )
+@dataclass(frozen=True)
+class _Build:
+    """What one baseline build fits and accounts with: the policy's name, the spec, the question and the counter."""
+
+    policy: str
+    spec: PromptSpec
+    question: str
+    counter: TokenCounter
+
+    def fit(self, n_units: int, render: Callable[[int], str]) -> _Fitted:
+        """The fewest oldest units to drop so that the prompt fits: ``render(first)`` renders units
+        ``first..`` and its count only shrinks as ``first`` grows, so bisect (a few full counts)."""
+        spec, question, counter = self.spec, self.question, self.counter
+        if counter.count(assemble(spec, render(n_units), question)) > spec.budget:
+            raise too_long(spec)
+        lo, hi = 0, n_units
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if counter.count(assemble(spec, render(mid), question)) <= spec.budget:
+                hi = mid
+            else:
+                lo = mid + 1
+        messages = assemble(spec, render(lo), question)
+        return _Fitted(lo, messages, counter.count(messages))
+
+    def manifest(
+        self,
+        fitted: _Fitted,
+        units: Sequence[_Unit],
+        parts: Sequence[PartManifest],
+        *,
+        outside: Sequence[int] = (),
+        notes: Sequence[str] = (),
+        fallback: bool = False,
+    ) -> Manifest:
+        """The manifest of ``units`` (in give-way order) after ``fitted``; ``outside`` are turns the
+        policy leaves out whatever the budget."""
+        first = fitted.first
+        kept, dropped = units[first:], units[:first]
+        verbatim = tuple(i for u in kept if u.kind == "verbatim" for i in u.turns)
+        summarized = tuple(i for u in kept if u.kind == "summarized" for i in u.turns)
+        cut = tuple(sorted({*outside, *(i for u in dropped for i in u.turns)}))
+        cuts = list(notes)
+        if dropped:
+            dropped_turns = sorted(i for u in dropped for i in u.turns)
+            what = f"turns {turn_span(dropped_turns)}" if dropped_turns else "an empty part"
+            cuts.append(f"dropped the {first} oldest part(s) ({what}) to fit {self.spec.budget} tokens")
+        return Manifest(
+            policy=self.policy,
+            budget=self.spec.budget,
+            total_tokens=fitted.total,
+            parts=part_manifests(self.spec, self.question, self.counter, fitted.total, parts),
+            verbatim_turns=verbatim,
+            summarized_turns=summarized,
+            cut_turns=cut,
+            cuts=tuple(cuts),
+            fallback=fallback,
+        )
 
 
-class RawPolicy:
+class _Baseline:
+    """What the baselines share: recall is the ``rolling`` policy's own, so none has a place for recalled turns."""
+
+    uses_summary = False
+
+    def recall_candidates(self, snap: Snapshot) -> tuple[Turn, ...]:
+        return ()
+
+
+class RawPolicy(_Baseline):
     """The whole transcript, verbatim; the oldest turns give way when it does not fit."""
 
     name = "raw"
-    uses_summary = False
 
     def build(
         self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
     ) -> Prompt:
         turns = snap.turns
         lines = [render_turn(t) for t in turns]
-        first, messages, total = _fit_oldest_first(spec, question, counter, len(turns), lambda k: "\n".join(lines[k:]))
+        fitted = _Build(self.name, spec, question, counter).fit(len(turns), lambda k: "\n".join(lines[k:]))
+        first, total = fitted.first, fitted.total
         kept = tuple(t.index for t in turns[first:])
         cut = tuple(t.index for t in turns[:first])
         transcript = PartManifest("transcript", counter.count_text("\n".join(lines[first:])) if kept else 0, turns=kept)
@@ -118,7 +142,7 @@ class RawPolicy:
             if cut
             else (),
         )
-        return Prompt(messages=messages, manifest=manifest)
+        return Prompt(messages=fitted.messages, manifest=manifest)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -188,12 +212,11 @@ def render_qa_pairs(pairs: Sequence[Pair]) -> str:
     return "\n\n".join(blocks)
 
 
-class _SeedPolicy:
+class _SeedPolicy(_Baseline):
     """Shared shape of seeds 000 and 001: the last ``recent`` pairs verbatim, up to ``older`` pairs
     before them compressed by ``summarize``, anything older outside the seed's window (cut)."""
 
     name = ""
-    uses_summary = False
     header = ""
 
     def __init__(self, recent: int = 8, older: int = 12) -> None:
@@ -230,7 +253,9 @@ class _SeedPolicy:
                 return ""
             return f"{'Recent conversation details' if has_summary else 'Previous conversation'}:\n{qa}"
 
-        first, messages, total = _fit_oldest_first(spec, question, counter, len(units), render)
+        build = _Build(self.name, spec, question, counter)
+        fitted = build.fit(len(units), render)
+        first = fitted.first
         shown = newest[max(0, first - (1 if has_summary else 0)) :]
         parts = []
         if has_summary and first == 0:
@@ -245,10 +270,8 @@ class _SeedPolicy:
             if outside_turns
             else []
         )
-        manifest = _baseline_manifest(
-            self.name, spec, question, counter, total, units, first, parts, outside=outside_turns, notes=notes
-        )
-        return Prompt(messages=messages, manifest=manifest)
+        manifest = build.manifest(fitted, units, parts, outside=outside_turns, notes=notes)
+        return Prompt(messages=fitted.messages, manifest=manifest)
 
 
 class SeedTopicsPolicy(_SeedPolicy):
@@ -291,7 +314,7 @@ def flatten_history(turns: Sequence[Turn]) -> str:
     return "\n\n".join(f"{SEED_ROLE[t.role]}: {t.text}" for t in turns)
 
 
-class ThresholdPolicy:
+class ThresholdPolicy(_Baseline):
     """Seed 003: while the flattened history is at most ``threshold`` tokens (of ``threshold_counter``,
     e.g. OpenAI tokens), the transcript verbatim; above it, the first message and the session's
     summary in place of the rest. The summarizer runs off the hot path, so turns after the summary's
@@ -342,7 +365,9 @@ class ThresholdPolicy:
         def render(k: int) -> str:
             return "\n\n".join(texts[:1] + texts[k + 1 :]) if k < n else ""
 
-        dropped, messages, total = _fit_oldest_first(spec, question, counter, n, render)
+        build = _Build(self.name, spec, question, counter)
+        fitted = build.fit(n, render)
+        dropped = fitted.first
         kept = sorted((u for u in order[dropped:]), key=lambda u: u.turns[:1] or (-1,))
         kept_verbatim = tuple(i for u in kept if u.kind == "verbatim" for i in u.turns)
         rendered = render(dropped)
@@ -354,11 +379,9 @@ class ThresholdPolicy:
                 note=f"{len(kept_verbatim)} verbatim turn(s)" + ("; the first message kept" if dropped < n else ""),
             )
         ]
-        manifest = _baseline_manifest(
-            self.name, spec, question, counter, total, order, dropped, parts, notes=notes, fallback=fallback
-        )
+        manifest = build.manifest(fitted, order, parts, notes=notes, fallback=fallback)
         return Prompt(
-            messages=messages,
+            messages=fitted.messages,
             manifest=dataclasses.replace(
                 manifest,
                 verbatim_turns=tuple(sorted(manifest.verbatim_turns)),

@@ -4,9 +4,8 @@ The design's answer to a small context window (DESIGN.md, "What goes into every 
 the summary stands for older turns, the ledger keeps their exact facts character for character,
 recall brings back the older turns the question points to, and the latest turns stay verbatim.
 When the question asks for something back ("what was my account number?"), the facts it asks for
-are repeated right before it, where a small responder looks. When they do not fit, the parts give way in a fixed order, and every step is logged in the
-manifest. The fitting is incremental (each piece counted once), because it runs on the hot path
-of every turn, on sessions of a hundred turns and more.
+are repeated right before it, where a small responder looks. When they do not fit, the parts give
+way in a fixed order, and every step is logged in the manifest (:mod:`~appliance.context.giveway`).
 """
 
 from __future__ import annotations
@@ -18,42 +17,15 @@ from appliance.context.base import (
     PromptSpec,
     assemble,
     part_manifests,
-    render_turn,
     too_long,
     turn_span,
     usable_summary,
 )
-from appliance.context.trim import SummaryTrim
-from appliance.types import (
-    LedgerEntry,
-    Manifest,
-    Message,
-    PartManifest,
-    Prompt,
-    Snapshot,
-    SummaryVersion,
-    TokenCounter,
-    Turn,
-    current_facts,
-)
+from appliance.context.giveway import READBACK_HEADER, Fitted, Layout, describe_cuts, fitted
+from appliance.types import Manifest, PartManifest, Prompt, Snapshot, TokenCounter, Turn, current_facts
 
-# One part of [CONTEXT] as rendered: (name, text, estimated tokens, turns).
-Section = tuple[str, str, int, tuple[int, ...]]
-
-
-def render_facts(facts: Sequence[LedgerEntry]) -> str:
-    """The ledger compactly, one line per turn: ``turn 13: reference TR3396; time 9:29``.
-
-    Grouping by turn costs about two thirds of one line per entry, and the ledger is the part
-    that must fit most facts into a small budget.
-    """
-    lines: list[str] = []
-    for i, e in enumerate(facts):
-        if i and facts[i - 1].turn == e.turn:
-            lines[-1] += f"; {e.kind} {e.value}"
-        else:
-            lines.append(f"turn {e.turn}: {e.kind} {e.value}")
-    return "\n".join(lines)
+# The part headers live with the give-way steps that render them; tests read this one from here.
+__all__ = ["READBACK_HEADER", "RollingPolicy"]
 
 
 def _recent_start(turns: Sequence[Turn], pairs: int) -> int:
@@ -67,247 +39,6 @@ def _recent_start(turns: Sequence[Turn], pairs: int) -> int:
             if seen == pairs:
                 return pos
     return 0
-
-
-SUMMARY_HEADER = "Summary of turns {first}-{last}:"
-LEDGER_HEADER = "Exact facts, by the turn they were said in:"
-LATEST_LEDGER_HEADER = "Exact facts of the latest turns:"
-RECALLED_HEADER = "Earlier turns recalled for this question:"
-RECENT_HEADER = "Latest turns:"
-READBACK_HEADER = "The customer asks for these again; give them exactly as written here:"
-
-
-def render_readback(entry: LedgerEntry) -> str:
-    """One fact the question asks for, as the read-back part shows it."""
-    return f"{entry.kind} {entry.value} (said in turn {entry.turn})"
-
-
-class _RollingFit:
-    """The mutable state of one rolling build: what is kept of each part, and its estimated tokens.
-
-    Each piece is counted once (a line with its newline, a sentence with its space), so the estimate
-    is a running sum and every give-way step is O(1); the prompt is rendered and counted whole only
-    at the end, to confirm (and, rarely, to go one step further).
-    """
-
-    def __init__(
-        self,
-        counter: TokenCounter,
-        summary: SummaryVersion | None,
-        facts: Sequence[LedgerEntry],
-        recalled: list[Turn],
-        verbatim: list[Turn],
-        keep_last: int,
-        covered: tuple[int, ...],
-        readback: Sequence[LedgerEntry] = (),
-    ) -> None:
-        self.counter = counter
-        self.covered = covered  # the turns the summary stands for
-        self.summary = summary
-        self.facts = facts
-        self.recalled = recalled  # best first
-        self.verbatim = verbatim  # chronological
-        self.keep_last = keep_last  # the last pair: verbatim[keep_last:]
-        self.events: list[tuple[str, int]] = []
-        c = counter.count_text
-        # Summary: whole until its middle must go; then its lines, then their sentences (``trim``).
-        self.summary_header = SUMMARY_HEADER.format(first=0, last=summary.covers_to) if summary is not None else ""
-        self.trim: SummaryTrim | None = None
-        self.summary_on = summary is not None
-        self.summary_base = c(self.summary_header + "\n") + 2 if summary else 0
-        self.summary_cost = self.summary_base + c(summary.text.strip()) if summary else 0
-        # Ledger: counted as one block until an entry must go; then line by line.
-        self.fact_heads = [i == 0 or facts[i - 1].turn != e.turn for i, e in enumerate(facts)]
-        self.fact_costs: list[int] | None = None
-        self.fact_from = 0
-        self.fact_sum = c(render_facts(facts)) + 1 if facts else 0
-        # Facts of turns after the summary go in a second block, with its own header (see ``sections``).
-        self.split_after = summary.covers_to if summary is not None else -1
-        self.ledger_header = c(LEDGER_HEADER + "\n") + 2 if facts else 0
-        self.latest_header = c(LATEST_LEDGER_HEADER + "\n") + 2 if facts else 0
-        # Recalled: one count per line (each may give way on its own), counted in ``count_verbatim``.
-        self.recalled_lines = [f"(turn {t.index}) {render_turn(t)}" for t in recalled]
-        self.recalled_costs = [0] * len(recalled)
-        self.recalled_n = len(recalled)
-        self.recalled_sum = 0
-        self.recalled_header = 0
-        # Verbatim: counted lazily, newest first (see ``count_verbatim``).
-        self.verbatim_lines = [render_turn(t) for t in verbatim]
-        self.verbatim_costs: list[int] = [0] * len(verbatim)
-        self.verbatim_from = len(verbatim)  # nothing counted yet
-        self.verbatim_sum = 0
-        self.verbatim_header = c(RECENT_HEADER + "\n") + 2 if verbatim else 0
-        # Read-back: the facts the question asks for, one line each, right before the question.
-        self.readback = tuple(readback)
-        self.readback_costs = [c(render_readback(e)) + 1 for e in self.readback]
-        self.readback_from = 0
-        self.readback_header = c(READBACK_HEADER + "\n") + 2 if readback else 0
-
-    # -- estimate ---------------------------------------------------------------------------------
-
-    def count_verbatim(self, room: int) -> None:
-        """Count verbatim turns newest first; a turn that alone would push the verbatim part past
-        ``room`` can never be kept, so it and all older ones give way now, without being counted.
-        Because recalled turns give way before any verbatim turn, they all go first."""
-        c = self.counter.count_text
-        acc = self.verbatim_header
-        pos = len(self.verbatim)
-        while pos > 0:
-            cost = c(self.verbatim_lines[pos - 1]) + 1
-            if acc + cost > room and pos - 1 < self.keep_last:
-                break
-            pos -= 1
-            self.verbatim_costs[pos] = cost
-            acc += cost
-        self.verbatim_from = pos
-        self.verbatim_sum = acc - self.verbatim_header
-        if pos > 0:
-            while self.recalled_n:
-                self.drop_recalled()
-            self.events.extend(("verbatim", self.verbatim[i].index) for i in range(pos))
-        elif self.recalled_n:  # they may fit: count them
-            self.recalled_costs = [c(line) + 1 for line in self.recalled_lines]
-            self.recalled_sum = sum(self.recalled_costs)
-            self.recalled_header = c(RECALLED_HEADER + "\n") + 2
-
-    def estimate(self) -> int:
-        """Estimated tokens of [CONTEXT] as it stands; O(1), kept up to date by every step."""
-        total = self.summary_cost if self.summary_on else 0
-        if self.fact_from < len(self.facts):  # facts are oldest first: each block is there if its end is kept
-            total += self.fact_sum
-            total += self.ledger_header if self.facts[self.fact_from].turn <= self.split_after else 0
-            total += self.latest_header if self.facts[-1].turn > self.split_after else 0
-        if self.recalled_n:
-            total += self.recalled_header + self.recalled_sum
-        if self.verbatim_from < len(self.verbatim):
-            total += self.verbatim_header + self.verbatim_sum
-        if self.readback_from < len(self.readback):
-            total += self.readback_header + sum(self.readback_costs[self.readback_from :])
-        return total
-
-    # -- give way, one step at a time, in the fixed order ---------------------------------------------
-
-    def drop_recalled(self) -> None:
-        self.recalled_n -= 1
-        self.recalled_sum -= self.recalled_costs[self.recalled_n]
-        self.events.append(("recalled", self.recalled[self.recalled_n].index))
-
-    def shrink(self) -> bool:
-        """One step of the fixed order; False when nothing is left to give way."""
-        if self.recalled_n:
-            self.drop_recalled()
-            return True
-        if self.verbatim_from < self.keep_last:
-            self._drop_verbatim("verbatim")
-            return True
-        if self.summary_on and self._drop_summary_middle():
-            return True
-        if len(self.facts) - self.fact_from > 1:
-            self._drop_fact()
-            return True
-        if self.summary_on:
-            self.summary_on = False
-            self.events.append(("summary", 0))
-            return True
-        if self.verbatim_from < len(self.verbatim):
-            self._drop_verbatim("last-pair")
-            return True
-        if self.fact_from < len(self.facts):
-            self._drop_fact()
-            return True
-        if self.readback_from < len(self.readback):
-            self.events.append(("readback", self.readback_from))
-            self.readback_from += 1
-            return True
-        return False
-
-    def _drop_verbatim(self, kind: str) -> None:
-        self.events.append((kind, self.verbatim[self.verbatim_from].index))
-        self.verbatim_sum -= self.verbatim_costs[self.verbatim_from]
-        self.verbatim_from += 1
-
-    def _fact_cost(self, i: int, head: bool) -> int:
-        """An entry's share: ``turn N: kind value`` and its line break when it opens its turn's
-        line, else ``; kind value``."""
-        e = self.facts[i]
-        if head:
-            return self.counter.count_text(f"turn {e.turn}: {e.kind} {e.value}") + 1
-        return self.counter.count_text(f"; {e.kind} {e.value}")
-
-    def _drop_fact(self) -> None:
-        if self.fact_costs is None:
-            self.fact_costs = [self._fact_cost(i, head) for i, head in enumerate(self.fact_heads)]
-            self.fact_sum = sum(self.fact_costs)
-        i = self.fact_from
-        self.events.append(("ledger", i))
-        self.fact_sum -= self.fact_costs[i]
-        self.fact_from += 1
-        nxt = i + 1
-        if nxt < len(self.facts) and not self.fact_heads[nxt]:  # it now opens its turn's line
-            self.fact_heads[nxt] = True
-            head = self._fact_cost(nxt, True)
-            self.fact_sum += head - self.fact_costs[nxt]
-            self.fact_costs[nxt] = head
-
-    def _drop_summary_middle(self) -> bool:
-        """One piece of the summary's middle: a line, or once only its first and last are left, a sentence."""
-        assert self.summary is not None
-        if self.trim is None:
-            self.trim = SummaryTrim(self.summary.text, self.counter.count_text)
-        kind = self.trim.drop()
-        self.summary_cost = self.summary_base + self.trim.cost
-        if kind is None:
-            return False
-        self.events.append((kind, len(self.events)))  # what went is in ``trim``
-        return True
-
-    # -- render -----------------------------------------------------------------------------------
-
-    def summary_text(self) -> str:
-        assert self.summary is not None
-        return self.summary.text.strip() if self.trim is None else self.trim.text()
-
-    def sections(self) -> list[Section]:
-        """(name, text, estimated tokens, turns) of each part that is not empty, in prompt order.
-
-        The ledger is split at the summary's ``covers_to``: facts of summarized turns come after the
-        summary, and change only when the summary moves (or a fact is corrected); facts of the turns
-        after it come last, where the prompt changes anyway. So what llama.cpp must evaluate afresh
-        at each turn stays small however long the conversation grows.
-        """
-        kept = self.facts[self.fact_from :]
-        older = [e for e in kept if e.turn <= self.split_after]
-        latest = kept[len(older) :]
-        out = []
-        if self.summary_on and self.summary is not None:
-            covered = self.covered
-            out.append(("summary", f"{self.summary_header}\n{self.summary_text()}", self.summary_cost, covered))
-        if older:
-            out.append(self._ledger_part("ledger", LEDGER_HEADER, older))
-        if self.verbatim_from < len(self.verbatim):
-            lines = self.verbatim_lines[self.verbatim_from :]
-            cost = self.verbatim_header + self.verbatim_sum
-            turns = tuple(t.index for t in self.verbatim[self.verbatim_from :])
-            out.append(("recent", RECENT_HEADER + "\n" + "\n".join(lines), cost, turns))
-        if self.recalled_n:
-            kept_recalled = sorted(range(self.recalled_n), key=lambda k: self.recalled[k].index)
-            lines = [self.recalled_lines[k] for k in kept_recalled]
-            cost = self.recalled_header + self.recalled_sum
-            turns = tuple(self.recalled[k].index for k in kept_recalled)
-            out.append(("recalled", RECALLED_HEADER + "\n" + "\n".join(lines), cost, turns))
-        if latest:
-            out.append(self._ledger_part("ledger-latest", LATEST_LEDGER_HEADER, latest))
-        if self.readback_from < len(self.readback):
-            asked = self.readback[self.readback_from :]
-            text = READBACK_HEADER + "\n" + "\n".join(render_readback(e) for e in asked)
-            turns = tuple(sorted({e.turn for e in asked}))
-            cost = self.readback_header + sum(self.readback_costs[self.readback_from :])
-            out.append(("ledger-readback", text, cost, turns))
-        return out
-
-    def _ledger_part(self, name: str, header: str, facts: Sequence[LedgerEntry]) -> Section:
-        text = header + "\n" + render_facts(facts)
-        return name, text, self.counter.count_text(text) + 2, tuple(sorted({e.turn for e in facts}))
 
 
 class RollingPolicy:
@@ -356,11 +87,26 @@ class RollingPolicy:
     def build(
         self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
     ) -> Prompt:
+        layout = self._layout(snap, recalled)
+        fixed = counter.count(assemble(spec, "", question)) - counter.count_text(NO_CONTEXT)
+        # A question shorter than the reserve leaves the rest of it spare, so what comes before the
+        # question is the same for every such question (and for the empty one the warm-up builds):
+        # the warmed prefix holds. Where only the reserve is in the way, the context gets its room.
+        asked = fixed - (counter.count(assemble(spec, "", "")) - counter.count_text(NO_CONTEXT))
+        slack = max(0, self.question_reserve - asked)
+        done = fitted(layout, spec, question, counter, fixed, slack)
+        if done is None and slack:
+            done = fitted(layout, spec, question, counter, fixed, 0)
+        if done is None:
+            raise too_long(spec)
+        return Prompt(messages=done.messages, manifest=self._manifest(snap, layout, done, spec, question))
+
+    def _layout(self, snap: Snapshot, recalled: Sequence[int]) -> Layout:
         turns = snap.turns
         summary = usable_summary(snap)
         covers_to = summary.covers_to if summary is not None else -1
         start = _recent_start(turns, self.recent_pairs)
-        verbatim = [t for pos, t in enumerate(turns) if pos >= start or t.index > covers_to]
+        verbatim = tuple(t for pos, t in enumerate(turns) if pos >= start or t.index > covers_to)
         in_verbatim = {t.index for t in verbatim}
         by_index = {t.index: t for t in turns}
         chosen: list[Turn] = []
@@ -371,89 +117,37 @@ class RollingPolicy:
         keep_last = max(0, min(_recent_start(turns, 1) - (len(turns) - len(verbatim)), len(verbatim)))
         if start >= len(turns):  # no recent pairs configured: nothing is protected as "the last pair"
             keep_last = len(verbatim)
-        covered = tuple(t.index for t in turns if t.index <= covers_to)
-        facts = current_facts(snap.ledger)
+        return Layout(
+            summary=summary,
+            covered=tuple(t.index for t in turns if t.index <= covers_to),
+            facts=tuple(current_facts(snap.ledger)),
+            recalled=tuple(chosen),
+            verbatim=verbatim,
+            keep_last=keep_last,
+            pending=tuple(t.index for pos, t in enumerate(turns) if pos < start and t.index > covers_to),
+        )
 
-        def fitted(slack: int) -> tuple[_RollingFit, list[Section], tuple[Message, ...], int] | None:
-            """The parts given way until the prompt and ``slack`` spare tokens fit the budget; None if they cannot."""
-            fit = _RollingFit(counter, summary, facts, chosen, verbatim, keep_last, covered, spec.readback)
-            room = spec.budget - fixed - slack
-            if room < 0:
-                return None
-            fit.count_verbatim(room)
-            while fit.estimate() > room:
-                if not fit.shrink():
-                    return None
-            while True:
-                sections = fit.sections()
-                messages = assemble(spec, "\n\n".join(s[1] for s in sections), question)
-                total = counter.count(messages)
-                if total + slack <= spec.budget:
-                    return fit, sections, messages, total
-                if not fit.shrink():
-                    return None
-
-        fixed = counter.count(assemble(spec, "", question)) - counter.count_text(NO_CONTEXT)
-        # A question shorter than the reserve leaves the rest of it spare, so what comes before the
-        # question is the same for every such question (and for the empty one the warm-up builds):
-        # the warmed prefix holds. Where only the reserve is in the way, the context gets its room.
-        asked = fixed - (counter.count(assemble(spec, "", "")) - counter.count_text(NO_CONTEXT))
-        slack = max(0, self.question_reserve - asked)
-        done = fitted(slack) or (fitted(0) if slack else None)
-        if done is None:
-            raise too_long(spec)
-        fit, sections, messages, total = done
-
+    def _manifest(self, snap: Snapshot, layout: Layout, done: Fitted, spec: PromptSpec, question: str) -> Manifest:
+        fit, sections, total = done.fit, done.sections, done.total
         verbatim_turns = next((s[3] for s in sections if s[0] == "recent"), ())
         recalled_turns = next((s[3] for s in sections if s[0] == "recalled"), ())
         summarized = next((s[3] for s in sections if s[0] == "summary"), ())
         accounted = {*verbatim_turns, *recalled_turns, *summarized}
-        cut_turns = tuple(t.index for t in turns if t.index not in accounted)
-        pending = [t.index for pos, t in enumerate(turns) if pos < start and t.index > covers_to]
         notes = []
-        if pending:
-            reason = "no summary yet" if summary is None else f"the summary covers turns 0-{covers_to}"
-            notes.append(f"turns {turn_span(pending)} carried verbatim: {reason}")
+        if layout.pending:
+            summary = layout.summary
+            reason = "no summary yet" if summary is None else f"the summary covers turns 0-{summary.covers_to}"
+            notes.append(f"turns {turn_span(layout.pending)} carried verbatim: {reason}")
         parts = [PartManifest(name, cost, turns=tt) for name, _, cost, tt in sections]
-        manifest = Manifest(
+        return Manifest(
             policy=self.name,
             budget=spec.budget,
             total_tokens=total,
-            parts=part_manifests(spec, question, counter, total, parts),
+            parts=part_manifests(spec, question, fit.counter, total, parts),
             verbatim_turns=verbatim_turns,
             summarized_turns=summarized,
             recalled_turns=recalled_turns,
-            cut_turns=cut_turns,
-            cuts=(*notes, *_describe_cuts(fit, set(summarized), spec.budget)),
-            fallback=bool(pending),
+            cut_turns=tuple(t.index for t in snap.turns if t.index not in accounted),
+            cuts=(*notes, *describe_cuts(fit, set(summarized), spec.budget)),
+            fallback=bool(layout.pending),
         )
-        return Prompt(messages=messages, manifest=manifest)
-
-
-def _describe_cuts(fit: _RollingFit, summarized: set[int], budget: int) -> list[str]:
-    """One line per kind of step, in the order the steps were taken."""
-    grouped: dict[str, list[int]] = {}
-    for kind, value in fit.events:
-        grouped.setdefault(kind, []).append(value)
-    out = []
-    for kind, values in grouped.items():
-        if kind == "recalled":
-            out.append(f"recalled turns {', '.join(map(str, values))} gave way to fit {budget} tokens")
-        elif kind in ("verbatim", "last-pair"):
-            lost = sorted(i for i in values if i not in summarized)
-            what = "the last pair's turns" if kind == "last-pair" else "the oldest latest turns"
-            tail = f"; turns {turn_span(lost)} are cut" if lost else "; all still in the summary"
-            out.append(f"{what} {turn_span(sorted(values))} gave way{tail}")
-        elif kind in ("line", "sentence") and fit.trim is not None:
-            out.append(fit.trim.describe_lines() if kind == "line" else fit.trim.describe_sentences())
-        elif kind == "ledger":
-            gone = [fit.facts[k] for k in values]
-            shown = ", ".join(f"{e.kind} {e.value} (turn {e.turn})" for e in gone)
-            out.append(f"ledger: {len(gone)} oldest entr{'y' if len(gone) == 1 else 'ies'} cut: {shown}")
-        elif kind == "summary":
-            out.append("summary dropped entirely (its first and last sentences too)")
-        elif kind == "readback":
-            gone = [fit.readback[k] for k in values]
-            shown = ", ".join(f"{e.kind} {e.value} (turn {e.turn})" for e in gone)
-            out.append(f"read-back: {len(gone)} asked-for fact{'' if len(gone) == 1 else 's'} cut: {shown}")
-    return out

@@ -1,34 +1,35 @@
 """The hot path of one turn: the only place where the stages meet.
 
-    snapshot → stage → recall → context → generate (streamed) → check → repair → refine → store
+    snapshot → plan (mask, stage, facts, read-back, recall) → context → generate (streamed)
+             → check → guard (repair, refine) → store
 
 The pipeline receives its parts (store, models, policies, recall) already built; it builds none.
-A turn is written only after the answer is complete, in one transaction, so an interrupted or
-cancelled turn leaves nothing behind. Summaries are made elsewhere (the worker), never here.
+Each turn's decisions are made once into a :class:`~appliance.turn.plan.TurnPlan`; the steps after
+it are functions of the plan (the guard's in :mod:`~appliance.turn.guard`), timed by one
+:class:`~appliance.turn.timing.TurnTimer`. A turn is written only after the answer is complete, in
+one transaction, so an interrupted or cancelled turn leaves nothing behind. Summaries are made
+elsewhere (the worker), never here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass
 
 from appliance import stage
 from appliance.context import ContextPolicy, PromptSpec, before_question
 from appliance.context.tokens import ResponderCounter
 from appliance.errors import ConfigError, InputError, MessageTooLong, SessionNotFound
-from appliance.facts import checker, ledger, readback, slots
+from appliance.facts import ledger, readback, slots
 from appliance.store import Store
+from appliance.turn import embeddings, guard
+from appliance.turn.plan import TurnPlan
+from appliance.turn.timing import TurnTimer
 from appliance.types import (
     ROLES,
     ChatModel,
-    CheckResult,
-    Generation,
-    LedgerEntry,
     Message,
     OnToken,
     Recaller,
@@ -38,42 +39,37 @@ from appliance.types import (
     Snapshot,
     Stage,
     SummaryVersion,
-    Timings,
     Turn,
     TurnRecord,
     TurnResult,
-    current_facts,
 )
 
 # The policy that answers a transcript sent whole (no session): the whole conversation, oldest first out.
 TRANSCRIPT_POLICY = "raw"
 
-REFINE_PROMPT = (
-    "Rewrite so it sounds like a real phone response. Aim for 2-3 short spoken-style sentences. "
-    "Keep all factual content. Remove robotic phrasing. Reply with the rewritten text only."
-)
-
 
 @dataclass(frozen=True)
 class PipelineSettings:
-    system_prompt: str
-    instruction: str
-    budget_tokens: int
-    max_message_chars: int
-    default_policy: str
-    sampling: Sampling
-    early_turns: int = stage.EARLY_TURNS
-    late_cues: Mapping[str, Sequence[str]] = field(default_factory=lambda: dict(stage.LATE_CUES))
-    open_cues: Mapping[str, Sequence[str]] = field(default_factory=lambda: dict(stage.OPEN_CUES))
-    instructions: Mapping[Stage, str] = field(default_factory=dict)
-    guard: str = "regenerate"
-    redact_phrase: str = "[please check with staff]"
-    recall_k: int = 3
-    recall_min_score: float = 0.3
-    refine_prompt: str = REFINE_PROMPT
+    """What the pipeline is told, resolved from the settings by the composition root
+    (:func:`appliance.app.pipeline_settings`). No defaults here: the configuration holds them."""
+
+    system_prompt: str  # chat.system_prompt
+    instruction: str  # chat.instruction
+    budget_tokens: int  # context.budget_tokens
+    max_message_chars: int  # chat.max_message_chars
+    default_policy: str  # context.policy
+    sampling: Sampling  # the responder's
+    early_turns: int  # stage.early_turns
+    late_cues: Mapping[str, Sequence[str]]  # stage.late_cues, merged with the built-in lists
+    open_cues: Mapping[str, Sequence[str]]  # stage.open_cues, merged with the built-in lists
+    instructions: Mapping[Stage, str]  # stage.instructions over the built-in ones
+    guard: str  # guard.policy
+    redact_phrase: str  # guard.redact_phrase
+    recall_k: int  # recall.k
+    recall_min_score: float  # recall.min_score
     # facts.request_cues (the config's table, merged with the built-in lists by facts/slots.py).
-    request_cues: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
-    mask_secrets: bool = True  # privacy.mask_secrets: secrets are masked before anything is stored
+    request_cues: Mapping[str, Mapping[str, Sequence[str]]]
+    mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
 
 
 class Pipeline:
@@ -90,7 +86,7 @@ class Pipeline:
     ) -> None:
         if settings.default_policy not in policies:
             raise ConfigError(f"context.policy: unknown policy {settings.default_policy!r}")
-        if settings.guard not in ("flag", "regenerate", "redact"):
+        if settings.guard not in guard.GUARD_POLICIES:
             raise ConfigError(f"guard.policy: unknown policy {settings.guard!r}")
         self.store = store
         self.responder = responder
@@ -149,10 +145,11 @@ class Pipeline:
         With ``persist=False`` nothing is stored at all (an evaluation's probe question, asked
         without changing the conversation); the result's turns carry the indices they would have.
         """
-        started = time.perf_counter()
+        timer = TurnTimer()
         message = self.validate_message(text)
         snap = self.store.snapshot(session_id)  # the turn's one read of the session
-        return self._answer(snap, message, started, on_token=on_token, cancel=cancel, persist=persist)
+        plan = self._plan(snap, message, timer)
+        return self._answer(plan, timer, on_token=on_token, cancel=cancel, persist=persist)
 
     def answer_transcript(
         self,
@@ -168,7 +165,7 @@ class Pipeline:
         the oldest turns give way to the budget, the prompt gets a manifest, the answer is checked
         and guarded. System messages replace the configured system prompt; nothing is stored.
         """
-        started = time.perf_counter()
+        timer = TurnTimer()
         if not messages or messages[-1].role != "user":
             raise InputError("the last message must be the customer's (role user)", field="messages")
         message = self.validate_message(messages[-1].content)
@@ -183,126 +180,118 @@ class Pipeline:
             turns=turns,
             ledger=ledger.entries(turns, cues=cues),
         )
-        return self._answer(
-            snap,
-            message,
-            started,
-            on_token=on_token,
-            cancel=cancel,
-            persist=False,
-            system=system or None,
-            sampling=sampling,
-        )
+        plan = self._plan(snap, message, timer, system=system or None, sampling=sampling)
+        return self._answer(plan, timer, on_token=on_token, cancel=cancel, persist=False)
 
-    def _answer(
+    def _plan(
         self,
         snap: Snapshot,
         message: str,
-        started: float,
+        timer: TurnTimer,
         *,
-        on_token: OnToken | None,
-        cancel: threading.Event | None,
-        persist: bool,
         system: str | None = None,
         sampling: Sampling | None = None,
-    ) -> TurnResult:
-        """The hot path from a snapshot: mask, stage, recall, context, generate, check, repair, refine, store.
+    ) -> TurnPlan:
+        """The turn's decisions, made once: the masked message, its stage, model and prompt spec,
+        its facts, the read-back it asks for, the turns recalled for it, and the sampling.
 
         Secrets in the message are masked first (``privacy.mask_secrets``): the masked text is what is
         prompted, checked, stored and summarized. The customer's facts are read with the agent's turn
         before it, so a bare "Yes, Sarah Brown." after "your name?" is a name. A read-back question
         ("what was my account number?") gets the values it asks for placed and named in its prompt,
-        and the configured sampling at temperature 0.
+        and the configured sampling at temperature 0. ``system`` replaces the configured system
+        prompt, ``sampling`` the configured sampling (the caller's choice is then kept as it is).
         """
         s = self.settings
-        chosen = sampling
-        sampling = sampling or s.sampling
-        session_id = snap.session.id
         cues = s.request_cues or None
         if s.mask_secrets:
             message = slots.mask(message, snap.turns[-6:], cues=cues)
-        turn_stage, model, spec = self._plan(snap, message, system)
+        turn_stage, model, spec = self._frame(snap, message, system)
         counter = self.counter_for(model)
         policy = self.policies[snap.session.policy]
-        t0 = time.perf_counter()
-        # Provisional indices for the check and an unsaved result; the store assigns the real ones.
-        customer = Turn(session_id, len(snap.turns), "customer", message)
-        facts = snap.ledger + ledger.entries_for(customer, snap.turns[-1] if snap.turns else None, cues=cues)
-        req = readback.request(message)
-        wanted = readback.wanted(req, facts) if req is not None else ()
-        if wanted:  # a read-back question: the facts it asks for go right before it, and are named after it
-            spec = dataclasses.replace(spec.adding(readback.instruction(wanted)), readback=readback.facts_of(wanted))
-            if chosen is None:  # repeating facts, sampling only adds ways to get them wrong
-                sampling = dataclasses.replace(sampling, temperature=0.0)
-        recalled = self._recall(snap, message, policy)
-        t1 = time.perf_counter()
-        prompt = policy.build(snap, message, spec, counter, recalled)
-        t2 = time.perf_counter()
-        with self.answering:
-            first = model.generate(
-                prompt.messages, sampling, on_token=on_token, cancel=cancel, cache_key=session_id or None
-            )
-            t3 = time.perf_counter()
-            summary = snap.summary.text if snap.summary else ""
-
-            def check(answer: str) -> CheckResult:
-                return checker.check(answer, ledger=facts, summary=summary, transcript=snap.turns, question=message)
-
-            result = check(first.text)
-            t4 = time.perf_counter()
-            final, result = self._repair(
-                first,
-                result,
-                check,
-                snap,
-                message,
-                spec,
-                counter,
-                recalled,
-                model,
-                sampling,
-                cancel,
-                facts,
-                req,
-                wanted,
-            )
-            final_text, refine_note = self._refine(final.text, result, check, sampling, cancel)
-        t5 = time.perf_counter()
-        if refine_note:
-            result = dataclasses.replace(result, refine=refine_note)
-        record = TurnRecord(
+        used = sampling or s.sampling
+        with timer.phase("recall"):
+            # A provisional index for the check and an unsaved result; the store assigns the real one.
+            customer = Turn(snap.session.id, len(snap.turns), "customer", message)
+            facts = snap.ledger + ledger.entries_for(customer, snap.turns[-1] if snap.turns else None, cues=cues)
+            req = readback.request(message)
+            wanted = readback.wanted(req, facts) if req is not None else ()
+            if wanted:  # a read-back question: the facts it asks for go right before it, and are named after it
+                spec = dataclasses.replace(
+                    spec.adding(readback.instruction(wanted)), readback=readback.facts_of(wanted)
+                )
+                if sampling is None:  # repeating facts, sampling only adds ways to get them wrong
+                    used = dataclasses.replace(used, temperature=0.0)
+            recalled = self._recall(snap, message, policy)
+        return TurnPlan(
+            snapshot=snap,
+            message=message,
+            customer=customer,
             stage=turn_stage,
-            model=first.model,
-            manifest=prompt.manifest,
-            prompt_tokens=final.prompt_tokens,
-            completion_tokens=first.completion_tokens,
-            timings=Timings(
-                context_ms=(t2 - t1) * 1000,
-                recall_ms=(t1 - t0) * 1000,
-                ttft_s=first.ttft_s,
-                generate_s=first.total_s,
-                check_ms=(t4 - t3) * 1000,
-                repair_s=t5 - t4,
-                total_s=t5 - started,
-            ),
-            check=result,
+            model=model,
+            policy=policy,
+            spec=spec,
+            counter=counter,
+            facts=facts,
+            request=req,
+            wanted=wanted,
+            recalled=recalled,
+            sampling=used,
         )
-        agent = Turn(session_id, customer.index + 1, "agent", final_text)
-        if not persist:
-            return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
-        stored = self.store.append_exchange(
-            session_id,
-            message,
-            final_text,
+
+    def _answer(
+        self,
+        plan: TurnPlan,
+        timer: TurnTimer,
+        *,
+        on_token: OnToken | None,
+        cancel: threading.Event | None,
+        persist: bool,
+    ) -> TurnResult:
+        """The plan carried out: the prompt built, the answer generated, checked and guarded, the
+        exchange stored (unless ``persist`` is false)."""
+        with timer.phase("context"):
+            prompt = plan.prompt()
+        with self.answering:
+            first = plan.model.generate(
+                prompt.messages, plan.sampling, on_token=on_token, cancel=cancel, cache_key=plan.cache_key
+            )
+            with timer.phase("check"):
+                checked = plan.check(first.text)
+            with timer.phase("repair"):
+                s = self.settings
+                kept = guard.apply(plan, first, checked, guard.Rules(s.guard, s.redact_phrase, self.refiner, cancel))
+        timings = timer.timings(first)
+        with timer.phase("store"):
+            record = TurnRecord(
+                stage=plan.stage,
+                model=first.model,
+                manifest=prompt.manifest,
+                prompt_tokens=kept.answer.prompt_tokens,
+                completion_tokens=first.completion_tokens,
+                timings=timings,
+                check=kept.check,
+            )
+            agent = Turn(plan.session_id, plan.customer.index + 1, "agent", kept.answer.text)
+            if not persist:
+                return TurnResult(session_id=plan.session_id, customer=plan.customer, agent=agent, record=record)
+            stored = self._store(plan, agent, record)
+        self._stored(plan.session_id)
+        # The stored record cannot include the store's own write; the caller's copy does.
+        return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timer.timings(first)))
+
+    def _store(self, plan: TurnPlan, agent: Turn, record: TurnRecord) -> TurnResult:
+        """The exchange, its record and both turns' new facts, in one transaction."""
+        cues = self.settings.request_cues or None
+        customer = plan.customer
+        return self.store.append_exchange(
+            plan.session_id,
+            plan.message,
+            agent.text,
             record,
-            ledger=facts[len(snap.ledger) :] + ledger.entries_for(agent, customer, cues=cues),
+            ledger=plan.facts[len(plan.snapshot.ledger) :] + ledger.entries_for(agent, customer, cues=cues),
             expect_index=customer.index,  # a turn stored since the snapshot is a conflict, not a mislabel
         )
-        store_ms = (time.perf_counter() - t5) * 1000
-        self._stored(session_id)
-        # The stored record cannot include the store's own write; the caller's copy does.
-        timings = dataclasses.replace(record.timings, store_ms=store_ms, total_s=time.perf_counter() - started)
-        return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timings))
 
     def next_prefix(self, session_id: str) -> tuple[ChatModel, tuple[Message, ...]] | None:
         """The model that will answer the session's next message, and that prompt as far as it is
@@ -313,7 +302,7 @@ class Pipeline:
             snap = self.store.snapshot(session_id)
         except SessionNotFound:
             return None
-        _, model, spec = self._plan(snap, "", None)
+        _, model, spec = self._frame(snap, "", None)
         try:
             prompt = self.policies[snap.session.policy].build(snap, "", spec, self.counter_for(model))
         except InputError:
@@ -330,9 +319,9 @@ class Pipeline:
         except SessionNotFound:
             return 0
         candidates = self._recall_candidates(snap, self.policies.get(snap.session.policy))
-        return self._embedded(session_id, candidates)[1] if candidates else 0
+        return embeddings.embedded(self.store, self.recall, session_id, candidates)[1] if candidates else 0
 
-    def _plan(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
+    def _frame(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
         """The message's stage, the model that answers it, and the prompt's fixed parts."""
         s = self.settings
         turn_stage = stage.detect(
@@ -352,136 +341,15 @@ class Pipeline:
         candidates = self._recall_candidates(snap, policy)
         if not candidates:
             return ()
-        vectors = self.vectors(snap.session.id, candidates)
+        vectors = embeddings.vectors(self.store, self.recall, snap.session.id, candidates)
         return self.recall.select(message, candidates, vectors, self.settings.recall_k, self.settings.recall_min_score)
 
     def _recall_candidates(self, snap: Snapshot, policy: ContextPolicy | None) -> tuple[Turn, ...]:
         """The older turns recall may choose from under ``policy``: none where recall is off or the
         policy has no place for recalled turns."""
-        candidates_of = getattr(policy, "recall_candidates", None)
-        if self.recall is None or candidates_of is None or self.settings.recall_k <= 0:
+        if self.recall is None or policy is None or self.settings.recall_k <= 0:
             return ()
-        candidates: tuple[Turn, ...] = candidates_of(snap)
-        return candidates
-
-    def vectors(self, session_id: str, turns: Sequence[Turn]) -> np.ndarray:
-        """Embeddings of ``turns`` (one row each), computing and storing any not stored yet."""
-        from appliance.context.recall import from_blob
-
-        stored, _ = self._embedded(session_id, turns)
-        return np.stack([from_blob(stored[t.index]) for t in turns])
-
-    def _embedded(self, session_id: str, turns: Sequence[Turn]) -> tuple[dict[int, bytes], int]:
-        """The session's stored vectors with those of ``turns`` computed and stored where missing,
-        and how many were missing."""
-        assert self.recall is not None
-        from appliance.context.recall import to_blob
-
-        stored = self.store.embeddings(session_id, self.recall.model_name)
-        missing = [t for t in turns if t.index not in stored]
-        if missing:
-            fresh = self.recall.embed([t.text for t in missing])
-            blobs = [(t.index, to_blob(v)) for t, v in zip(missing, fresh)]
-            self.store.put_embeddings(session_id, self.recall.model_name, blobs)
-            stored.update(blobs)
-        return stored, len(missing)
-
-    def _repair(
-        self,
-        first: Generation,
-        result: CheckResult,
-        check: Callable[[str], CheckResult],
-        snap: Snapshot,
-        message: str,
-        spec: PromptSpec,
-        counter: ResponderCounter,
-        recalled: tuple[int, ...],
-        model: ChatModel,
-        sampling: Sampling,
-        cancel: threading.Event | None,
-        said: Sequence[LedgerEntry],
-        req: readback.Request | None,
-        asked: tuple[readback.Asked, ...],
-    ) -> tuple[Generation, CheckResult]:
-        """Apply the guard policy to an answer with findings: flag it, redact it, or regenerate once.
-
-        An answer to a read-back question ("what was my account number?") that states none of the
-        ledger's values it asks for has a ``missing`` finding for each. ``flag`` keeps it; ``redact``
-        answers from the ledger in a fixed phrase (action ``readback``); ``regenerate`` retries once
-        (the values are already named and placed before the question in ``spec``), and if the kept
-        answer still lacks them, answers in the fixed phrase.
-        """
-        facts = current_facts(said)
-        result = _asked_for(result, asked)
-        missing = readback.lacking(first.text, asked)
-        if result.ok and not missing:
-            return first, result
-        found = result.findings  # what the answer states that the conversation does not support
-        result = _with_missing(result, missing)
-        policy = self.settings.guard
-        if policy == "flag":
-            return first, dataclasses.replace(result, action="flag")
-        language = req.language if req is not None else "en"
-        if policy == "redact":
-            if missing:
-                return self._from_ledger(first, first, result, check, missing, language)
-            text = checker.redact(first.text, result, self.settings.redact_phrase)
-            return dataclasses.replace(first, text=text), dataclasses.replace(
-                check(text), action="redact", original=first.text, original_findings=result.findings
-            )
-        # spec already names and places what a read-back question asks for
-        strict = spec.adding(checker.strict_instruction(facts, found))
-        retry_prompt = self.policies[snap.session.policy].build(snap, message, strict, counter, recalled)
-        second = model.generate(retry_prompt.messages, sampling, cancel=cancel, cache_key=snap.session.id or None)
-        second_result = _with_missing(_asked_for(check(second.text), asked), readback.lacking(second.text, asked))
-        # keep the better answer; a tie keeps the first
-        kept = second if len(second_result.findings) < len(result.findings) else first
-        still = readback.lacking(kept.text, asked)
-        if still:
-            return self._from_ledger(first, kept, result, check, still, language)
-        if kept is second:
-            return second, dataclasses.replace(
-                second_result, action="regenerate", original=first.text, original_findings=result.findings
-            )
-        return first, dataclasses.replace(result, action="regenerate")
-
-    @staticmethod
-    def _from_ledger(
-        first: Generation,
-        kept: Generation,
-        result: CheckResult,
-        check: Callable[[str], CheckResult],
-        missing: Sequence[readback.Asked],
-        language: str,
-    ) -> tuple[Generation, CheckResult]:
-        """The read-back answered from the ledger in a fixed phrase, in the question's language."""
-        text = readback.phrase(missing, language)
-        return dataclasses.replace(kept, text=text), dataclasses.replace(
-            check(text), action="readback", original=first.text, original_findings=result.findings
-        )
-
-    def _refine(
-        self,
-        text: str,
-        result: CheckResult,
-        check: Callable[[str], CheckResult],
-        sampling: Sampling,
-        cancel: threading.Event | None,
-    ) -> tuple[str, str]:
-        """Seed 002's spoken-style rewrite, kept only if it neither drops nor changes a fact."""
-        if self.refiner is None:
-            return text, ""
-        prompt = (Message("system", self.settings.refine_prompt), Message("user", text))
-        rewrite = self.refiner.generate(prompt, sampling, cancel=cancel).text
-        if not rewrite:
-            return text, "discarded: empty rewrite"
-        # Every fact of the original must be in the rewrite, and the rewrite may add none.
-        dropped = checker.check(text, ledger=(), summary=rewrite, transcript=(), question="").findings
-        added = [f for f in check(rewrite).findings if f.entity.norm not in {g.entity.norm for g in result.findings}]
-        if dropped or added:
-            what = ", ".join([f"dropped {f.entity.text}" for f in dropped] + [f"added {f.entity.text}" for f in added])
-            return text, f"discarded: {what}"
-        return rewrite, "kept"
+        return policy.recall_candidates(snap)
 
     # turns without an answer, and operator controls ------------------------------------------------
 
@@ -538,23 +406,6 @@ class Pipeline:
     def _stored(self, session_id: str) -> None:
         for hook in self.after_store:
             hook(session_id)
-
-
-def _asked_for(result: CheckResult, asked: Sequence[readback.Asked]) -> CheckResult:
-    """``result`` without findings on the very values the customer asked to have read back: the name
-    given "at the start" is what they asked for, even where a later one has replaced it."""
-    if not asked or result.ok:
-        return result
-    facts = readback.facts_of(asked)
-    kept = tuple(f for f in result.findings if not any(readback.states(f.entity.text, e) for e in facts))
-    return result if len(kept) == len(result.findings) else dataclasses.replace(result, findings=kept)
-
-
-def _with_missing(result: CheckResult, missing: Sequence[readback.Asked]) -> CheckResult:
-    """``result`` with a ``missing`` finding for each value a read-back answer did not state."""
-    if not missing:
-        return result
-    return dataclasses.replace(result, findings=(*result.findings, *readback.findings(missing)))
 
 
 class _Gauge:

@@ -1,0 +1,176 @@
+"""The guard: what happens to an answer after its check, before it is stored.
+
+An answer the check found something in (a fact the conversation does not support), or an answer to
+a read-back question ("what was my account number?") that states none of the ledger's values it
+asks for, is acted on by the configured policy:
+
+* ``flag`` keeps it, findings and all;
+* ``redact`` replaces the unsupported spans by a fixed phrase, and answers a read-back from the
+  ledger in a fixed phrase of the question's language (action ``readback``);
+* ``regenerate`` asks once more with a stricter instruction and keeps the better answer; a kept
+  answer that still lacks what a read-back asks for is answered from the ledger, as above.
+
+Then an optional refiner rewrites the kept answer in a spoken style (seed 002), and the rewrite is
+kept only if it neither drops nor changes a fact. Each step is a function of the turn's plan and the
+answer the step before kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from appliance.facts import checker, readback
+from appliance.turn.plan import TurnPlan
+from appliance.types import ChatModel, CheckResult, Finding, Generation, Message, current_facts
+
+GuardPolicy = Literal["flag", "regenerate", "redact"]
+GUARD_POLICIES: tuple[str, ...] = get_args(GuardPolicy)
+
+REFINE_PROMPT = (
+    "Rewrite so it sounds like a real phone response. Aim for 2-3 short spoken-style sentences. "
+    "Keep all factual content. Remove robotic phrasing. Reply with the rewritten text only."
+)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the guard needs besides the plan: the configured policy (``guard.policy``) and the phrase
+    that stands in for a redacted span, the refiner (None: no rewrite), and the turn's cancel event,
+    which stops the answers the guard asks for like the first."""
+
+    policy: str
+    redact_phrase: str
+    refiner: ChatModel | None
+    cancel: threading.Event | None
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """The answer the turn keeps: ``answer`` holds its text (and the tokens of the prompt it came
+    from), ``check`` its check and what the guard and the refiner did."""
+
+    answer: Generation
+    check: CheckResult
+
+
+def apply(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules) -> Guarded:
+    """The answer to store for ``first`` (whose check is ``checked``): repaired, then refined."""
+    return refine(plan, repair(plan, first, checked, rules), rules)
+
+
+def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules) -> Guarded:
+    """``first`` as the guard policy leaves it: unchanged if nothing is wrong with it, else flagged,
+    redacted or regenerated. A read-back answer lacking a value it was asked for has a ``missing``
+    finding for each."""
+    result = _asked_for(checked, plan.wanted)
+    missing = readback.lacking(first.text, plan.wanted)
+    if result.ok and not missing:
+        return Guarded(first, result)
+    found = result.findings  # what the answer states that the conversation does not support
+    result = _with_missing(result, missing)
+    if rules.policy == "flag":
+        return Guarded(first, dataclasses.replace(result, action="flag"))
+    if rules.policy == "redact":
+        return redact(plan, first, result, missing, rules.redact_phrase)
+    return regenerate(plan, first, result, found, rules.cancel)
+
+
+def redact(
+    plan: TurnPlan, first: Generation, result: CheckResult, missing: Sequence[readback.Asked], phrase: str
+) -> Guarded:
+    """The unsupported spans of ``first`` replaced by ``phrase``; a read-back lacking its values is
+    answered from the ledger at once."""
+    if missing:
+        return read_back(plan, first, result, first, missing)
+    text = checker.redact(first.text, result, phrase)
+    return Guarded(
+        dataclasses.replace(first, text=text),
+        dataclasses.replace(plan.check(text), action="redact", original=first.text, original_findings=result.findings),
+    )
+
+
+def regenerate(
+    plan: TurnPlan, first: Generation, result: CheckResult, found: Sequence[Finding], cancel: threading.Event | None
+) -> Guarded:
+    """One more answer, from the prompt rebuilt with a stricter instruction that lists the ledger's
+    facts and what ``first`` got wrong (``found``); the better of the two is kept, a tie keeps the first.
+
+    The plan's spec already names and places what a read-back question asks for; if the kept answer
+    still lacks it, it is answered from the ledger.
+    """
+    strict = plan.spec.adding(checker.strict_instruction(current_facts(plan.facts), found))
+    second = plan.model.generate(plan.prompt(strict).messages, plan.sampling, cancel=cancel, cache_key=plan.cache_key)
+    lacking = readback.lacking(second.text, plan.wanted)
+    second_result = _with_missing(_asked_for(plan.check(second.text), plan.wanted), lacking)
+    kept = second if len(second_result.findings) < len(result.findings) else first
+    still = readback.lacking(kept.text, plan.wanted)
+    if still:
+        return read_back(plan, first, result, kept, still)
+    if kept is second:
+        return Guarded(
+            second,
+            dataclasses.replace(
+                second_result, action="regenerate", original=first.text, original_findings=result.findings
+            ),
+        )
+    return Guarded(first, dataclasses.replace(result, action="regenerate"))
+
+
+def read_back(
+    plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, missing: Sequence[readback.Asked]
+) -> Guarded:
+    """The read-back answered from the ledger in a fixed phrase of the question's language, in place
+    of ``kept``'s text; ``first`` and its check ``result`` are recorded as the original."""
+    language = plan.request.language if plan.request is not None else "en"
+    text = readback.phrase(missing, language)
+    return Guarded(
+        dataclasses.replace(kept, text=text),
+        dataclasses.replace(
+            plan.check(text), action="readback", original=first.text, original_findings=result.findings
+        ),
+    )
+
+
+def refine(plan: TurnPlan, kept: Guarded, rules: Rules) -> Guarded:
+    """Seed 002's spoken-style rewrite of the kept answer, kept only if it neither drops nor changes
+    a fact; the check's ``refine`` says which ("kept", or why it was discarded)."""
+    if rules.refiner is None:
+        return kept
+    text = kept.answer.text
+    prompt = (Message("system", REFINE_PROMPT), Message("user", text))
+    rewrite = rules.refiner.generate(prompt, plan.sampling, cancel=rules.cancel).text
+    if not rewrite:
+        return _refined(kept, text, "discarded: empty rewrite")
+    # Every fact of the original must be in the rewrite, and the rewrite may add none.
+    dropped = checker.check(text, ledger=(), summary=rewrite, transcript=(), question="").findings
+    known = {f.entity.norm for f in kept.check.findings}
+    added = [f for f in plan.check(rewrite).findings if f.entity.norm not in known]
+    if dropped or added:
+        what = ", ".join([f"dropped {f.entity.text}" for f in dropped] + [f"added {f.entity.text}" for f in added])
+        return _refined(kept, text, f"discarded: {what}")
+    return _refined(kept, rewrite, "kept")
+
+
+def _refined(kept: Guarded, text: str, note: str) -> Guarded:
+    return Guarded(dataclasses.replace(kept.answer, text=text), dataclasses.replace(kept.check, refine=note))
+
+
+def _asked_for(result: CheckResult, asked: Sequence[readback.Asked]) -> CheckResult:
+    """``result`` without findings on the very values the customer asked to have read back: the name
+    given "at the start" is what they asked for, even where a later one has replaced it."""
+    if not asked or result.ok:
+        return result
+    facts = readback.facts_of(asked)
+    kept = tuple(f for f in result.findings if not any(readback.states(f.entity.text, e) for e in facts))
+    return result if len(kept) == len(result.findings) else dataclasses.replace(result, findings=kept)
+
+
+def _with_missing(result: CheckResult, missing: Sequence[readback.Asked]) -> CheckResult:
+    """``result`` with a ``missing`` finding for each value a read-back answer did not state."""
+    if not missing:
+        return result
+    return dataclasses.replace(result, findings=(*result.findings, *readback.findings(missing)))

@@ -1,0 +1,59 @@
+"""The plan of one turn: every decision about it, made once, before its prompt is built.
+
+The pipeline makes the plan (:meth:`Pipeline._plan`); the steps after it (the prompt's build, the
+generation, the check, the guard) are functions of the plan and of what the step before returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from appliance.context import ContextPolicy, PromptSpec
+from appliance.facts import checker, readback
+from appliance.types import ChatModel, CheckResult, LedgerEntry, Prompt, Sampling, Snapshot, Stage, TokenCounter, Turn
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """What answers the message, from what, and how.
+
+    ``message`` is the customer's text as it is prompted, checked and stored (secrets masked);
+    ``customer`` is its turn with a provisional index (the store assigns the real one). ``facts`` are
+    the session's ledger with the message's own facts; ``request`` and ``wanted`` the read-back
+    question, if it is one, and the facts it asks for (already named and placed in ``spec``).
+    ``sampling`` is the one the answer uses: the caller's, else the configured one, at temperature 0
+    for a read-back the caller chose no sampling for.
+    """
+
+    snapshot: Snapshot
+    message: str
+    customer: Turn
+    stage: Stage
+    model: ChatModel
+    policy: ContextPolicy
+    spec: PromptSpec
+    counter: TokenCounter
+    facts: tuple[LedgerEntry, ...]
+    request: readback.Request | None
+    wanted: tuple[readback.Asked, ...]
+    recalled: tuple[int, ...]
+    sampling: Sampling
+
+    @property
+    def session_id(self) -> str:
+        return self.snapshot.session.id
+
+    @property
+    def cache_key(self) -> str | None:
+        """The model's prefix cache key: the session, none for a transcript sent whole."""
+        return self.snapshot.session.id or None
+
+    def prompt(self, spec: PromptSpec | None = None) -> Prompt:
+        """The prompt of the plan's policy, for ``spec`` (a stricter retry's) or the plan's own."""
+        return self.policy.build(self.snapshot, self.message, spec or self.spec, self.counter, self.recalled)
+
+    def check(self, answer: str) -> CheckResult:
+        """``answer`` checked against everything the conversation supports, the message included."""
+        snap = self.snapshot
+        summary = snap.summary.text if snap.summary else ""
+        return checker.check(answer, ledger=self.facts, summary=summary, transcript=snap.turns, question=self.message)
