@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from appliance.errors import ConfigError
+from appliance.types import KINDS
 
 ENV_FILE = "APPLIANCE_CONFIG"
 ENV_PREFIX = "APPLIANCE__"
@@ -532,32 +533,11 @@ class PrivacySettings(_Section):
     )
 
 
-# What an agent's request can ask for (``appliance.facts.slots.KINDS``; a test keeps the two equal).
-REQUEST_KINDS = (
-    "name",
-    "account",
-    "card",
-    "reference",
-    "order",
-    "case",
-    "birthdate",
-    "phone",
-    "email",
-    "postcode",
-    "address",
-    "pin",
-    "cvv",
-    "password",
-    "otp",
-    "open",
-)
-
-
 class FactsSettings(_Section):
     request_cues: dict[str, dict[str, tuple[str, ...]]] = Field(
         default_factory=dict,
         description='Phrases of an agent\'s request ("your account number", "Geburtsdatum") by which a customer\'s bare reply is read as that kind ("Yes, Sarah Brown." after "your name?"), as a table language → kind → list. Kinds: '
-        + ", ".join(f"`{k}`" for k in REQUEST_KINDS)
+        + ", ".join(f"`{k}`" for k in KINDS)
         + " (`open`: a general offer of help, after which a customer may open with their name). A language's kind given here replaces the built-in list of `appliance/facts/slots.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.",
     )
 
@@ -567,11 +547,11 @@ class FactsSettings(_Section):
             if not _LANGUAGE.fullmatch(lang):
                 raise ValueError(f"facts.request_cues: {lang!r} is not a language code such as 'en' or 'de'")
             for kind, cues in kinds.items():
-                if kind not in REQUEST_KINDS:
-                    near = difflib.get_close_matches(kind, REQUEST_KINDS, n=1)
+                if kind not in KINDS:
+                    near = difflib.get_close_matches(kind, KINDS, n=1)
                     hint = f" (did you mean {near[0]!r}?)" if near else ""
                     raise ValueError(
-                        f"facts.request_cues.{lang}: unknown kind {kind!r}{hint}; kinds: {', '.join(REQUEST_KINDS)}"
+                        f"facts.request_cues.{lang}: unknown kind {kind!r}{hint}; kinds: {', '.join(KINDS)}"
                     )
                 if any(not cue.strip() for cue in cues):
                     raise ValueError(f"facts.request_cues.{lang}.{kind}: a cue is empty")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.config import REQUEST_KINDS
 from appliance.facts import slots
 from appliance.facts.ledger import entries, entries_for
 from appliance.types import LedgerEntry, Turn, current_facts
@@ -70,9 +69,6 @@ class TestRequests:
         assert slots.requested("Could I get your full name, please?", cues) == set()
         assert slots.requested("Mi può dire il suo nome, per favore?", cues) == {"name"}
         assert slots.requested("Could I get your account number, please?", cues) == {"account"}
-
-    def test_the_kinds_are_the_settings_kinds(self):
-        assert slots.KINDS == REQUEST_KINDS
 
 
 class TestSlotAnswers:

@@ -364,9 +364,7 @@ def findings(asked: Sequence[Asked]) -> tuple[Finding, ...]:
     """One ``missing`` finding per fact an answer should have read back; the entity is the ledger's
     value (``start``/``end`` -1: it is not in the answer)."""
     return tuple(
-        Finding(Entity(e.kind, e.value, -1, -1, e.norm), "missing", expected=e.value)  # type: ignore[arg-type]  # until types.Finding lists "missing"
-        for a in asked
-        for e in a.facts
+        Finding(Entity(e.kind, e.value, -1, -1, e.norm), "missing", expected=e.value) for a in asked for e in a.facts
     )
 
 

@@ -30,27 +30,6 @@ from appliance.types import Entity, Turn
 
 RequestCues = Mapping[str, Mapping[str, Sequence[str]]]
 
-# What a request can ask for; "open" is a general offer of help ("how can I help?"), after which a
-# customer may open with their name unasked.
-KINDS = (
-    "name",
-    "account",
-    "card",
-    "reference",
-    "order",
-    "case",
-    "birthdate",
-    "phone",
-    "email",
-    "postcode",
-    "address",
-    "pin",
-    "cvv",
-    "password",
-    "otp",
-    "open",
-)
-
 REQUEST_CUES: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
         "name": (
@@ -217,7 +196,8 @@ def cue_table(configured: RequestCues | None = None) -> dict[str, dict[str, tupl
 
 
 def requested(text: str, cues: RequestCues | None = None) -> frozenset[str]:
-    """The kinds an agent's turn asks the customer for (``KINDS``), from the sentences that ask."""
+    """The kinds an agent's turn asks the customer for (``appliance.types.KINDS``), from the
+    sentences that ask."""
     if not text:
         return frozenset()
     pattern, kinds_of = _compiled(_frozen(cues))
