@@ -406,17 +406,21 @@ class SummaryWorker:
             return self._reject(session_id, covers_to, failure)
         verdict = summarizer.validate(
             text,
-            source_turns=chunk,
-            previous=previous,
-            transcript_text="\n".join(t.text for t in turns),
-            cap_tokens=s.max_tokens,
-            counter=self.model,
-            extract=self.extract,
-            language=language,
-            languages=s.languages,
-            index=index_keys,
-            lookup=lookup_keys,
-            secret_values=slots.secret_values(turns),  # none where secrets were masked before storing
+            summarizer.Source(
+                turns=chunk,
+                previous=previous,
+                transcript_text="\n".join(t.text for t in turns),
+                language=language,
+                secret_values=slots.secret_values(turns),  # none where secrets were masked before storing
+            ),
+            summarizer.Checks(
+                cap_tokens=s.max_tokens,
+                counter=self.model,
+                extract=self.extract,
+                languages=s.languages,
+                index=index_keys,
+                lookup=lookup_keys,
+            ),
         )
         current = self.store.current_summary(session_id)
         if _version(current) != _version(base):
