@@ -9,6 +9,7 @@ the number alone, ``9758``, which matches the same number in any currency
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from appliance.facts.text import alternation, digits
@@ -83,6 +84,24 @@ BARE_AMOUNT = re.compile(
     rf"|(?<!\w)(?:balance|saldo|kontostand|solde|total|amount\s+due|outstanding)\s+(?:is|was|of|ist|beträgt|est|es|:)?\s*"
     rf"(?:now\s+|currently\s+)?(?P<n2>{_NUMBER})(?![\w%]|[.,:]\d)"
 )
+
+
+def find(text: str, add: Callable[[str, int, int, str], None]) -> None:
+    """``add("amount", start, end, norm)`` for each amount with a currency in ``text``."""
+    for m in AMOUNT.finditer(text):
+        norm = amount_norm(m)
+        if norm:
+            add("amount", m.start(), m.end(), norm)
+
+
+def find_bare(text: str, add: Callable[[str, int, int, str], None]) -> None:
+    """``add("amount", start, end, norm)`` for each amount without a currency where the words say
+    money (:data:`BARE_AMOUNT`)."""
+    for m in BARE_AMOUNT.finditer(text):
+        value = parse_number(m["n1"] or m["n2"])
+        if value is not None:
+            group = "n1" if m["n1"] else "n2"
+            add("amount", m.start(group), m.end(group), plain(value))
 
 
 def amount_norm(m: re.Match[str]) -> str:

@@ -43,8 +43,8 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from appliance.facts import names, secrets
-from appliance.facts.amounts import AMOUNT, BARE_AMOUNT, amount_norm, parse_number, plain
+from appliance.facts import amounts, names, secrets
+from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
 from appliance.facts.text import APOS, MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
 from appliance.types import Entity
@@ -228,43 +228,13 @@ def extract(text: str) -> tuple[Entity, ...]:
         _dates(text, add)
         _ordinal_days(text, add, found)
         _times(text, add)
-        for m in AMOUNT.finditer(text):
-            norm = amount_norm(m)
-            if norm:
-                add("amount", m.start(), m.end(), norm)
-        for m in _LABELLED.finditer(text):
-            value = m.group("value")
-            if len(value) < 4 or not any(c.isdigit() for c in value):
-                continue  # "booking was successful", "order 2 pizzas"
-            kind = next(k for k in _LABELS if m.group(k))
-            add(kind, m.start("value"), m.end("value"), compact(value))
-        for m in _ACCOUNT_TAIL.finditer(text):
-            add("account", m.start("value"), m.end("value"), digits(m.group("value")))
+        amounts.find(text, add)
+        _labelled(text, add)
         for m in _PHONE.finditer(text):
             _phone(text, m, add)
-        for m in _UK_POSTCODE.finditer(text):
-            pc = m.group("pc")
-            if any(c.isupper() for c in pc) and any(c.islower() for c in pc):
-                continue  # "Cb2 3qB" is no one's way of writing a postcode; "Tr2 4th" is prose
-            add("postcode", m.start(), m.end(), compact(pc))
-        for m in _OTHER_POSTCODE.finditer(text):
-            group = next(g for g in ("nl", "ca", "zip", "us") if m.group(g))
-            add("postcode", m.start(group), m.end(group), compact(m.group(group)))
-        for m in _CODE.finditer(text):
-            value = m.group("value")
-            if len(value.replace("-", "")) >= 5 and not _NOT_CODE.match(value):
-                add("reference", m.start("value"), m.end("value"), compact(value))
-        for m in _LONG_NUMBER.finditer(text):
-            add("number", m.start("value"), m.end("value"), digits(m.group("value")))
-        for m in BARE_AMOUNT.finditer(text):
-            value = parse_number(m["n1"] or m["n2"])
-            if value is not None:
-                add(
-                    "amount",
-                    m.start("n1") if m["n1"] else m.start("n2"),
-                    m.end("n1") if m["n1"] else m.end("n2"),
-                    plain(value),
-                )
+        _postcodes(text, add)
+        _codes(text, add)
+        amounts.find_bare(text, add)
     _letter_codes(text, add)
     names.find_cued(text, add)
     for m in _WEEKDAY.finditer(text):
@@ -274,6 +244,40 @@ def extract(text: str) -> tuple[Entity, ...]:
     found.extend(_addresses(text))  # contain a postcode or a number of their own, like commitments
     found.sort(key=lambda e: (e.start, e.end))
     return tuple(_birthdate(text, e) if e.kind == "date" else e for e in found)
+
+
+# Each adds the facts of one family that need a digit, in the order ``extract`` gives them room.
+
+
+def _labelled(text: str, add: Add) -> None:
+    for m in _LABELLED.finditer(text):
+        value = m.group("value")
+        if len(value) < 4 or not any(c.isdigit() for c in value):
+            continue  # "booking was successful", "order 2 pizzas"
+        kind = next(k for k in _LABELS if m.group(k))
+        add(kind, m.start("value"), m.end("value"), compact(value))
+    for m in _ACCOUNT_TAIL.finditer(text):
+        add("account", m.start("value"), m.end("value"), digits(m.group("value")))
+
+
+def _postcodes(text: str, add: Add) -> None:
+    for m in _UK_POSTCODE.finditer(text):
+        pc = m.group("pc")
+        if any(c.isupper() for c in pc) and any(c.islower() for c in pc):
+            continue  # "Cb2 3qB" is no one's way of writing a postcode; "Tr2 4th" is prose
+        add("postcode", m.start(), m.end(), compact(pc))
+    for m in _OTHER_POSTCODE.finditer(text):
+        group = next(g for g in ("nl", "ca", "zip", "us") if m.group(g))
+        add("postcode", m.start(group), m.end(group), compact(m.group(group)))
+
+
+def _codes(text: str, add: Add) -> None:
+    for m in _CODE.finditer(text):
+        value = m.group("value")
+        if len(value.replace("-", "")) >= 5 and not _NOT_CODE.match(value):
+            add("reference", m.start("value"), m.end("value"), compact(value))
+    for m in _LONG_NUMBER.finditer(text):
+        add("number", m.start("value"), m.end("value"), digits(m.group("value")))
 
 
 def _letter_codes(text: str, add: Add) -> None:
