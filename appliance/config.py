@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from appliance.errors import ConfigError
-from appliance.types import KINDS
+from appliance.types import KINDS, READBACK_TOPICS
 
 ENV_FILE = "APPLIANCE_CONFIG"
 ENV_PREFIX = "APPLIANCE__"
@@ -533,28 +533,39 @@ class PrivacySettings(_Section):
     )
 
 
+def _kind_table(key: str, table: Mapping[str, Mapping[str, tuple[str, ...]]], keys: tuple[str, ...]) -> None:
+    """A table language → ``keys`` → cues: language codes, known keys (the nearest one suggested)
+    and no empty cue."""
+    for lang, kinds in table.items():
+        if not _LANGUAGE.fullmatch(lang):
+            raise ValueError(f"{key}: {lang!r} is not a language code such as 'en' or 'de'")
+        for kind, cues in kinds.items():
+            if kind not in keys:
+                near = difflib.get_close_matches(kind, keys, n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ValueError(f"{key}.{lang}: unknown kind {kind!r}{hint}; kinds: {', '.join(keys)}")
+            if any(not cue.strip() for cue in cues):
+                raise ValueError(f"{key}.{lang}.{kind}: a cue is empty")
+
+
 class FactsSettings(_Section):
     request_cues: dict[str, dict[str, tuple[str, ...]]] = Field(
         default_factory=dict,
         description='Phrases of an agent\'s request ("your account number", "Geburtsdatum") by which a customer\'s bare reply is read as that kind ("Yes, Sarah Brown." after "your name?"), as a table language → kind → list. Kinds: '
         + ", ".join(f"`{k}`" for k in KINDS)
-        + " (`open`: a general offer of help, after which a customer may open with their name). A language's kind given here replaces the built-in list of `appliance/facts/slots.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.",
+        + " (`open`: a general offer of help, after which a customer may open with their name). A language's kind given here replaces the built-in list of its lexicon (`appliance/lexicon/`); an empty list turns it off; all languages are matched.",
+    )
+    readback_cues: dict[str, dict[str, tuple[str, ...]]] = Field(
+        default_factory=dict,
+        description='Phrases by which a customer asks to hear a fact again ("what was my account number?"), as a table language → kind → list: `request` for the asking ("read back", "remind me"), and a topic for what is asked for ('
+        + ", ".join(f"`{k}`" for k in READBACK_TOPICS)
+        + "). A question needs both in one sentence. A language's kind given here replaces the built-in list of its lexicon (`appliance/lexicon/`); an empty list turns it off; all languages are matched, without case or accents.",
     )
 
     @model_validator(mode="after")
     def _check_cues(self) -> FactsSettings:
-        for lang, kinds in self.request_cues.items():
-            if not _LANGUAGE.fullmatch(lang):
-                raise ValueError(f"facts.request_cues: {lang!r} is not a language code such as 'en' or 'de'")
-            for kind, cues in kinds.items():
-                if kind not in KINDS:
-                    near = difflib.get_close_matches(kind, KINDS, n=1)
-                    hint = f" (did you mean {near[0]!r}?)" if near else ""
-                    raise ValueError(
-                        f"facts.request_cues.{lang}: unknown kind {kind!r}{hint}; kinds: {', '.join(KINDS)}"
-                    )
-                if any(not cue.strip() for cue in cues):
-                    raise ValueError(f"facts.request_cues.{lang}.{kind}: a cue is empty")
+        _kind_table("facts.request_cues", self.request_cues, KINDS)
+        _kind_table("facts.readback_cues", self.readback_cues, ("request", *READBACK_TOPICS))
         return self
 
 
