@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from appliance.errors import ConfigError
+from appliance.lexicon import each
 from appliance.types import KINDS, READBACK_TOPICS
 
 ENV_FILE = "APPLIANCE_CONFIG"
@@ -211,55 +212,6 @@ class ContextSettings(_Section):
     )
 
 
-# Phrases that point back to something said before. No bare "that": it opened the gate on 427 of
-# 2,243 customer turns of ../shared/data ("That is all I need."), and each recall evaluates its
-# turns after the warmed prefix; "did you say" keeps the questions it rightly caught ("How much did
-# you say that would cost?").
-DEFAULT_RECALL_CUES = (
-    "again",
-    "earlier",
-    "before",
-    "previous",
-    "you said",
-    "you told",
-    "you mentioned",
-    "remind me",
-    "what was",
-    "which was",
-    "did you say",
-    "back then",
-    "last time",
-    "nochmal",
-    "noch einmal",
-    "vorhin",
-    "wieder",
-    "sie sagten",
-    "encore",
-    "déjà",
-    "tout à l'heure",
-    "vous avez dit",
-    "rappelez",
-    "otra vez",
-    "de nuevo",
-    "antes",
-    "dijiste",
-    "recuérdame",
-    "opnieuw",
-    "eerder",
-    "nog eens",
-    "di nuovo",
-    "prima",
-    "ancora",
-    "novamente",
-    "de novo",
-    "再",
-    "刚才",
-    "之前",
-    "もう一度",
-    "さっき",
-)
-
-
 class RecallSettings(_Section):
     enabled: bool = Field(
         True, description="Recall older verbatim turns (all-MiniLM-L6-v2 embeddings) when the message points back."
@@ -274,8 +226,8 @@ class RecallSettings(_Section):
         description="Least cosine similarity between the message and an older turn for the turn to be recalled.",
     )
     cues: tuple[str, ...] = Field(
-        DEFAULT_RECALL_CUES,
-        description="Words and phrases (any language, matched case-insensitively as whole words; CJK as substrings) that make a message point back, so that recall runs.",
+        each(lambda lexicon: lexicon.recall),
+        description="Words and phrases (any language, matched case-insensitively as whole words; CJK as substrings) that make a message point back, so that recall runs; they replace the lexicons' lists (`appliance/lexicon/`).",
     )
 
 
@@ -458,7 +410,7 @@ class StageSettings(_Section):
     )
     late_cues: dict[str, tuple[str, ...]] = Field(
         default_factory=dict,
-        description='Resolution cues ("that\'s all", "danke") that make a turn `late`, as a table language → list. A language given here replaces the built-in list of `appliance/stage.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.',
+        description='Resolution cues ("that\'s all", "danke") that make a turn `late`, as a table language → list. A language given here replaces the built-in list of its lexicon (`appliance/lexicon/`); an empty list turns it off; all languages are matched.',
     )
     open_cues: dict[str, tuple[str, ...]] = Field(
         default_factory=dict,

@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from appliance.errors import ConfigError
+from appliance.lexicon import LEXICONS
 from appliance.types import ChatModel, Entity, Message, OnToken, Sampling, SummaryVersion, TokenCounter, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
@@ -42,32 +43,8 @@ CATEGORIES: tuple[tuple[str, str], ...] = (
     ("Current state", "what was last said and what happens next"),
 )
 
-LANGUAGE_NAMES = {
-    "en": "English",
-    "de": "German",
-    "fr": "French",
-    "es": "Spanish",
-    "it": "Italian",
-    "nl": "Dutch",
-    "pt": "Portuguese",
-    "pl": "Polish",
-    "sv": "Swedish",
-    "da": "Danish",
-    "nb": "Norwegian",
-    "fi": "Finnish",
-    "cs": "Czech",
-    "tr": "Turkish",
-    "ru": "Russian",
-    "uk": "Ukrainian",
-    "ar": "Arabic",
-    "zh": "Chinese",
-    "ja": "Japanese",
-    "ko": "Korean",
-    "hi": "Hindi",
-    "el": "Greek",
-    "ro": "Romanian",
-    "hu": "Hungarian",
-}
+# The prompt is English, so it names the conversation's language in English.
+LANGUAGE_NAMES = LEXICONS["en"].language_names
 
 # Entity kinds that a summary may legitimately paraphrase; every other kind is an exact fact that
 # must occur in the transcript.

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from appliance.facts.text import alternation, digits
+from appliance.lexicon import LEXICONS, either
 
 # Currencies: symbol or word → ISO code. "$" alone is read as USD; "C$", "A$" are their own.
 _SYMBOLS = {
@@ -43,25 +44,8 @@ _CODES = (
     "USD EUR GBP JPY CHF CAD AUD NZD SEK NOK DKK PLN CZK HUF INR CNY RMB HKD SGD ZAR BRL MXN KRW "
     "ILS AED SAR THB PHP IDR MYR VND RON BGN ISK"
 ).split()
-_WORDS = {
-    "dollars": "USD",
-    "dollar": "USD",
-    "bucks": "USD",
-    "euros": "EUR",
-    "euro": "EUR",
-    "pounds": "GBP",
-    "pound": "GBP",
-    "quid": "GBP",
-    "yen": "JPY",
-    "francs": "CHF",
-    "franken": "CHF",
-    "rupees": "INR",
-    "yuan": "CNY",
-    "kronor": "SEK",
-    "kroner": "NOK",
-    "pesos": "MXN",
-    "reais": "BRL",
-}
+# Every lexicon's words for money in a currency ("pounds", "Franken").
+_WORDS = {word: code for lexicon in LEXICONS.values() for word, code in lexicon.entities.currencies.items()}
 # "cents" is read as US cents: a guess, but the same guess on both sides of a comparison.
 _SUBUNITS = {"cents": "USD", "cent": "USD", "pence": "GBP", "p": "GBP", "ct": "EUR"}
 
@@ -80,8 +64,8 @@ AMOUNT = re.compile(
 # Amounts without a currency where the words say money: "9758 in credit", "balance is 7762". Their
 # norm is the number alone, which matches the same number in any currency (:func:`lookup_keys`).
 BARE_AMOUNT = re.compile(
-    rf"(?i)(?<![\w.,])(?P<n1>{_NUMBER})\s+(?:in\s+credit|credits?|im\s+plus|guthaben|de\s+cr[ée]dit|de\s+saldo)(?!\w)"
-    rf"|(?<!\w)(?:balance|saldo|kontostand|solde|total|amount\s+due|outstanding)\s+(?:is|was|of|ist|beträgt|est|es|:)?\s*"
+    rf"(?i)(?<![\w.,])(?P<n1>{_NUMBER})\s+(?:{either(lambda lex: lex.entities.credit)})(?!\w)"
+    rf"|(?<!\w)(?:{either(lambda lex: lex.entities.balance)})\s+(?:{either(lambda lex: lex.entities.balance_verbs)}|:)?\s*"
     rf"(?:now\s+|currently\s+)?(?P<n2>{_NUMBER})(?![\w%]|[.,:]\d)"
 )
 
