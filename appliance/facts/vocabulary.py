@@ -28,7 +28,7 @@ _NEVER = "(?!)"
 
 
 @dataclass(frozen=True)
-class Requests:
+class RequestPatterns:
     """The request cues of every language as one pattern over :func:`~appliance.lexicon.text.phrase_form`
     text, and the kinds each matched phrase asks for."""
 
@@ -67,7 +67,7 @@ class ReadBackPatterns:
 class Vocabulary:
     """Everything configurable that facts/ matches, compiled: pass it as ``cues=``."""
 
-    requests: Requests
+    requests: RequestPatterns
     readback: ReadBackPatterns
 
     @classmethod
@@ -92,7 +92,7 @@ def _merged(
     return table
 
 
-def _requests(configured: RequestCues) -> Requests:
+def _requests(configured: RequestCues) -> RequestPatterns:
     table = _merged({code: lex.requests.cues for code, lex in LEXICONS.items()}, configured)
     kinds_of: dict[str, set[str]] = {}
     for kinds in table.values():
@@ -104,7 +104,9 @@ def _requests(configured: RequestCues) -> Requests:
     # longest first: "pin number" is one cue, not "pin" and a word
     alternatives = sorted(kinds_of, key=len, reverse=True)
     body = "|".join(re.escape(p) for p in alternatives) if alternatives else _NEVER
-    return Requests(re.compile(r"(?<!\w)(?:" + body + r")(?!\w)"), {p: frozenset(k) for p, k in kinds_of.items()})
+    return RequestPatterns(
+        re.compile(r"(?<!\w)(?:" + body + r")(?!\w)"), {p: frozenset(k) for p, k in kinds_of.items()}
+    )
 
 
 def _as_pattern(phrases: Sequence[str]) -> str:
