@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from appliance.errors import ConfigError
+from appliance.lexicon import each
+from appliance.types import KINDS, READBACK_TOPICS
 
 ENV_FILE = "APPLIANCE_CONFIG"
 ENV_PREFIX = "APPLIANCE__"
@@ -210,55 +212,6 @@ class ContextSettings(_Section):
     )
 
 
-# Phrases that point back to something said before. No bare "that": it opened the gate on 427 of
-# 2,243 customer turns of ../shared/data ("That is all I need."), and each recall evaluates its
-# turns after the warmed prefix; "did you say" keeps the questions it rightly caught ("How much did
-# you say that would cost?").
-DEFAULT_RECALL_CUES = (
-    "again",
-    "earlier",
-    "before",
-    "previous",
-    "you said",
-    "you told",
-    "you mentioned",
-    "remind me",
-    "what was",
-    "which was",
-    "did you say",
-    "back then",
-    "last time",
-    "nochmal",
-    "noch einmal",
-    "vorhin",
-    "wieder",
-    "sie sagten",
-    "encore",
-    "déjà",
-    "tout à l'heure",
-    "vous avez dit",
-    "rappelez",
-    "otra vez",
-    "de nuevo",
-    "antes",
-    "dijiste",
-    "recuérdame",
-    "opnieuw",
-    "eerder",
-    "nog eens",
-    "di nuovo",
-    "prima",
-    "ancora",
-    "novamente",
-    "de novo",
-    "再",
-    "刚才",
-    "之前",
-    "もう一度",
-    "さっき",
-)
-
-
 class RecallSettings(_Section):
     enabled: bool = Field(
         True, description="Recall older verbatim turns (all-MiniLM-L6-v2 embeddings) when the message points back."
@@ -273,8 +226,8 @@ class RecallSettings(_Section):
         description="Least cosine similarity between the message and an older turn for the turn to be recalled.",
     )
     cues: tuple[str, ...] = Field(
-        DEFAULT_RECALL_CUES,
-        description="Words and phrases (any language, matched case-insensitively as whole words; CJK as substrings) that make a message point back, so that recall runs.",
+        each(lambda lexicon: lexicon.recall),
+        description="Words and phrases (any language, matched case-insensitively as whole words; CJK as substrings) that make a message point back, so that recall runs; they replace the lexicons' lists (`appliance/lexicon/`).",
     )
 
 
@@ -457,7 +410,7 @@ class StageSettings(_Section):
     )
     late_cues: dict[str, tuple[str, ...]] = Field(
         default_factory=dict,
-        description='Resolution cues ("that\'s all", "danke") that make a turn `late`, as a table language → list. A language given here replaces the built-in list of `appliance/stage.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.',
+        description='Resolution cues ("that\'s all", "danke") that make a turn `late`, as a table language → list. A language given here replaces the built-in list of its lexicon (`appliance/lexicon/`); an empty list turns it off; all languages are matched.',
     )
     open_cues: dict[str, tuple[str, ...]] = Field(
         default_factory=dict,
@@ -532,49 +485,39 @@ class PrivacySettings(_Section):
     )
 
 
-# What an agent's request can ask for (``appliance.facts.slots.KINDS``; a test keeps the two equal).
-REQUEST_KINDS = (
-    "name",
-    "account",
-    "card",
-    "reference",
-    "order",
-    "case",
-    "birthdate",
-    "phone",
-    "email",
-    "postcode",
-    "address",
-    "pin",
-    "cvv",
-    "password",
-    "otp",
-    "open",
-)
+def _kind_table(key: str, table: Mapping[str, Mapping[str, tuple[str, ...]]], keys: tuple[str, ...]) -> None:
+    """A table language → ``keys`` → cues: language codes, known keys (the nearest one suggested)
+    and no empty cue."""
+    for lang, kinds in table.items():
+        if not _LANGUAGE.fullmatch(lang):
+            raise ValueError(f"{key}: {lang!r} is not a language code such as 'en' or 'de'")
+        for kind, cues in kinds.items():
+            if kind not in keys:
+                near = difflib.get_close_matches(kind, keys, n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ValueError(f"{key}.{lang}: unknown kind {kind!r}{hint}; kinds: {', '.join(keys)}")
+            if any(not cue.strip() for cue in cues):
+                raise ValueError(f"{key}.{lang}.{kind}: a cue is empty")
 
 
 class FactsSettings(_Section):
     request_cues: dict[str, dict[str, tuple[str, ...]]] = Field(
         default_factory=dict,
         description='Phrases of an agent\'s request ("your account number", "Geburtsdatum") by which a customer\'s bare reply is read as that kind ("Yes, Sarah Brown." after "your name?"), as a table language → kind → list. Kinds: '
-        + ", ".join(f"`{k}`" for k in REQUEST_KINDS)
-        + " (`open`: a general offer of help, after which a customer may open with their name). A language's kind given here replaces the built-in list of `appliance/facts/slots.py` (en, de, fr, es, nl); an empty list turns it off; all languages are matched.",
+        + ", ".join(f"`{k}`" for k in KINDS)
+        + " (`open`: a general offer of help, after which a customer may open with their name). A language's kind given here replaces the built-in list of its lexicon (`appliance/lexicon/`); an empty list turns it off; all languages are matched.",
+    )
+    readback_cues: dict[str, dict[str, tuple[str, ...]]] = Field(
+        default_factory=dict,
+        description='Phrases by which a customer asks to hear a fact again ("what was my account number?"), as a table language → kind → list: `request` for the asking ("read back", "remind me"), and a topic for what is asked for ('
+        + ", ".join(f"`{k}`" for k in READBACK_TOPICS)
+        + "). A question needs both in one sentence. A language's kind given here replaces the built-in list of its lexicon (`appliance/lexicon/`); an empty list turns it off; all languages are matched, without case or accents.",
     )
 
     @model_validator(mode="after")
     def _check_cues(self) -> FactsSettings:
-        for lang, kinds in self.request_cues.items():
-            if not _LANGUAGE.fullmatch(lang):
-                raise ValueError(f"facts.request_cues: {lang!r} is not a language code such as 'en' or 'de'")
-            for kind, cues in kinds.items():
-                if kind not in REQUEST_KINDS:
-                    near = difflib.get_close_matches(kind, REQUEST_KINDS, n=1)
-                    hint = f" (did you mean {near[0]!r}?)" if near else ""
-                    raise ValueError(
-                        f"facts.request_cues.{lang}: unknown kind {kind!r}{hint}; kinds: {', '.join(REQUEST_KINDS)}"
-                    )
-                if any(not cue.strip() for cue in cues):
-                    raise ValueError(f"facts.request_cues.{lang}.{kind}: a cue is empty")
+        _kind_table("facts.request_cues", self.request_cues, KINDS)
+        _kind_table("facts.readback_cues", self.readback_cues, ("request", *READBACK_TOPICS))
         return self
 
 

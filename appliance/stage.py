@@ -2,10 +2,11 @@
 
 A pure function: the total number of turns is never known while a conversation is going on, so
 position alone cannot say "late"; resolution cues in the customer's message do ("that's all",
-"thank you", "bye"), in every configured language at once (a customer may switch). A cue does not
-make a turn late when the same message opens a new request ("thanks! I'd also like a taxi?"):
-customers thank the agent all through a conversation. Early is position only: the first few
-customer turns, where small models invent the most (seed 002).
+"thank you", "bye"), in every language at once (a customer may switch): the lexicons' cues
+(:mod:`appliance.lexicon`), which ``stage.late_cues`` and ``stage.open_cues`` change per language.
+A cue does not make a turn late when the same message opens a new request ("thanks! I'd also like
+a taxi?"): customers thank the agent all through a conversation. Early is position only: the first
+few customer turns, where small models invent the most (seed 002).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
+from appliance.lexicon import LEXICONS
+from appliance.lexicon.text import phrase_form
 from appliance.types import Stage, Turn
 
 EARLY_TURNS = 3
@@ -30,119 +33,12 @@ STAGE_INSTRUCTIONS: dict[Stage, str] = {
     "late": "As the agent, confirm and close politely.",
 }
 
-# Resolution cues per language (ISO 639-1). Matched as whole words, case-insensitively.
-LATE_CUES: dict[str, tuple[str, ...]] = {
-    "en": (
-        "anything else",
-        "nothing else",
-        "nothing more",
-        "that's all",
-        "that is all",
-        "that's it",
-        "that is it",
-        "that will be all",
-        "all i need",
-        "all i needed",
-        "all the help i need",
-        "what i needed",
-        "thank you",
-        "thanks",
-        "cheers",
-        "appreciate",
-        "resolved",
-        "sorted",
-        "all set",
-        "no further",
-        "we're done",
-        "i'm done",
-        "not today",
-        "bye",
-        "goodbye",
-        "good bye",
-        "have a nice day",
-        "have a good day",
-    ),
-    "de": (
-        "danke",
-        "vielen dank",
-        "dankeschön",
-        "das ist alles",
-        "das wäre alles",
-        "alles was ich brauche",
-        "sonst nichts",
-        "nichts weiter",
-        "erledigt",
-        "gelöst",
-        "tschüss",
-        "auf wiedersehen",
-        "schönen tag",
-    ),
-    "fr": (
-        "merci",
-        "c'est tout",
-        "ce sera tout",
-        "rien d'autre",
-        "tout ce dont j'ai besoin",
-        "résolu",
-        "réglé",
-        "au revoir",
-        "bonne journée",
-    ),
-    "es": (
-        "gracias",
-        "eso es todo",
-        "nada más",
-        "todo lo que necesito",
-        "resuelto",
-        "adiós",
-        "hasta luego",
-        "buen día",
-    ),
-    "nl": (
-        "bedankt",
-        "dank je",
-        "dank u",
-        "dat is alles",
-        "dat was het",
-        "verder niets",
-        "opgelost",
-        "tot ziens",
-        "doei",
-        "fijne dag",
-    ),
-}
+# Resolution cues per language (ISO 639-1), from the lexicons. Matched as whole words, case-insensitively.
+LATE_CUES: dict[str, tuple[str, ...]] = {code: lex.stage.late for code, lex in LEXICONS.items() if lex.stage.late}
 
 # A new request in the same message keeps the conversation going, whatever thanks came with it.
 # An open cue inside a late cue does not count ("that's all I need" is no request for more).
-OPEN_CUES: dict[str, tuple[str, ...]] = {
-    "en": (
-        "?",
-        "also",
-        "another",
-        "i need",
-        "i'll need",
-        "i will need",
-        "i just need",
-        "i'd like",
-        "i would like",
-        "i want",
-        "i'm looking",
-        "i am looking",
-        "can you",
-        "could you",
-        "can i",
-        "could i",
-        "please find",
-        "please book",
-        "please send",
-        "one more",
-        "actually",
-    ),
-    "de": ("?", "auch", "außerdem", "ich brauche", "ich möchte", "ich hätte gern", "können sie", "könnten sie"),
-    "fr": ("?", "aussi", "également", "je voudrais", "j'aimerais", "j'ai besoin", "pouvez-vous", "pourriez-vous"),
-    "es": ("?", "también", "quisiera", "me gustaría", "necesito", "puede", "podría"),
-    "nl": ("?", "ook", "ik wil", "ik zou graag", "ik heb nodig", "kunt u", "kun je"),
-}
+OPEN_CUES: dict[str, tuple[str, ...]] = {code: lex.stage.open for code, lex in LEXICONS.items() if lex.stage.open}
 
 Cues = Mapping[str, Sequence[str]] | Sequence[str]
 
@@ -194,12 +90,9 @@ def prompt_texts(stage: Stage, additions: Mapping[Stage, str], system: str, stan
 
 
 def _normalise(text: str) -> str:
-    """Lower case, punctuation other than ``?`` and apostrophes as spaces, one space between words.
-
-    Word-tokenised text writes "that 's all", "I 'd like"; typographic apostrophes are common too.
-    """
-    text = re.sub(r"[^\w\s'?-]", " ", text.casefold().replace("’", "'"))
-    return re.sub(r"\s+", " ", re.sub(r"\s+'", "'", text)).strip()
+    """The phrase form, keeping ``?`` and ``-``, with no space before an apostrophe: word-tokenised
+    text writes "that 's all", "I 'd like"."""
+    return re.sub(r"\s+'", "'", phrase_form(text, keep="'?-"))
 
 
 def _flatten(cues: Cues) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from appliance.errors import ConfigError
+from appliance.lexicon import LEXICONS
 from appliance.types import ChatModel, Entity, Message, OnToken, Sampling, SummaryVersion, TokenCounter, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
@@ -42,32 +43,8 @@ CATEGORIES: tuple[tuple[str, str], ...] = (
     ("Current state", "what was last said and what happens next"),
 )
 
-LANGUAGE_NAMES = {
-    "en": "English",
-    "de": "German",
-    "fr": "French",
-    "es": "Spanish",
-    "it": "Italian",
-    "nl": "Dutch",
-    "pt": "Portuguese",
-    "pl": "Polish",
-    "sv": "Swedish",
-    "da": "Danish",
-    "nb": "Norwegian",
-    "fi": "Finnish",
-    "cs": "Czech",
-    "tr": "Turkish",
-    "ru": "Russian",
-    "uk": "Ukrainian",
-    "ar": "Arabic",
-    "zh": "Chinese",
-    "ja": "Japanese",
-    "ko": "Korean",
-    "hi": "Hindi",
-    "el": "Greek",
-    "ro": "Romanian",
-    "hu": "Hungarian",
-}
+# The prompt is English, so it names the conversation's language in English.
+LANGUAGE_NAMES = LEXICONS["en"].language_names
 
 # Entity kinds that a summary may legitimately paraphrase; every other kind is an exact fact that
 # must occur in the transcript.
@@ -102,6 +79,33 @@ class Validation:
     ok: bool
     text: str
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class Source:
+    """What one candidate summarizes, and so what it is checked against: the ``turns`` it covers
+    beyond the ``previous`` version, the whole transcript's text, the conversation's ``language``
+    (None: not checked) and the secrets the conversation gave (``secret_values``)."""
+
+    turns: Sequence[Turn]
+    previous: SummaryVersion | None
+    transcript_text: str
+    language: str | None = None
+    secret_values: Collection[str] = ()
+
+
+@dataclass(frozen=True)
+class Checks:
+    """How candidates are checked, the same for every summary: the cap in tokens and what counts
+    them, the entity extractor, the languages the detector chooses among, and the keys that say when
+    two forms of a fact are the same (``index``/``lookup``; by default only equal norms are)."""
+
+    cap_tokens: int
+    counter: TokenCounter
+    extract: Extract
+    languages: Sequence[str] = ()
+    index: Keys = _norm_keys
+    lookup: Keys = _norm_keys
 
 
 def language_name(language: str) -> str:
@@ -240,88 +244,116 @@ def remove_lines_with(text: str, entities: Sequence[Entity]) -> str:
     reference was given.
     """
     spans = sorted((e.start, e.end) for e in entities)
-    pieces: list[tuple[int, int]] = []
-    splitter = r"[^\n]*\n?" if "\n" in text.strip() else r"[^.!?]*[.!?]*\s*"
-    for m in re.finditer(splitter, text):
-        if m.start() == m.end():
-            continue
-        pieces.append((m.start(), m.end()))
-    kept = [text[a:b] for a, b in pieces if not any(s < b and e > a for s, e in spans)]
+    kept = [text[a:b] for a, b in _pieces(text) if not any(s < b and e > a for s, e in spans)]
     return tidy("".join(kept))
 
 
-def validate(
-    text: str,
-    *,
-    source_turns: Sequence[Turn],
-    previous: SummaryVersion | None,
-    transcript_text: str,
-    cap_tokens: int,
-    counter: TokenCounter,
-    extract: Extract,
-    language: str | None,
-    languages: Sequence[str] = (),
-    index: Keys = _norm_keys,
-    lookup: Keys = _norm_keys,
-    secret_values: Collection[str] = (),
-) -> Validation:
+_LINE = re.compile(r"[^\n]*\n?")
+_SENTENCE_AND_SPACE = re.compile(r"[^.!?]*[.!?]*\s*")
+
+
+def _pieces(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text``'s lines, or of a one-line text's sentences with the spaces after them.
+
+    Not :func:`appliance.lexicon.text.sentences`: these pieces cover the text to the last space, so
+    that the kept ones join back into it unchanged, and a summary is cut by its lines first (one
+    category a line).
+    """
+    cut = _LINE if "\n" in text.strip() else _SENTENCE_AND_SPACE
+    return [(m.start(), m.end()) for m in cut.finditer(text) if m.start() != m.end()]
+
+
+def validate(text: str, source: Source, checks: Checks) -> Validation:
     """Decide whether a candidate may become the accepted version, in the order that is cheapest to explain.
 
-    - no secret (by its cue, or one of ``secret_values``, the secrets the conversation gave): lines
-      with one are removed first, and the version is rejected (with the secret withheld from the
-      stored text) if that removes more than half of it;
-    - not empty, and within ``cap_tokens`` (the seed's 250-token cap);
+    - no secret (by its cue, or one of ``source.secret_values``, the secrets the conversation gave):
+      lines with one are removed first, and the version is rejected (with the secret withheld from
+      the stored text) if that removes more than half of it;
+    - not empty, and within ``checks.cap_tokens`` (the seed's 250-token cap);
     - not longer than its source (the previous summary plus the turns it summarized): a summary
       that grows past what it summarizes only costs budget;
-    - no exact fact that ``transcript_text`` does not contain in any form ``index``/``lookup`` equate:
-      such lines are removed, and the version is rejected if that removes more than half of it
-      (what is left cannot be trusted);
-    - in the conversation's ``language`` (when the detector is sure of the summary's language).
+    - not a copy of the previous version that leaves out the new turns' facts;
+    - no exact fact that the transcript does not contain in any form ``checks.index``/``lookup``
+      equate: such lines are removed, and the version is rejected if that removes more than half of
+      it (what is left cannot be trusted);
+    - in the conversation's language (when the detector is sure of the summary's language).
     """
     text = tidy(text)
     notes: list[str] = []
-    leaks = secrets_in(text, extract, secret_values)
-    if leaks:
-        kinds = ", ".join(sorted({e.norm or e.kind for e in leaks}))
-        cleaned = remove_lines_with(text, leaks)
-        if len(cleaned) * 2 < len(text) or secrets_in(cleaned, extract, secret_values):
-            return Validation(False, withheld(text, leaks), f"holds a secret ({kinds}); too much to remove")
-        text = cleaned
-        notes.append(f"removed a secret ({kinds})")
+    for step in (_without_secrets, _within_size, _not_a_copy, _without_invented, _in_language):
+        outcome = step(text, source, checks)
+        if isinstance(outcome, Validation):
+            return outcome
+        text, note = outcome
+        if note:
+            notes.append(note)
+    return Validation(True, text, "; ".join(notes))
+
+
+# Each step of :func:`validate` rejects the candidate, or returns its text (cleaned) and a note.
+_Outcome = Validation | tuple[str, str]
+
+
+def _without_secrets(text: str, source: Source, checks: Checks) -> _Outcome:
+    leaks = secrets_in(text, checks.extract, source.secret_values)
+    if not leaks:
+        return text, ""
+    kinds = ", ".join(sorted({e.norm or e.kind for e in leaks}))
+    cleaned = remove_lines_with(text, leaks)
+    if len(cleaned) * 2 < len(text) or secrets_in(cleaned, checks.extract, source.secret_values):
+        return Validation(False, withheld(text, leaks), f"holds a secret ({kinds}); too much to remove")
+    return cleaned, f"removed a secret ({kinds})"
+
+
+def _within_size(text: str, source: Source, checks: Checks) -> _Outcome:
     if not text:
         return Validation(False, text, "empty summary")
-    tokens = counter.count_text(text)
-    if tokens > cap_tokens:
-        return Validation(False, text, f"over the cap: {tokens} tokens > {cap_tokens}")
-    source = "\n".join(filter(None, [previous.text if previous else "", render_turns(source_turns)]))
-    source_tokens = counter.count_text(source)
+    tokens = checks.counter.count_text(text)
+    if tokens > checks.cap_tokens:
+        return Validation(False, text, f"over the cap: {tokens} tokens > {checks.cap_tokens}")
+    previous = source.previous.text if source.previous else ""
+    source_tokens = checks.counter.count_text("\n".join(filter(None, [previous, render_turns(source.turns)])))
     if tokens > source_tokens:
         return Validation(False, text, f"longer than its source: {tokens} tokens > {source_tokens}")
-    if previous is not None and squash(text) == squash(previous.text):
-        # A small model often copies the previous summary; accepting it would mark the new turns as
-        # covered and take them out of the prompt while their facts are nowhere in the summary.
-        new_facts = invented(text, render_turns(source_turns), extract, reverse=True, index=index, lookup=lookup)
-        if new_facts:
-            listed = ", ".join(sorted({e.text for e in new_facts}))
-            return Validation(False, text, f"unchanged: leaves out {listed} from the new turns")
+    return text, ""
+
+
+def _not_a_copy(text: str, source: Source, checks: Checks) -> _Outcome:
+    """A small model often copies the previous summary; accepting it would mark the new turns as
+    covered and take them out of the prompt while their facts are nowhere in the summary."""
+    if source.previous is None or squash(text) != squash(source.previous.text):
+        return text, ""
+    new_facts = invented(
+        text, render_turns(source.turns), checks.extract, reverse=True, index=checks.index, lookup=checks.lookup
+    )
+    if new_facts:
+        listed = ", ".join(sorted({e.text for e in new_facts}))
+        return Validation(False, text, f"unchanged: leaves out {listed} from the new turns")
+    return text, ""
+
+
+def _without_invented(text: str, source: Source, checks: Checks) -> _Outcome:
     # The previous version counts as a source: an operator may have added facts from outside the chat.
-    known = "\n".join(filter(None, [transcript_text, previous.text if previous else ""]))
-    bad = invented(text, known, extract, index=index, lookup=lookup)
-    if bad:
-        cleaned = remove_lines_with(text, bad)
-        listed = ", ".join(sorted({e.text for e in bad}))
-        if len(cleaned) * 2 < len(text):
-            return Validation(False, text, f"invented {listed} (not in the transcript); too much to remove")
-        if invented(cleaned, known, extract, index=index, lookup=lookup):
-            return Validation(False, text, f"invented {listed} (not in the transcript); could not remove")
-        text = cleaned
-        notes.append(f"removed invented {listed}")
-    if language:
-        found = detect_language(without_headings(text), languages or (language,))
-        if found is not None and found != language:
-            said = f"written in {language_name(found)}, the conversation is in {language_name(language)}"
+    known = "\n".join(filter(None, [source.transcript_text, source.previous.text if source.previous else ""]))
+    bad = invented(text, known, checks.extract, index=checks.index, lookup=checks.lookup)
+    if not bad:
+        return text, ""
+    cleaned = remove_lines_with(text, bad)
+    listed = ", ".join(sorted({e.text for e in bad}))
+    if len(cleaned) * 2 < len(text):
+        return Validation(False, text, f"invented {listed} (not in the transcript); too much to remove")
+    if invented(cleaned, known, checks.extract, index=checks.index, lookup=checks.lookup):
+        return Validation(False, text, f"invented {listed} (not in the transcript); could not remove")
+    return cleaned, f"removed invented {listed}"
+
+
+def _in_language(text: str, source: Source, checks: Checks) -> _Outcome:
+    if source.language:
+        found = detect_language(without_headings(text), checks.languages or (source.language,))
+        if found is not None and found != source.language:
+            said = f"written in {language_name(found)}, the conversation is in {language_name(source.language)}"
             return Validation(False, text, said)
-    return Validation(True, text, "; ".join(notes))
+    return text, ""
 
 
 # language ---------------------------------------------------------------------------------------

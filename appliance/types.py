@@ -28,6 +28,20 @@ ChatRole = Literal["system", "user", "assistant"]
 ROLES: tuple[str, ...] = typing.get_args(Role)
 STAGES: tuple[str, ...] = typing.get_args(Stage)
 
+# What an agent's request can ask a customer for (the keys of ``facts.request_cues`` and of each
+# lexicon's request cues); "open" is a general offer of help ("how can I help?"), after which a
+# customer may open with their name unasked.
+KINDS: tuple[str, ...] = tuple(
+    "name account card reference order case birthdate phone email postcode address pin cvv password otp open".split()
+)
+# What a customer can ask to hear again, in matching order: a longer, more specific topic takes its
+# words first ("date of birth" before "date", "email address" before "address", "account number"
+# before a bare "number"). The keys of ``facts.readback_cues`` (besides ``request``) and of each
+# lexicon's read-back topics.
+READBACK_TOPICS: tuple[str, ...] = tuple(
+    "birthdate email phone postcode address account train order case reference amount name date time".split()
+)
+
 
 @dataclass(frozen=True)
 class Session:
@@ -209,7 +223,8 @@ class Entity:
 
 @dataclass(frozen=True)
 class Finding:
-    """An entity of an answer that the conversation does not support."""
+    """An entity of an answer that the conversation does not support, or (``missing``) a fact that
+    a read-back answer should have stated and did not."""
 
     entity: Entity
     status: Literal["unsupported", "contradiction", "missing"]

@@ -10,6 +10,7 @@ from appliance.context import PromptSpec, RollingPolicy
 from appliance.errors import InputError
 from appliance.facts import readback
 from appliance.facts.readback import Asked, Request
+from appliance.facts.vocabulary import Vocabulary
 from appliance.turn.pipeline import Pipeline
 from appliance.types import LedgerEntry, current_facts
 
@@ -86,6 +87,39 @@ class TestRequest:
 
     def test_a_first_name_is_not_the_first_value(self):
         assert readback.request("What first name did I give you?") == Request(("name",), "en", False)
+
+
+class TestConfiguredCues:
+    """``facts.readback_cues``: a language's request phrases and topic words, added or replaced."""
+
+    def test_a_new_language(self):
+        cues = Vocabulary.build(readback_cues={"it": {"request": ["mi ricorda"], "account": ["numero di conto"]}})
+        assert readback.request("Mi ricorda il numero di conto?", cues) == Request(("account",), "it")
+        assert readback.request("Mi ricorda il numero di conto?") is None
+        assert readback.request("What was my account number?", cues) == Request(("account",), "en")
+
+    def test_replacing_and_turning_off(self):
+        cues = Vocabulary.build(readback_cues={"en": {"request": [], "name": ["moniker"]}})
+        assert readback.request("What was my account number?", cues) is None
+        assert readback.request("Wie war mein Name?", cues) == Request(("name",), "de")
+        assert readback.request("Wie war mein Moniker?", cues) == Request(("name",), "de")
+
+    def test_phrases_match_without_case_or_accents(self):
+        cues = Vocabulary.build(readback_cues={"it": {"request": ["Può ripetere"], "name": ["il mio nome"]}})
+        assert readback.request("puo RIPETERE il mio   nome?", cues) == Request(("name",), "it")
+
+    def test_read_from_the_settings_and_checked(self, tmp_path):
+        from appliance.config import load_settings
+        from appliance.errors import ConfigError
+
+        from .support import write_config
+
+        settings = load_settings(write_config(tmp_path, '[facts.readback_cues.it]\nrequest = ["mi ricorda"]\n'), env={})
+        assert settings.facts.readback_cues == {"it": {"request": ("mi ricorda",)}}
+        with pytest.raises(ConfigError, match="did you mean 'request'"):
+            load_settings(write_config(tmp_path, '[facts.readback_cues.it]\nrequets = ["x"]\n'), env={})
+        with pytest.raises(ConfigError, match="facts.readback_cues.it.name: a cue is empty"):
+            load_settings(write_config(tmp_path, '[facts.readback_cues.it]\nname = [""]\n'), env={})
 
 
 class TestWanted:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.config import REQUEST_KINDS
 from appliance.facts import slots
 from appliance.facts.ledger import entries, entries_for
+from appliance.facts.vocabulary import DEFAULT, Vocabulary
 from appliance.types import LedgerEntry, Turn, current_facts
 
 
@@ -71,8 +71,12 @@ class TestRequests:
         assert slots.requested("Mi può dire il suo nome, per favore?", cues) == {"name"}
         assert slots.requested("Could I get your account number, please?", cues) == {"account"}
 
-    def test_the_kinds_are_the_settings_kinds(self):
-        assert slots.KINDS == REQUEST_KINDS
+    def test_the_compiled_vocabulary_answers_as_the_settings_table(self):
+        cues = {"en": {"name": []}, "it": {"name": ["il suo nome"]}}
+        vocabulary = Vocabulary.build(request_cues=cues)
+        for text in ("Could I get your full name, please?", "Mi può dire il suo nome, per favore?"):
+            assert slots.requested(text, vocabulary) == slots.requested(text, cues)
+        assert slots.requested("Could I get your full name, please?", DEFAULT) == {"name"}
 
 
 class TestSlotAnswers:

@@ -10,7 +10,7 @@ import pytest
 from appliance import summarizer
 from appliance.errors import Cancelled
 from appliance.facts.entities import extract
-from appliance.summarizer import CATEGORIES, summary_prompt, validate
+from appliance.summarizer import CATEGORIES, Checks, Source, summary_prompt, validate
 from appliance.types import Generation, Message, Sampling, SummaryVersion, Turn
 
 
@@ -82,14 +82,8 @@ TRANSCRIPT = "\n".join(t.text for t in TURNS)
 def check(text: str, *, cap: int = 250, previous: SummaryVersion | None = None) -> summarizer.Validation:
     return validate(
         text,
-        source_turns=TURNS,
-        previous=previous,
-        transcript_text=TRANSCRIPT,
-        cap_tokens=cap,
-        counter=Words(),
-        extract=extract,
-        language="en",
-        languages=("en", "de", "fr"),
+        Source(TURNS, previous, TRANSCRIPT, language="en"),
+        Checks(cap_tokens=cap, counter=Words(), extract=extract, languages=("en", "de", "fr")),
     )
 
 
@@ -175,14 +169,8 @@ class TestValidate:
         )
         verdict = validate(
             text,
-            source_turns=turns,
-            previous=None,
-            transcript_text="\n".join(t.text for t in turns),
-            cap_tokens=250,
-            counter=Words(),
-            extract=extract,
-            language="de",
-            languages=("en", "de"),
+            Source(turns, None, "\n".join(t.text for t in turns), language="de"),
+            Checks(cap_tokens=250, counter=Words(), extract=extract, languages=("en", "de")),
         )
         assert verdict.ok, verdict.reason
 
@@ -224,14 +212,8 @@ def check_bank(text: str, turns: tuple[Turn, ...] = BANK, *, keys: bool = True) 
     matching = {"index": index_keys, "lookup": lookup_keys} if keys else {}
     return validate(
         text,
-        source_turns=turns,
-        previous=None,
-        transcript_text="\n".join(t.text for t in turns),
-        cap_tokens=250,
-        counter=Words(),
-        extract=extract,
-        language=None,
-        **matching,
+        Source(turns, None, "\n".join(t.text for t in turns), language=None),
+        Checks(cap_tokens=250, counter=Words(), extract=extract, **matching),
     )
 
 

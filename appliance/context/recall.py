@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from appliance.config import DEFAULT_RECALL_CUES
 from appliance.errors import ModelLoadError
+from appliance.lexicon import each
 from appliance.types import Turn
 
 # The catalogue entry of the default embedding model (its name labels the stored vectors).
@@ -41,8 +41,9 @@ MAX_TOKENS = 256
 # Texts embedded in one run; similar lengths go together, so little is padded.
 BATCH = 16
 
-# Words that make a message point back at something said before (the config's ``recall.cues``).
-DEFAULT_CUES: tuple[str, ...] = DEFAULT_RECALL_CUES
+# Words that make a message point back at something said before: every lexicon's (the default of
+# the config's ``recall.cues``).
+DEFAULT_CUES: tuple[str, ...] = each(lambda lexicon: lexicon.recall)
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -29,7 +29,10 @@ _LABEL = re.compile(r"^\s*[-*]?\s*(\w[\w ,&/'()-]{0,39}?)\s*:(?:\s|$)")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences by their end punctuation (Latin and CJK); good enough to cut a summary's middle."""
+    """Sentences by their end punctuation (Latin and CJK) followed by a space; good enough to cut a
+    summary's middle. Not :func:`appliance.lexicon.text.sentences`: a summary may be in Chinese or
+    Japanese, and its kept sentences are joined back with single spaces, so only a mark with a space
+    after it ends one ("3.5" and "e.g." inside a line stay whole)."""
     return [s for s in _SENTENCE_END.split(text.strip()) if s]
 
 

@@ -9,9 +9,11 @@ the number alone, ``9758``, which matches the same number in any currency
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from appliance.facts.text import alternation, digits
+from appliance.lexicon import LEXICONS, either
 
 # Currencies: symbol or word → ISO code. "$" alone is read as USD; "C$", "A$" are their own.
 _SYMBOLS = {
@@ -42,25 +44,8 @@ _CODES = (
     "USD EUR GBP JPY CHF CAD AUD NZD SEK NOK DKK PLN CZK HUF INR CNY RMB HKD SGD ZAR BRL MXN KRW "
     "ILS AED SAR THB PHP IDR MYR VND RON BGN ISK"
 ).split()
-_WORDS = {
-    "dollars": "USD",
-    "dollar": "USD",
-    "bucks": "USD",
-    "euros": "EUR",
-    "euro": "EUR",
-    "pounds": "GBP",
-    "pound": "GBP",
-    "quid": "GBP",
-    "yen": "JPY",
-    "francs": "CHF",
-    "franken": "CHF",
-    "rupees": "INR",
-    "yuan": "CNY",
-    "kronor": "SEK",
-    "kroner": "NOK",
-    "pesos": "MXN",
-    "reais": "BRL",
-}
+# Every lexicon's words for money in a currency ("pounds", "Franken").
+_WORDS = {word: code for lexicon in LEXICONS.values() for word, code in lexicon.entities.currencies.items()}
 # "cents" is read as US cents: a guess, but the same guess on both sides of a comparison.
 _SUBUNITS = {"cents": "USD", "cent": "USD", "pence": "GBP", "p": "GBP", "ct": "EUR"}
 
@@ -79,10 +64,28 @@ AMOUNT = re.compile(
 # Amounts without a currency where the words say money: "9758 in credit", "balance is 7762". Their
 # norm is the number alone, which matches the same number in any currency (:func:`lookup_keys`).
 BARE_AMOUNT = re.compile(
-    rf"(?i)(?<![\w.,])(?P<n1>{_NUMBER})\s+(?:in\s+credit|credits?|im\s+plus|guthaben|de\s+cr[ée]dit|de\s+saldo)(?!\w)"
-    rf"|(?<!\w)(?:balance|saldo|kontostand|solde|total|amount\s+due|outstanding)\s+(?:is|was|of|ist|beträgt|est|es|:)?\s*"
+    rf"(?i)(?<![\w.,])(?P<n1>{_NUMBER})\s+(?:{either(lambda lex: lex.entities.credit)})(?!\w)"
+    rf"|(?<!\w)(?:{either(lambda lex: lex.entities.balance)})\s+(?:{either(lambda lex: lex.entities.balance_verbs)}|:)?\s*"
     rf"(?:now\s+|currently\s+)?(?P<n2>{_NUMBER})(?![\w%]|[.,:]\d)"
 )
+
+
+def find(text: str, add: Callable[[str, int, int, str], None]) -> None:
+    """``add("amount", start, end, norm)`` for each amount with a currency in ``text``."""
+    for m in AMOUNT.finditer(text):
+        norm = amount_norm(m)
+        if norm:
+            add("amount", m.start(), m.end(), norm)
+
+
+def find_bare(text: str, add: Callable[[str, int, int, str], None]) -> None:
+    """``add("amount", start, end, norm)`` for each amount without a currency where the words say
+    money (:data:`BARE_AMOUNT`)."""
+    for m in BARE_AMOUNT.finditer(text):
+        value = parse_number(m["n1"] or m["n2"])
+        if value is not None:
+            group = "n1" if m["n1"] else "n2"
+            add("amount", m.start(group), m.end(group), plain(value))
 
 
 def amount_norm(m: re.Match[str]) -> str:

@@ -7,8 +7,10 @@ dateparser cost milliseconds per call and would not fit the per-answer budget.
 
 Rules are written for customer service in general (banks, shops, clinics, travel), not for one
 dataset: codes are recognised by shape or by a label ("order number", "case #"), numbers by their
-separators, dates and weekdays in English, German, French, Spanish and Dutch. Text may be
-word-tokenised ("cb2 3qb", "I 'm", "19:45 .") as in MultiWOZ.
+separators. Labels, months, weekdays and the cues of phones, addresses and dates of birth are every
+lexicon's (:mod:`appliance.lexicon`); commitments, deadlines, clock times in words and a day of the
+month said alone are read in English only. Text may be word-tokenised ("cb2 3qb", "I 'm",
+"19:45 .") as in MultiWOZ.
 
 Kinds and their ``norm`` (the form used for matching):
 
@@ -43,10 +45,12 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from appliance.facts import names, secrets
-from appliance.facts.amounts import AMOUNT, BARE_AMOUNT, amount_norm, parse_number, plain
+from appliance.facts import amounts, names, secrets
+from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
-from appliance.facts.text import APOS, MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
+from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
+from appliance.lexicon import Entities, each, either
+from appliance.lexicon.text import APOSTROPHE
 from appliance.types import Entity
 
 # Matching forms and keys live in their own modules; they are re-exported here for the callers.
@@ -63,8 +67,15 @@ __all__ = [
     "spaced",
 ]
 
+
+def _either(pick: Callable[[Entities], tuple[str, ...]]) -> str:
+    return either(lambda lexicon: pick(lexicon.entities))
+
+
 # Short month forms only with a day next to them ("Mar 3"), and never "may"/"mar" alone.
 _MONTH_RE = alternation(*(re.escape(m) for m in MONTHS))
+# Months that are ordinary words too: a date only with an ordinal, a year or a capital ("May 5th").
+_AMBIGUOUS_MONTHS = frozenset(each(lambda lexicon: lexicon.entities.ambiguous_months))
 _ORD = r"(?:st|nd|rd|th|er|e|º|°|\.)?"
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 _YEAR = r"(?:19|20)\d\d"
@@ -75,19 +86,20 @@ _YEAR = r"(?:19|20)\d\d"
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?!\w)")
 
 _ID_VALUE = r"#?\s?(?P<value>[A-Za-z0-9](?:[A-Za-z0-9/-]*[A-Za-z0-9])?)"
-# German writes labels as compounds ("Kundennummer"), hence the optional "nummer".
-_LABELS = {
-    "reference": r"ref(?:erence)?|booking|confirmation|reservation|buchungs?|reservierungs?|bestätigungs?|referenz|"
-    r"référence|reserva|boeking",
-    "order": r"order|invoice|tracking|parcel|shipment|receipt|bestellung|bestell|auftrags?|rechnungs?|sendungs?|"
-    r"commande|facture|pedido|factura|bestelling|factuur",
-    "case": r"case|ticket|claim|complaint|incident|request|fall|vorgangs?|dossier|caso|zaak",
-    "account": r"account|acct|card|policy|member(?:ship)?|customer|iban|kunden|konto|vertrags?|compte|cuenta|rekening|klant",
-}
+
+
+def _labels(kind: str) -> str:
+    return _either(lambda e: e.labels.get(kind, ()))
+
+
+# Each lexicon's label words by kind; German writes labels as compounds ("Kundennummer"), hence the
+# optional "nummer".
+_LABELS = {kind: _labels(kind) for kind in ("reference", "order", "case", "account")}
 _LABELLED = re.compile(
-    r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")(?:nummer|nr)?(?!\w)"
-    r"(?:\s*(?:(?:number|num|no|nr|id|code)(?!\w)\.?|n°|nº|#))?"
-    r"(?:\s*(?:(?:is|was|ist|lautet|est|es|of|reads)(?!\w)|:|=))?\s*:?\s*" + _ID_VALUE + r"(?!\w)"
+    r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
+    r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
+    r"(?:\s*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
+    r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*:?\s*" + _ID_VALUE + r"(?!\w)"
 )
 _ACCOUNT_TAIL = re.compile(
     r"(?i)(?<!\w)(?:end(?:ing|s)?(?:\s+(?:in|with))?|last\s+(?:four|4|two|2|three|3)(?:\s+digits)?"
@@ -100,7 +112,7 @@ _NUM_DATE = re.compile(
     rf"(?<![\w/.:,-])(?P<a>{_DAY})(?P<sep>[/.])(?P<b>{_DAY})(?:(?P=sep)(?P<y>{_YEAR}|\d\d))?(?![\w/]|[.,]\d)"
 )
 _DAY_MONTH = re.compile(
-    rf"(?i)(?<!\w)(?:the\s+)?(?P<d>{_DAY}){_ORD}(?:\s+(?:of|de|van))?\s+(?P<m>{_MONTH_RE})(?!\w)"
+    rf"(?i)(?<!\w)(?:the\s+)?(?P<d>{_DAY}){_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+(?P<m>{_MONTH_RE})(?!\w)"
     rf"(?:,?\s+(?:de\s+)?(?P<y>{_YEAR}))?"
 )
 _MONTH_DAY = re.compile(
@@ -134,10 +146,7 @@ _PHONE = re.compile(
     r"(?<![\w+@.,/:-])(?P<num>(?:\+|00)?(?:\(\d{1,5}\)\s?)?\d++(?:[ .\-\u00a0](?:\(\d{1,5}\)\s?)?\d++){0,6}+)"
     r"(?![\w@]|[.,:]\d)"
 )
-_PHONE_CUE = re.compile(
-    r"(?i)(?:phone|tel(?:ephone)?|call|ring|mobile|cell|fax|contact|number|whatsapp|sms|text|telefon|"
-    r"téléphone|teléfono|telefoon|reach(?:ed)?)\W*(?:\w+\W+){0,3}$"
-)
+_PHONE_CUE = re.compile(r"(?i)(?:" + _either(lambda e: e.phone_cues) + r")\W*(?:\w+\W+){0,3}$")
 
 _UK_POSTCODE = re.compile(r"(?i)(?<![\w-])(?P<pc>[a-z]{1,2}\d[a-z\d]?\s?\d[abd-hjlnp-uw-z]{2})(?![\w-])")
 _OTHER_POSTCODE = re.compile(
@@ -167,7 +176,7 @@ _DEADLINE = (
 )
 _COMMITMENT = re.compile(
     r"(?i)(?<!\w)(?P<lead>(?:we|i|you|it|someone|somebody|they|he|she|our\s+\w+|your\s+\w+|the\s+\w+|"
-    r"a\s+\w+|an\s+\w+)\s*(?:" + APOS + r"ll|will|shall|should|are\s+going\s+to|is\s+going\s+to|am\s+going\s+to|"
+    r"a\s+\w+|an\s+\w+)\s*(?:" + APOSTROPHE + r"ll|will|shall|should|are\s+going\s+to|is\s+going\s+to|am\s+going\s+to|"
     r"promise\s+to|guarantee\s+to|can\s+expect)"
     r"|(?:refund|reimbursement|replacement|delivery|callback|call\s+back|response|reply|credit|payment|"
     r"confirmation|answer|decision|update)s?)"
@@ -185,16 +194,13 @@ _CLOCK = re.compile(r"\d:\d\d|\d\s?[ap]\.?m")
 _ANY_DIGIT = re.compile(r"\d")
 _CAPITALS = re.compile(r"[A-Z]{5}")
 
-_ADDRESS_END = re.compile(r"(?i),?\s+(?:and|und|et|y|en|but|aber)\s+|\s+(?:phone|tel|telephone|telefon)\b")
-_BIRTH_CUE = re.compile(
-    r"(?i)(?:date\s+of\s+birth|birth\s*date|birthday|d\.?\s?o\.?\s?b\.?|born(?:\s+on|\s+in)?|geburtsdatum|geboren|"
-    r"geburtstag|date\s+de\s+naissance|n[ée]e?\s+le|fecha\s+de\s+nacimiento|nacid[oa]|geboortedatum)"
-    r"(?:\b|(?<=\.))(?:[^.!?]|\.(?!\s)){0,25}$"
+_ADDRESS_END = re.compile(
+    r"(?i),?\s+(?:" + _either(lambda e: e.address_joins) + r")\s+|\s+(?:" + _either(lambda e: e.phone_words) + r")\b"
 )
+_BIRTH_CUE = re.compile(r"(?i)(?:" + _either(lambda e: e.birth_cues) + r")(?:\b|(?<=\.))(?:[^.!?]|\.(?!\s)){0,25}$")
 _ADDRESS = re.compile(
-    r"(?i)(?<!\w)(?:(?:my|your)\s+(?:home\s+|billing\s+|delivery\s+|shipping\s+|postal\s+|street\s+)?address"
-    r"|meine\s+(?:adresse|anschrift)|ihre\s+(?:adresse|anschrift)|mon\s+adresse|votre\s+adresse|mi\s+direcci[oó]n|"
-    r"su\s+direcci[oó]n|mijn\s+adres|uw\s+adres)\s*(?:(?:is|was|ist|lautet|est|es)(?!\w)|:)\s*:?\s*(?P<value>[^.!?\n]{4,80})"
+    r"(?i)(?<!\w)(?:" + _either(lambda e: e.address_cues) + r")\s*(?:(?:" + _either(lambda e: e.address_verbs) + r")"
+    r"(?!\w)|:)\s*:?\s*(?P<value>[^.!?\n]{4,80})"
 )
 
 Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
@@ -228,43 +234,13 @@ def extract(text: str) -> tuple[Entity, ...]:
         _dates(text, add)
         _ordinal_days(text, add, found)
         _times(text, add)
-        for m in AMOUNT.finditer(text):
-            norm = amount_norm(m)
-            if norm:
-                add("amount", m.start(), m.end(), norm)
-        for m in _LABELLED.finditer(text):
-            value = m.group("value")
-            if len(value) < 4 or not any(c.isdigit() for c in value):
-                continue  # "booking was successful", "order 2 pizzas"
-            kind = next(k for k in _LABELS if m.group(k))
-            add(kind, m.start("value"), m.end("value"), compact(value))
-        for m in _ACCOUNT_TAIL.finditer(text):
-            add("account", m.start("value"), m.end("value"), digits(m.group("value")))
+        amounts.find(text, add)
+        _labelled(text, add)
         for m in _PHONE.finditer(text):
             _phone(text, m, add)
-        for m in _UK_POSTCODE.finditer(text):
-            pc = m.group("pc")
-            if any(c.isupper() for c in pc) and any(c.islower() for c in pc):
-                continue  # "Cb2 3qB" is no one's way of writing a postcode; "Tr2 4th" is prose
-            add("postcode", m.start(), m.end(), compact(pc))
-        for m in _OTHER_POSTCODE.finditer(text):
-            group = next(g for g in ("nl", "ca", "zip", "us") if m.group(g))
-            add("postcode", m.start(group), m.end(group), compact(m.group(group)))
-        for m in _CODE.finditer(text):
-            value = m.group("value")
-            if len(value.replace("-", "")) >= 5 and not _NOT_CODE.match(value):
-                add("reference", m.start("value"), m.end("value"), compact(value))
-        for m in _LONG_NUMBER.finditer(text):
-            add("number", m.start("value"), m.end("value"), digits(m.group("value")))
-        for m in BARE_AMOUNT.finditer(text):
-            value = parse_number(m["n1"] or m["n2"])
-            if value is not None:
-                add(
-                    "amount",
-                    m.start("n1") if m["n1"] else m.start("n2"),
-                    m.end("n1") if m["n1"] else m.end("n2"),
-                    plain(value),
-                )
+        _postcodes(text, add)
+        _codes(text, add)
+        amounts.find_bare(text, add)
     _letter_codes(text, add)
     names.find_cued(text, add)
     for m in _WEEKDAY.finditer(text):
@@ -274,6 +250,40 @@ def extract(text: str) -> tuple[Entity, ...]:
     found.extend(_addresses(text))  # contain a postcode or a number of their own, like commitments
     found.sort(key=lambda e: (e.start, e.end))
     return tuple(_birthdate(text, e) if e.kind == "date" else e for e in found)
+
+
+# Each adds the facts of one family that need a digit, in the order ``extract`` gives them room.
+
+
+def _labelled(text: str, add: Add) -> None:
+    for m in _LABELLED.finditer(text):
+        value = m.group("value")
+        if len(value) < 4 or not any(c.isdigit() for c in value):
+            continue  # "booking was successful", "order 2 pizzas"
+        kind = next(k for k in _LABELS if m.group(k))
+        add(kind, m.start("value"), m.end("value"), compact(value))
+    for m in _ACCOUNT_TAIL.finditer(text):
+        add("account", m.start("value"), m.end("value"), digits(m.group("value")))
+
+
+def _postcodes(text: str, add: Add) -> None:
+    for m in _UK_POSTCODE.finditer(text):
+        pc = m.group("pc")
+        if any(c.isupper() for c in pc) and any(c.islower() for c in pc):
+            continue  # "Cb2 3qB" is no one's way of writing a postcode; "Tr2 4th" is prose
+        add("postcode", m.start(), m.end(), compact(pc))
+    for m in _OTHER_POSTCODE.finditer(text):
+        group = next(g for g in ("nl", "ca", "zip", "us") if m.group(g))
+        add("postcode", m.start(group), m.end(group), compact(m.group(group)))
+
+
+def _codes(text: str, add: Add) -> None:
+    for m in _CODE.finditer(text):
+        value = m.group("value")
+        if len(value.replace("-", "")) >= 5 and not _NOT_CODE.match(value):
+            add("reference", m.start("value"), m.end("value"), compact(value))
+    for m in _LONG_NUMBER.finditer(text):
+        add("number", m.start("value"), m.end("value"), digits(m.group("value")))
 
 
 def _letter_codes(text: str, add: Add) -> None:
@@ -312,7 +322,7 @@ def _dates(text: str, add: Add) -> None:
     for pattern in (_DAY_MONTH, _MONTH_DAY):
         for m in pattern.finditer(text):
             month_word = m["m"].casefold().rstrip(".")
-            if month_word in ("may", "mai", "mar", "mei", "jun", "sep", "dec", "jan") and not _clearly_date(m.group()):
+            if month_word in _AMBIGUOUS_MONTHS and not _clearly_date(m.group()):
                 continue  # "may 5" is a date, but "I may 3..." is not; require an ordinal or a year
             month = MONTHS[month_word]
             day = int(digits(m["d"]))

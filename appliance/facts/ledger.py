@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from appliance.facts import names, secrets, slots
-from appliance.facts.slots import RequestCues
 from appliance.facts.text import digits
+from appliance.facts.vocabulary import Cues
 from appliance.types import Entity, LedgerEntry, Role, Turn
 
 # Kinds of which a speaker has one current value (a correction replaces the previous one).
@@ -41,11 +41,11 @@ def slot_for(kind: str, norm: str, speaker: Role) -> str:
     return f"{kind}={norm}"
 
 
-def entries_for(turn: Turn, asked: Turn | None = None, *, cues: RequestCues | None = None) -> tuple[LedgerEntry, ...]:
+def entries_for(turn: Turn, asked: Turn | None = None, *, cues: Cues = None) -> tuple[LedgerEntry, ...]:
     """The ledger entries of one turn, in the order they occur in its text.
 
     ``asked`` is the turn just before (the agent's request that a customer's reply answers); ``cues``
-    the request cues (``facts.request_cues`` merged with the built-in ones; None: built-in only).
+    the compiled request cues (:class:`~appliance.facts.vocabulary.Vocabulary`; None: the lexicons').
     A name is filed under the person it names: the speaker's own ("my name is Dana", a reply to
     "your name?"), the other party's ("Thanks, Dana" from the agent names the customer), or, for a
     name spoken of ("your appointment with Dr. Johnson"), its own slot like any many-valued fact.
@@ -78,7 +78,7 @@ def _recorded(e: Entity) -> tuple[str, str, str]:
     return "secret", f"{secrets.LABELS.get(e.norm, e.norm)} given", e.norm
 
 
-def entries(turns: Iterable[Turn], *, cues: RequestCues | None = None) -> tuple[LedgerEntry, ...]:
+def entries(turns: Iterable[Turn], *, cues: Cues = None) -> tuple[LedgerEntry, ...]:
     """All entries of a transcript, oldest first; each turn read with the one before it."""
     out: list[LedgerEntry] = []
     previous: Turn | None = None

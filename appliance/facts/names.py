@@ -6,9 +6,11 @@ No model: the registry has no named-entity model that ships its weights and runs
 onnxruntime (the README says which were tried), so names are found by their shape: runs of
 capitalised words, or of words of a script without case (Arabic, Chinese, Hindi), with the
 particles of many naming traditions ("van der", "de la", "bin") and the apostrophes and hyphens
-inside names ("O'Connor", "Jean-Luc"). What keeps ordinary capitalised words out is a list of the words that start sentences,
-greetings, weekdays, months and the words of places and products ("Hotel", "Street", "Visa"), never
-a list of given names or surnames: "Nguyen Van An" is found the same way as "Sarah Brown".
+inside names ("O'Connor", "Jean-Luc"). What keeps ordinary capitalised words out is a list of the
+words that start sentences, greetings, weekdays, months and the words of places and products
+("Hotel", "Street", "Visa"), never a list of given names or surnames: "Nguyen Van An" is found the
+same way as "Sarah Brown". The cues and words of each language are in its lexicon
+(:mod:`appliance.lexicon`); "this is Tom" and "Name: Tom" are read in English only.
 """
 
 from __future__ import annotations
@@ -17,35 +19,45 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from appliance.facts.text import APOS, MONTHS, WEEKDAYS, capitalised, fold
+from appliance.facts.text import MONTHS, WEEKDAYS, capitalised
+from appliance.lexicon import LEXICONS, Names, each, either
+from appliance.lexicon.text import fold
 
 Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
 NAME_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
-PARTICLES = frozenset("van von de der den del della la le da di du dos ten ter al bin binti ibn".split())
+PARTICLES = frozenset(p for lexicon in LEXICONS.values() for p in lexicon.names.particles)
 _NAME_BODY = rf"(?P<name>{NAME_WORD}(?:\s+(?:(?:{'|'.join(sorted(PARTICLES))})\s+)?{NAME_WORD}){{0,2}})"
 
+
+def _either(pick: Callable[[Names], tuple[str, ...]]) -> str:
+    return either(lambda lexicon: pick(lexicon.names))
+
+
+def _words(pick: Callable[[Names], tuple[str, ...]]) -> frozenset[str]:
+    return frozenset(w for lexicon in LEXICONS.values() for w in pick(lexicon.names))
+
+
+def _unspaced(cue: str) -> bool:
+    """Whether ``cue`` ends in a script written without spaces between words ("我叫王小明")."""
+    return unicodedata.east_asian_width(cue[-1]) in "WF"
+
+
 # First-person cues: the name that follows is the speaker's own. Scripts without spaces between
-# words ("我叫王小明") need none after the cue.
+# words need none after the cue.
+_SELF_CUES = [cue for lexicon in LEXICONS.values() for cue in lexicon.names.self_cues]
 _NAME_CUES = re.compile(
-    r"(?<!\w)(?:(?i:my\s+name\s+is|my\s+name\s*" + APOS + r"\s*s|name\s*" + APOS + r"\s*s|call\s+me|"
-    r"my\s+full\s+name\s+is|i\s*" + APOS + r"\s*m|i\s+am|speaking\s+with|you\s*" + APOS + r"\s*re\s+speaking\s+to|"
-    r"mein\s+name\s+ist|ich\s+heiße|ich\s+heisse|hier\s+spricht|je\s+m\s*" + APOS + r"\s*appelle|je\s+suis|"
-    r"mon\s+nom\s+est|me\s+llamo|mi\s+nombre\s+es|soy|ik\s+heet|mijn\s+naam\s+is|ik\s+ben|"
-    r"mi\s+chiamo|il\s+mio\s+nome\s+è|meu\s+nome\s+é|me\s+chamo|nazywam\s+się|benim\s+adım|"
-    r"меня\s+зовут|мо[её]\s+имя|με\s+λένε|ονομάζομαι|اسمي|मेरा\s+नाम)\s+|(?:我叫|我的名字是|我是|私の名前は)\s*)"
+    r"(?<!\w)(?:(?i:"
+    + "|".join(c for c in _SELF_CUES if not _unspaced(c))
+    + r")\s+|(?:"
+    + "|".join(c for c in _SELF_CUES if _unspaced(c))
+    + r")\s*)"
     + _NAME_BODY
 )
 # "Name: Sarah Brown", "Full name is Sarah Brown": a label at the start of a clause.
 _NAME_LABEL = re.compile(r"(?:^|(?<=[.!?,;:\n]))\s*(?i:(?:full\s+)?name\s*(?:is|:))\s*" + _NAME_BODY)
 # Second-person cues: the name that follows is the listener's ("your name is Dana", from an agent).
-_YOUR_NAME = re.compile(
-    r"(?<!\w)(?i:(?:your|the)\s+(?:full\s+)?name\s+(?:is|was|you\s+gave(?:\s+me)?\s+(?:is|was)|"
-    r"on\s+(?:the|your)\s+(?:account|file|record|booking|reservation)\s+is)|under\s+the\s+name(?:\s+of)?|"
-    r"you\s+(?:gave|told)\s+me\s+(?:the\s+name|your\s+name\s+as)|you\s+(?:are|were)\s+called|"
-    r"ihr\s+name\s+(?:ist|lautet)|sie\s+heißen|votre\s+nom\s+est|vous\s+vous\s+appelez|su\s+nombre\s+es|"
-    r"usted\s+se\s+llama|te\s+llamas|uw\s+naam\s+is|je\s+naam\s+is|u\s+heet)\s*:?\s+" + _NAME_BODY
-)
+_YOUR_NAME = re.compile(r"(?<!\w)(?i:" + _either(lambda n: n.your_cues) + r")\s*:?\s+" + _NAME_BODY)
 # "This is Tom" introduces someone only at the start of a sentence or after a greeting, and only
 # when the name ends the clause ("this is Tom from billing", not "this is Holy Trinity Church").
 _THIS_IS = re.compile(
@@ -54,96 +66,39 @@ _THIS_IS = re.compile(
 )
 # "Oluwaseun Adeyemi here", "Tom speaking": a clause of its own, at the start of the message or a sentence.
 _HERE = re.compile(
-    r"(?:^|[.!?;]\s+|(?i:hi|hello|hey|good\s+(?:morning|afternoon|evening)|hallo|guten\s+(?:tag|morgen|abend)|"
-    r"bonjour|bonsoir|hola|buenos\s+d[ií]as|goedemorgen|goedendag|hoi)\W+)"
-    r"(?P<name>" + NAME_WORD + r"(?:\s+" + NAME_WORD + r"){0,2})\s+(?i:here|speaking|hier|ici|aquí|al\s+habla)"
+    r"(?:^|[.!?;]\s+|(?i:" + _either(lambda n: n.greetings) + r")\W+)"
+    r"(?P<name>" + NAME_WORD + r"(?:\s+" + NAME_WORD + r"){0,2})\s+(?i:" + _either(lambda n: n.here) + r")"
     r"(?=\s*(?:[,.!?;:]|$))"
 )
-_TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Herr|Frau|Mme|Mlle|Monsieur|Madame|Sr|Sra|Srta|Señor|Señora|Dhr|Mevr)"
+_TITLES = r"(?:" + _either(lambda n: n.titles) + r")"
 _HONORIFIC = re.compile(r"(?<!\w)" + _TITLES + r"\.?\s+" + _NAME_BODY)
 # A name spoken to: after a greeting or thanks, or alone between commas, then the end of the clause
 # ("Thanks, Dana.", "Mr. Smith, your order..."), unlike one spoken of ("your appointment with Dr. Johnson").
+_ADDRESSING = _either(lambda n: n.addressing)
 _BEFORE_ADDRESSEE = re.compile(
-    r"(?:^|[,;:.!?]|(?i:(?<!\w)(?:hi|hello|hey|dear|thanks|thank\s+you|welcome|bye|goodbye|sorry|hallo|bonjour|"
-    r"hola|danke|merci|gracias|yes|sure|okay|ok|certainly)))\s*$"
+    r"(?:^|[,;:.!?]|(?i:(?<!\w)(?:" + _ADDRESSING + "|" + _either(lambda n: n.assent) + r")))\s*$"
 )
 _TITLE_BEFORE = re.compile(r"(?<!\w)" + _TITLES + r"\.?\s+$")
 _AFTER_ADDRESSEE = re.compile(r"\s*(?:$|[,.!?;:])")
 _GREETING_NAME = re.compile(
-    r"(?i:(?<!\w)(?:hi|hello|hey|dear|thanks|thank\s+you|welcome|bye|goodbye|sorry|hallo|bonjour|hola|danke|merci|gracias))"
+    r"(?i:(?<!\w)(?:" + _ADDRESSING + r"))"
     r",?\s+(?P<name>" + NAME_WORD + r"(?:\s+" + NAME_WORD + r"){0,2})(?=\s*[,.!?;]|\s*$)"
 )
 
 # Words that follow "I'm", "this is", "thanks," without being a name.
-_NOT_NAMES = frozenset(
-    """
-    a an the this that it i you he she we they me my your our his her their sir madam maam ma'am miss
-    sorry afraid not so very really just also here there back glad happy sure okay ok fine good great
-    looking interested trying going calling writing wondering hoping planning traveling travelling
-    coming staying visiting new still done ready able unable unsure confused calling again all
-    everyone everybody anyone someone team guys folks again much lot lots everything anything nothing
-    bye goodbye welcome hello hi hey yes no please thanks thank cheers ja nein oui non si sí nee
-    customer service support agent calling from with in on at for to of by about
-    american canadian british english german french spanish dutch italian irish scottish australian
-    mr mrs ms mx dr prof herr frau mme mlle monsieur madame sr sra srta señor señora dhr mevr
-    """.split()
-)
+_NOT_NAMES = _words(lambda n: n.not_names)
 # Later words of a name may be short words of another language ("Nguyen Van An"), but not these.
-_NOT_NAMES_AFTER = frozenset("i you he she we they and or but from with at for to of by in on the this that".split())
-_COMMON_CAPITALISED = frozenset(
-    """
-    Yes No Sure Please Thanks Thank Hello Hi Hey Okay Ok Great Good Fine Just Also Not Sorry Afraid
-    Here There What Which When Where Why How Can Could Would Will Should Do Does Did Is Are Was Were
-    In On At For To From With About After Before Now Then Today Tomorrow Tonight Yesterday
-    Interested Looking Calling Trying Going Happy Glad Ready Unable Able New Back Done
-    """.split()
-)
+_NOT_NAMES_AFTER = _words(lambda n: n.not_names_after)
+_COMMON_CAPITALISED = _words(lambda n: n.sentence_starts)
 # Capitalised words that are no one's name where a name is expected without a cue: replies and
 # fillers, words of time, and the words that make a run of capitals a place, a firm or a product.
-_NOT_BARE = frozenset(
-    fold(w)
-    for w in """
-    nope nah yeah yep yup alright right well oh ah um uh hmm wait hold hang let one moment sec second maybe
-    perhaps actually anyway and but or so then if because though although however who whom whose
-    i'm i'd i'll it's that's what's there's let's don't can't won't didn't isn't cool perfect
-    awesome wonderful excellent nice fantastic brilliant lovely amazing correct exactly indeed true
-    my our your his her its their some any no none every each both all other another next last first
-    morning afternoon evening night noon midnight day days week weekend month year hour minute
-    today tomorrow yesterday tonight am pm
-    click look come sign stop start stay park get go put leave take give send call see check
-    hotel hotels inn motel hostel house guesthouse lodge resort street st road rd avenue ave lane
-    drive boulevard blvd square station airport terminal bank hospital clinic university college
-    school church cathedral museum park centre center mall market restaurant cafe café bar pub
-    theatre theater cinema gallery hall tower bridge city town village county state north south
-    east west central downtown apartments apartment flat building office gym club pool plaza
-    international airlines airways express group ltd inc llc gmbh corp company co limited
-    bus train taxi cab uber lyft flight plane car ford bmw toyota honda tesla
-    card visa mastercard amex paypal cash credit debit account iphone android windows google apple
-    amazon premium gold platinum silver plus pro service services support team department desk
-    los las el san santa saint fort port mount mt lake old great little upper lower
-    straße strasse platz bahnhof flughafen gasse weg allee kirche klinik krankenhaus stadt
-    rue gare aéroport hôtel banque calle estación aeropuerto banco avenida
-    straat plein luchthaven laan gracht
-    danke bitte hallo guten tag klar gerne genau doch also merci bonjour bonsoir salut oui
-    gracias hola vale claro bueno dank hoi goedemorgen zeker prima
-    """.split()
-)
+_NOT_BARE = frozenset(fold(w) for w in _words(lambda n: n.not_bare))
 
 _WORD_AT = re.compile(r"[^\S\n]*(" + NAME_WORD + ")")
 # What may follow a name given without a cue: the end of a clause, or a few words that continue it.
-_AFTER_NAME = re.compile(
-    r"[^\S\n]*(?:$|[,.!?;:…)/–—-]|(?i:(?:and|here|speaking|is\s+my\s+name|und|hier|et|ici|y|en)(?!\w)))"
-)
-_LEAD = re.compile(
-    r"(?i)^[\W_]*(?:(?:yes|yeah|yep|yup|sure|ok(?:ay)?|of\s+course|certainly|right|well|so|um+|uh+|hi|hello|hey|"
-    r"good\s+(?:morning|afternoon|evening)|ja|klar|gerne?|natürlich|oui|bien\s+s[uû]r|s[ií]|claro|zeker|"
-    r"natuurlijk|jazeker|hallo|bonjour|hola)(?!\w)[\s,.:;!…-]*)*"
-)
-_IT_IS = re.compile(
-    r"(?i)(?:it\s*" + APOS + r"?\s*s|it\s+is|that\s*" + APOS + r"?\s*s|that\s+is|this\s+is|it\s+was|"
-    r"(?:my\s+)?(?:full\s+)?name\s*(?:" + APOS + r"\s*s|is|:)|es\s+ist|das\s+ist|c\s*" + APOS + r"\s*est|"
-    r"es|dat\s+is|het\s+is)\s+"
-)
+_AFTER_NAME = re.compile(r"[^\S\n]*(?:$|[,.!?;:…)/–—-]|(?i:(?:" + _either(lambda n: n.after) + r")(?!\w)))")
+_LEAD = re.compile(r"(?i)^[\W_]*(?:(?:" + _either(lambda n: n.leads) + r")(?!\w)[\s,.:;!…-]*)*")
+_IT_IS = re.compile(r"(?i)(?:" + _either(lambda n: n.it_is) + r")\s+")
 
 
 def find_cued(text: str, add: Add) -> None:
@@ -178,26 +133,19 @@ def introduces_self(text: str, start: int) -> bool:
 
 # Words without which a pattern cannot match: a cheap search first spares most messages the
 # patterns, each of which tries its alternatives at every position of the text.
-_HINTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = tuple(
-    (pattern, re.compile("|".join(re.escape(h) for h in hints)) if hints else None)
-    for pattern, hints in (
-        (
-            _NAME_CUES,
-            (
-                "name", "call me", "i'm", "i’m", "i am", "i ’m", "i 'm", "speaking", "heiße", "heisse", "spricht",
-                "appelle", "je suis", "nom", "llamo", "nombre", "soy", "heet", "naam", "ik ben", "chiamo", "nome",
-                "chamo", "nazywam", "adım", "зовут", "имя", "λένε", "ονομάζομαι", "اسمي", "नाम", "我", "私",
-            ),
-        ),
-        (_NAME_LABEL, ("name",)),
-        (_YOUR_NAME, ("name", "heißen", "nom", "nombre", "naam", "heet", "llama", "called", "appelez")),
-        (_THIS_IS, ("this is",)),
-        (_HERE, ("here", "speaking", "hier", "ici", "aquí", "habla")),
-        (_HONORIFIC, ()),
-        (_GREETING_NAME, ("hi", "hello", "hey", "dear", "thank", "welcome", "bye", "sorry", "hallo", "bonjour",
-                          "hola", "danke", "merci", "gracias")),
-    )
-)  # fmt: skip
+def _hint(pick: Callable[[Names], tuple[str, ...]]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(h) for h in each(lambda lexicon: pick(lexicon.names))))
+
+
+_HINTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
+    (_NAME_CUES, _hint(lambda n: n.self_hints)),
+    (_NAME_LABEL, re.compile("name")),
+    (_YOUR_NAME, _hint(lambda n: n.your_hints)),
+    (_THIS_IS, re.compile("this is")),
+    (_HERE, _hint(lambda n: n.here_hints)),
+    (_HONORIFIC, None),
+    (_GREETING_NAME, re.compile(_ADDRESSING)),  # the greetings and thanks themselves
+)
 
 
 def _patterns(text: str) -> list[re.Pattern[str]]:

@@ -8,7 +8,8 @@ replaces them with a placeholder before anything is stored or prompted: "my PIN 
 "[card ending 1111]". The ledger then records that a secret was given, and when, from the
 placeholder (:func:`given`), never its value.
 
-Pure functions over text; which secrets were asked for comes from :mod:`appliance.facts.slots`.
+Pure functions over text; which secrets were asked for comes from :mod:`appliance.facts.slots`, and
+the words of each language from its lexicon (:mod:`appliance.lexicon`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from appliance.facts.text import APOS, digits
+from appliance.facts.text import digits
+from appliance.lexicon import LEXICONS, either
 
 _Add = Callable[[str, int, int], None]  # kind, start, end
 
@@ -32,64 +34,44 @@ KINDS = frozenset(LABELS)
 # Requests for numbers that are not secrets (see appliance.facts.slots).
 _NUMBER_SLOTS = frozenset({"account", "card", "reference", "order", "case", "phone", "postcode", "birthdate"})
 
-_CUES = {
-    "pin": r"pins?|pin[\s-]?(?:number|code)|pincode|geheimzahl|code\s+pin|code\s+secret|code\s+confidentiel|"
-    r"n[uú]mero\s+secreto|clave\s+(?:secreta|personal)",
-    "cvv": r"cvv2?|cvc2?|csc|security\s+code|card\s+security\s+code|card\s+verification\s+(?:code|value)|"
-    r"(?:karten)?prüfnummer|prüfziffer|sicherheitscode|cryptogramme(?:\s+visuel)?|code\s+de\s+s[ée]curit[ée]|"
-    r"c[oó]digo\s+de\s+seguridad|beveiligingscode|verificatiecode\s+van\s+de\s+kaart",
-    "password": r"password|passcode|passphrase|passwort|kennwort|mot\s+de\s+passe|contrase[nñ]a|wachtwoord",
-    "otp": r"one[\s-]?time\s+(?:code|password|passcode|pin)|otp|verification\s+code|sms\s+code|text\s+code|"
-    r"code\s+(?:we|i)\s+(?:just\s+)?(?:sent|texted)(?:\s+you)?|(?-i:m?TAN)|einmal(?:code|passwort)|"
-    r"best[äa]tigungscode\s+(?:per|aus\s+der)\s+sms|verifizierungscode|code\s+de\s+v[ée]rification|"
-    r"code\s+[àa]\s+usage\s+unique|c[oó]digo\s+de\s+verificaci[oó]n|eenmalige\s+code|sms-code",
-}
+
+def _cues(kind: str) -> str:
+    return either(lambda lexicon: lexicon.secrets.cues.get(kind, ()))
+
+
+# Every lexicon's cues, by kind, in the order of ``LABELS``.
+_CUES = {kind: _cues(kind) for kind in LABELS}
 # Cheap substring tests first: most messages speak of no secret, and the cue pattern is long.
-_CUE_HINT = re.compile(
-    "pin|cvv|cvc|csc|secur|verif|sicherheit|prüf|crypto|digo|code|beveilig|pass|kennwort|contrase|wachtwoord|"
-    "otp|tan|einmal|geheim|secret|clave"
-)
+_CUE_HINT = re.compile(either(lambda lex: lex.secrets.hints))
 _FOUR_DIGITS = re.compile(r"\d{4}")
 _CUE = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(f"(?P<{kind}>{cue})" for kind, cue in _CUES.items()) + r")(?![\w-])")
 _DIGITS = r"(?<![\w.,:/-])\d{3,8}(?![\w]|[.,:/]\d)"
 # Between a cue and its value: a few words that are not another fact's label ("my PIN: either 3941",
 # "PIN ist wohl 7402"), but never across a sentence.
 _FIRST = re.compile(
-    r"(?i)(?:[\s:=,'’\"-]*(?!(?:account|acct|card|phone|mobile|booking|order|reference|room|date|birth|born|"
-    r"zip|postcode|amount|balance|konto|karte|telefon|compte|carte|cuenta|tarjeta|rekening|kaart)(?!\w))"
+    r"(?i)(?:[\s:=,'’\"-]*(?!(?:" + either(lambda lex: lex.secrets.other_facts) + r")(?!\w))"
     r"[^\W\d_]{1,12}(?![\w])){0,4}?[\s:=,'’\"-]*(?P<v>" + _DIGITS + ")"
 )
 _MORE = re.compile(
-    r"(?i)[\s,?!]*(?:or|oder|ou|o|of|and|und|et|y|en|/|,)?[\s,]*(?:maybe|perhaps|vielleicht|peut-être|quizás|misschien)?"
-    r"\s*\??\s*(?P<v>" + _DIGITS + r")"
+    r"(?i)[\s,?!]*(?:" + either(lambda lex: lex.secrets.joins) + r"|/|,)?[\s,]*"
+    r"(?:" + either(lambda lex: lex.secrets.hedges) + r")?\s*\??\s*(?P<v>" + _DIGITS + r")"
 )
 # A bare value in a reply to a request for a secret: not an amount, a time or a date's part.
 _SLOT_VALUE = re.compile(
-    r"(?<![\w.,:/$€£¥#-])\d{3,8}(?![\w%]|[.,:/]\d|\s?(?i:am|pm|dollars?|euros?|pounds?|credits?|years?|days?|"
-    r"hours?|minutes?|people|persons|nights?|kg|km|miles?)(?!\w))"
+    r"(?<![\w.,:/$€£¥#-])\d{3,8}(?![\w%]|[.,:/]\d|\s?(?i:" + either(lambda lex: lex.secrets.quantities) + r")(?!\w))"
 )
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _WORD = re.compile(r"\S+")
 # Words after "my password is" that say something about it rather than being it.
-_NOT_PASSWORD = frozenset(
-    """
-    not wrong incorrect invalid expired blocked locked correct right the my your a an too still also being no
-    nicht falsch abgelaufen gesperrt pas incorrect faux bloqué expiré incorrecta bloqueada niet fout verlopen
-    geblokkeerd forgotten lost changed reset
-    """.split()
+_NOT_PASSWORD = frozenset(word for lex in LEXICONS.values() for word in lex.secrets.not_passwords)
+_PASSWORD_LEAD = re.compile(
+    r"(?i)\s*(?:(?:" + either(lambda lex: lex.secrets.password_verbs) + r")(?!\w)|:|=)\s*['\"“]?"
 )
-_PASSWORD_LEAD = re.compile(r"(?i)\s*(?:(?:is\s+now|is|was|ist|lautet|war|est|es|is)(?!\w)|:|=)\s*['\"“]?")
 
 # Full card numbers: 13-19 digits, in groups of four or in one run; a cue or the Luhn check says card.
 _CARD = re.compile(r"(?<![\w+-])(?:\d{4}[ -]){3}\d{1,7}(?![\w-]|[.,]\d)|(?<![\w+-])\d{13,19}(?![\w-]|[.,]\d)")
-_CARD_CUE = re.compile(
-    r"(?i)(?:card|visa|master\s?card|amex|american\s+express|maestro|discover|credit|debit|karte|kreditkarte|"
-    r"carte|tarjeta|kaart|creditcard)\W+(?:\w+\W+){0,4}$"
-)
-_NOT_CARD_CUE = re.compile(
-    r"(?i)(?:account|acct|iban|konto|compte|cuenta|rekening|phone|tel|mobile|order|booking|reference|tracking|"
-    r"member|customer|policy)\W+(?:\w+\W+){0,3}$"
-)
+_CARD_CUE = re.compile(r"(?i)(?:" + either(lambda lex: lex.secrets.cards) + r")\W+(?:\w+\W+){0,4}$")
+_NOT_CARD_CUE = re.compile(r"(?i)(?:" + either(lambda lex: lex.secrets.not_cards) + r")\W+(?:\w+\W+){0,3}$")
 _PLACEHOLDER = re.compile(r"\[(?P<label>" + "|".join(re.escape(v) for v in LABELS.values()) + r") withheld\]")
 
 
@@ -218,10 +200,7 @@ def _password(text: str, pos: int, add: _Add) -> None:
         add("password", word.start(), word.start() + len(value))
 
 
-_FILLER = re.compile(
-    r"(?i)^[\W_]*(?:(?:yes|sure|ok(?:ay)?|it\s*" + APOS + r"?\s*s|it\s+is|that\s*" + APOS + r"?\s*s|"
-    r"my\s+password\s+is|ja|es\s+ist|c\s*" + APOS + r"\s*est|es)(?!\w)[\s,:]*)*"
-)
+_FILLER = re.compile(r"(?i)^[\W_]*(?:(?:" + either(lambda lex: lex.secrets.password_replies) + r")(?!\w)[\s,:]*)*")
 
 
 def _bare_password(text: str, add: _Add) -> None:

@@ -7,11 +7,12 @@ nothing, or only "a number". Here the agent's previous turn decides: its request
 kinds asked for, and the reply's values of that shape are read as those kinds, a secret as a
 secret (:mod:`appliance.facts.secrets`).
 
-The cues are phrases per language and kind, built in for English, German, French, Spanish and
-Dutch; ``facts.request_cues`` in the settings adds languages or replaces one language's list of a
-kind (an empty list turns it off), as ``stage.late_cues`` does for the stage's cues. A cue counts in
-a sentence that asks (a question mark, "please", "could you"...), so "your account number is
-12345678." is not a request.
+The cues are phrases per language and kind, in each language's lexicon (:mod:`appliance.lexicon`);
+``facts.request_cues`` in the settings adds languages or replaces one language's list of a kind (an
+empty list turns it off), as ``stage.late_cues`` does for the stage's cues. They are compiled once
+(:class:`~appliance.facts.vocabulary.Vocabulary`), and the functions here take that as ``cues``. A
+cue counts in a sentence that asks (a question mark, "please", "could you"...), so "your account
+number is 12345678." is not a request.
 
 Pure functions of the two turns' text: the ledger stays a function of the transcript.
 """
@@ -19,181 +20,28 @@ Pure functions of the two turns' text: the ledger stays a function of the transc
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from appliance.facts import names, secrets
 from appliance.facts.entities import extract, spaced
 from appliance.facts.text import compact, digits
+from appliance.facts.vocabulary import Cues, vocabulary
+from appliance.lexicon import either
+from appliance.lexicon.text import sentences
 from appliance.types import Entity, Turn
 
-RequestCues = Mapping[str, Mapping[str, Sequence[str]]]
-
-# What a request can ask for; "open" is a general offer of help ("how can I help?"), after which a
-# customer may open with their name unasked.
-KINDS = (
-    "name",
-    "account",
-    "card",
-    "reference",
-    "order",
-    "case",
-    "birthdate",
-    "phone",
-    "email",
-    "postcode",
-    "address",
-    "pin",
-    "cvv",
-    "password",
-    "otp",
-    "open",
-)
-
-REQUEST_CUES: dict[str, dict[str, tuple[str, ...]]] = {
-    "en": {
-        "name": (
-            "your name", "your full name", "your first name", "your last name", "your surname",
-            "your family name", "name on the account", "name on the card", "who am i speaking with",
-            "who am i speaking to", "who is calling", "whom am i speaking",
-        ),
-        "account": (
-            "account number", "your account", "account no", "customer number", "membership number",
-            "member number", "policy number", "iban", "customer id", "account id",
-        ),
-        "card": ("card number", "long number on the card", "number on your card"),
-        "reference": (
-            "booking reference", "booking number", "reference number", "reference code", "confirmation number",
-            "confirmation code", "reservation number", "booking code", "booking id", "your reference",
-        ),
-        "order": ("order number", "order id", "invoice number", "tracking number", "receipt number"),
-        "case": ("case number", "ticket number", "claim number", "complaint number", "incident number"),
-        "birthdate": ("date of birth", "birth date", "birthdate", "your birthday", "dob", "d o b", "when were you born"),
-        "phone": (
-            "phone number", "your phone", "mobile number", "telephone number", "contact number", "cell number",
-            "callback number", "number we can reach you",
-        ),
-        "email": ("email", "e mail", "email address", "e mail address"),
-        "postcode": ("postcode", "post code", "postal code", "zip code", "zip", "zipcode"),
-        "address": (
-            "your address", "home address", "street address", "billing address", "postal address",
-            "delivery address", "shipping address", "where do you live",
-        ),
-        "pin": ("pin", "pin number", "pin code"),
-        "cvv": ("security code", "cvv", "cvc", "three digits on the back", "3 digits on the back", "card verification"),
-        "password": ("password", "passcode"),
-        "otp": (
-            "one time code", "one time password", "verification code", "code we sent", "code i sent",
-            "code we texted", "sms code", "otp",
-        ),
-        "open": ("how can i help", "how may i help", "how can i assist", "what can i do for you", "how can we help"),
-    },
-    "de": {
-        "name": (
-            "ihren namen", "ihr name", "ihren vollständigen namen", "ihr vollständiger name", "ihren vor und nachnamen",
-            "wie heißen sie", "wie ist ihr name", "wie lautet ihr name", "dein name", "deinen namen", "wie heißt du",
-        ),
-        "account": ("kontonummer", "kundennummer", "iban", "mitgliedsnummer", "vertragsnummer"),
-        "card": ("kartennummer",),
-        "reference": (
-            "buchungsnummer", "referenznummer", "bestätigungsnummer", "reservierungsnummer", "buchungscode",
-        ),
-        "order": ("bestellnummer", "auftragsnummer", "rechnungsnummer", "sendungsnummer"),
-        "case": ("vorgangsnummer", "ticketnummer", "fallnummer", "schadensnummer"),
-        "birthdate": ("geburtsdatum", "geburtstag", "wann sind sie geboren"),
-        "phone": ("telefonnummer", "handynummer", "mobilnummer", "rufnummer"),
-        "email": ("e mail", "email", "e mail adresse", "mailadresse"),
-        "postcode": ("postleitzahl", "plz"),
-        "address": ("adresse", "anschrift", "wohnadresse", "lieferadresse"),
-        "pin": ("pin", "geheimzahl", "pin nummer"),
-        "cvv": ("prüfnummer", "kartenprüfnummer", "sicherheitscode", "cvv", "cvc"),
-        "password": ("passwort", "kennwort"),
-        "otp": ("tan", "einmalcode", "sms code", "verifizierungscode", "bestätigungscode aus der sms"),
-        "open": ("wie kann ich ihnen helfen", "wie kann ich helfen", "was kann ich für sie tun"),
-    },
-    "fr": {
-        "name": ("votre nom", "votre nom complet", "vos nom et prénom", "votre prénom", "comment vous appelez vous"),
-        "account": ("numéro de compte", "numéro client", "iban", "numéro d'adhérent"),
-        "card": ("numéro de carte",),
-        "reference": (
-            "numéro de réservation", "référence", "numéro de confirmation", "code de réservation",
-        ),
-        "order": ("numéro de commande", "numéro de facture", "numéro de suivi"),
-        "case": ("numéro de ticket", "numéro de dossier", "numéro de réclamation"),
-        "birthdate": ("date de naissance",),
-        "phone": ("numéro de téléphone", "numéro de portable", "téléphone"),
-        "email": ("adresse e mail", "e mail", "email", "courriel", "adresse électronique", "adresse mail"),
-        "postcode": ("code postal",),
-        "address": ("adresse", "votre adresse", "adresse postale"),
-        "pin": ("code pin", "pin", "code secret", "code confidentiel"),
-        "cvv": ("cryptogramme", "code de sécurité", "cvv"),
-        "password": ("mot de passe",),
-        "otp": ("code de vérification", "code à usage unique", "code reçu par sms", "code sms"),
-        "open": ("comment puis je vous aider", "que puis je faire pour vous"),
-    },
-    "es": {
-        "name": ("su nombre", "tu nombre", "su nombre completo", "cómo se llama", "cómo te llamas", "nombre y apellido"),
-        "account": ("número de cuenta", "número de cliente", "iban"),
-        "card": ("número de tarjeta",),
-        "reference": (
-            "número de reserva", "número de referencia", "código de reserva", "número de confirmación", "localizador",
-        ),
-        "order": ("número de pedido", "número de factura", "número de seguimiento"),
-        "case": ("número de caso", "número de ticket", "número de incidencia", "número de reclamación"),
-        "birthdate": ("fecha de nacimiento",),
-        "phone": ("número de teléfono", "teléfono", "número de móvil", "celular"),
-        "email": (
-            "correo electrónico", "correo", "email", "e mail", "dirección de correo electrónico", "dirección de correo",
-            "dirección de email",
-        ),
-        "postcode": ("código postal",),
-        "address": ("dirección", "su dirección", "domicilio"),
-        "pin": ("pin", "número secreto", "clave"),
-        "cvv": ("código de seguridad", "cvv"),
-        "password": ("contraseña",),
-        "otp": ("código de verificación", "código de un solo uso", "código que le enviamos", "código sms"),
-        "open": ("en qué puedo ayudarle", "en qué le puedo ayudar", "cómo puedo ayudarle", "en qué puedo ayudarte"),
-    },
-    "nl": {
-        "name": ("uw naam", "je naam", "uw volledige naam", "hoe heet u", "hoe heet je", "uw voor en achternaam"),
-        "account": ("rekeningnummer", "klantnummer", "iban", "lidnummer"),
-        "card": ("kaartnummer",),
-        "reference": ("reserveringsnummer", "boekingsnummer", "referentienummer", "bevestigingsnummer"),
-        "order": ("bestelnummer", "ordernummer", "factuurnummer", "trackingnummer"),
-        "case": ("zaaknummer", "ticketnummer", "klachtnummer", "dossiernummer"),
-        "birthdate": ("geboortedatum",),
-        "phone": ("telefoonnummer", "mobiele nummer", "gsm nummer"),
-        "email": ("e mailadres", "e mail", "email", "emailadres"),
-        "postcode": ("postcode",),
-        "address": ("adres", "uw adres", "woonadres"),
-        "pin": ("pincode", "pin"),
-        "cvv": ("beveiligingscode", "cvc", "cvv"),
-        "password": ("wachtwoord",),
-        "otp": ("verificatiecode", "eenmalige code", "sms code"),
-        "open": ("waarmee kan ik u helpen", "hoe kan ik u helpen", "wat kan ik voor u doen"),
-    },
-}  # fmt: skip
-
 # A sentence that asks: a question mark, or a word of asking.
-_ASKS = re.compile(
-    r"(?i)\?|(?<!\w)(?:please|pls|could|can|may|would|need|tell|give|provide|confirm|enter|type|share|"
-    r"bitte|können|könnten|geben|nennen|brauche|benötige|s'il\s+vous\s+plaît|pouvez|pourriez|donner|indiquer|"
-    r"por\s+favor|puede|podría|necesito|indicar|alstublieft|graag|kunt|kun|mag)(?!\w)"
-)
+_ASKS = re.compile(r"(?i)\?|(?<!\w)(?:" + either(lambda lex: lex.requests.asking) + r")(?!\w)")
 # "Can you provide the correct one?" after "... without a valid PIN.": the request points back.
-_POINTS_BACK = re.compile(r"(?i)(?<!\w)(?:one|it|that|this|them|es|ihn|sie|le|la|lo|het|dit|dat)(?!\w)")
-_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+_POINTS_BACK = re.compile(r"(?i)(?<!\w)(?:" + either(lambda lex: lex.requests.pointing) + r")(?!\w)")
 _ID_KINDS = ("account", "card", "reference", "order", "case")
 _ID_FAMILY = frozenset({"reference", "order", "case", "account", "number"})
 # A value given bare: a run of digits, a code of letters and digits, or a code of capitals.
 _BARE_VALUE = re.compile(
     r"(?<![\w@/.-])(?:\+?\d[\d \-]{1,22}\d|\d{3,}|(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{2,}[A-Za-z0-9]|[A-Z]{5,})(?![\w@/]|[.,]\d)"
 )
-_LEAD = re.compile(
-    r"(?i)^[\W_]*(?:(?:yes|yeah|yep|sure|ok(?:ay)?|of\s+course|certainly|it\s*['’]?s|it\s+is|that\s*['’]?s|"
-    r"ja|klar|gerne?|natürlich|es\s+ist|das\s+ist|oui|c['’]est|s[ií]|claro|es|zeker|het\s+is)(?!\w)[\s,.:;!-]*)*"
-)
+_LEAD = re.compile(r"(?i)^[\W_]*(?:(?:" + either(lambda lex: lex.requests.leads) + r")(?!\w)[\s,.:;!-]*)*")
 
 
 @dataclass(frozen=True)
@@ -205,27 +53,16 @@ class Reading:
     own_names: frozenset[int] = frozenset()
 
 
-def cue_table(configured: RequestCues | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
-    """The built-in cues with the configured ones merged in: a language's kind given in the settings
-    replaces that list (``[]`` turns it off); new languages and kinds are added."""
-    table = {lang: dict(kinds) for lang, kinds in REQUEST_CUES.items()}
-    for lang, kinds in (configured or {}).items():
-        mine = table.setdefault(lang, {})
-        for kind, cues in kinds.items():
-            mine[kind] = tuple(cues)
-    return table
-
-
-def requested(text: str, cues: RequestCues | None = None) -> frozenset[str]:
-    """The kinds an agent's turn asks the customer for (``KINDS``), from the sentences that ask."""
+def requested(text: str, cues: Cues = None) -> frozenset[str]:
+    """The kinds an agent's turn asks the customer for (``appliance.types.KINDS``), from the
+    sentences that ask."""
     if not text:
         return frozenset()
-    pattern, kinds_of = _compiled(_frozen(cues))
-    sentences = [s.group() for s in _SENTENCE.finditer(text) if s.group().strip()]
-    asking = [s for s in sentences if _ASKS.search(s)]
-    found = {k for s in asking for m in pattern.finditer(_normalise(s)) for k in kinds_of[m.group()]}
+    requests = vocabulary(cues).requests
+    asking = [s for s in sentences(text) if _ASKS.search(s)]
+    found = {k for s in asking for k in requests.kinds(s)}
     if not found - {"open"} and any(_POINTS_BACK.search(s) for s in asking):
-        found |= {k for m in pattern.finditer(_normalise(text)) for k in kinds_of[m.group()]}
+        found |= set(requests.kinds(text))
     return frozenset(found)
 
 
@@ -234,7 +71,7 @@ def mask(
     before: Turn | Sequence[Turn] | None = None,
     *,
     role: str = "customer",
-    cues: RequestCues | None = None,
+    cues: Cues = None,
 ) -> str:
     """``text`` with its secrets masked. For a customer's text, ``before`` (the turn just before it,
     or the last few turns, newest last) counts too: a secret the agent just asked for is masked in a
@@ -243,7 +80,7 @@ def mask(
     return secrets.masked(text, _secrets_of(text, before, role, cues))
 
 
-def secret_values(turns: Sequence[Turn], *, cues: RequestCues | None = None) -> frozenset[str]:
+def secret_values(turns: Sequence[Turn], *, cues: Cues = None) -> frozenset[str]:
     """The secrets a transcript holds as given (where masking was off), each as its text: what
     no summary may contain, with or without a cue next to it."""
     found: set[str] = set()
@@ -254,9 +91,7 @@ def secret_values(turns: Sequence[Turn], *, cues: RequestCues | None = None) -> 
     return frozenset(found)
 
 
-def _secrets_of(
-    text: str, before: Turn | Sequence[Turn] | None, role: str, cues: RequestCues | None
-) -> tuple[secrets.Secret, ...]:
+def _secrets_of(text: str, before: Turn | Sequence[Turn] | None, role: str, cues: Cues) -> tuple[secrets.Secret, ...]:
     if role != "customer":
         return secrets.find(text)
     turns = (before,) if isinstance(before, Turn) else tuple(before or ())
@@ -267,7 +102,7 @@ def _secrets_of(
     return secrets.find(text, kinds, recent)
 
 
-def masked(turns: Sequence[Turn], *, cues: RequestCues | None = None) -> tuple[Turn, ...]:
+def masked(turns: Sequence[Turn], *, cues: Cues = None) -> tuple[Turn, ...]:
     """A whole transcript masked, each turn with the turns before it (a transcript a client sends)."""
     out: list[Turn] = []
     for turn in turns:
@@ -276,7 +111,7 @@ def masked(turns: Sequence[Turn], *, cues: RequestCues | None = None) -> tuple[T
     return tuple(out)
 
 
-def read(text: str, asked: str | None = None, *, customer: bool = True, cues: RequestCues | None = None) -> Reading:
+def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cues = None) -> Reading:
     """The facts of a turn. For a customer's turn, ``asked`` (the agent's turn just before, if any)
     decides what its bare values are; a masked secret's placeholder becomes a ``secret`` entity."""
     found = list(extract(text))
@@ -355,28 +190,3 @@ def _reply_address(text: str) -> Entity | None:
 def _put(found: list[Entity], new: Entity) -> list[Entity]:
     """``found`` with ``new`` in place of the entities it overlaps (an address overlaps freely)."""
     return [e for e in found if e.kind == "address" or not (new.start < e.end and e.start < new.end)] + [new]
-
-
-def _normalise(text: str) -> str:
-    """Lower case, punctuation as spaces ("e-mail" → "e mail", "D.O.B." → "d o b"), single spaces."""
-    text = re.sub(r"[^\w\s']", " ", text.casefold().replace("’", "'"))
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _frozen(cues: RequestCues | None) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    table = cue_table(cues)
-    return tuple((lang, kind, tuple(table[lang][kind])) for lang in sorted(table) for kind in sorted(table[lang]))
-
-
-@lru_cache(maxsize=8)
-def _compiled(frozen: tuple[tuple[str, str, tuple[str, ...]], ...]) -> tuple[re.Pattern[str], dict[str, set[str]]]:
-    kinds_of: dict[str, set[str]] = {}
-    for _lang, kind, cues in frozen:
-        for cue in cues:
-            phrase = _normalise(cue)
-            if phrase:
-                kinds_of.setdefault(phrase, set()).add(kind)
-    if not kinds_of:
-        return re.compile(r"(?!x)x"), kinds_of
-    alternatives = sorted(kinds_of, key=len, reverse=True)
-    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(p) for p in alternatives) + r")(?!\w)"), kinds_of

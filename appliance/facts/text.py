@@ -1,7 +1,8 @@
-"""Text helpers shared by the extractors: case and accent folding, digits, and calendar words.
+"""Text helpers shared by the extractors: matching forms, digits, and calendar words.
 
 One module so that entities, names, secrets and slot answers fold text the same way: a fact is
-matched in the form made here, and two forms made differently would never meet.
+matched in the form made here (from :func:`appliance.lexicon.text.fold`), and two forms made
+differently would never meet.
 """
 
 from __future__ import annotations
@@ -9,13 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-APOS = "['’]"
-
-
-def fold(text: str) -> str:
-    """Lower case without accents ("Siobhán" → "siobhan"), for comparing words."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+from appliance.lexicon import LEXICONS
+from appliance.lexicon.text import fold
 
 
 def compact(text: str) -> str:
@@ -51,37 +47,20 @@ def capitalised(word: str) -> bool:
     return first.isalpha() and (first.isupper() or not first.islower())
 
 
-# Months and weekdays in the configured stage languages; dates are compared as month-day numbers.
-MONTHS: dict[str, int] = {}
-for _number, _spellings in enumerate(
-    [
-        "january jan januar janvier enero januari jänner",
-        "february feb februar février fevrier febrero februari",
-        "march mar märz maerz mars marzo maart",
-        "april apr avril abril",
-        "may mai mayo mei",
-        "june jun juni juin junio",
-        "july jul juli juillet julio",
-        "august aug août aout agosto augustus",
-        "september sep sept septembre septiembre",
-        "october oct oktober octobre octubre",
-        "november nov novembre noviembre",
-        "december dec dezember décembre decembre diciembre",
-    ],
-    start=1,
-):
-    for _name in _spellings.split():
-        MONTHS[_name] = _number
-
-WEEKDAYS: dict[str, str] = {}
-for _canon, _spellings in {
-    "monday": "monday montag lundi lunes maandag",
-    "tuesday": "tuesday dienstag mardi martes dinsdag",
-    "wednesday": "wednesday mittwoch mercredi miércoles miercoles woensdag",
-    "thursday": "thursday donnerstag jeudi jueves donderdag",
-    "friday": "friday freitag vendredi viernes vrijdag",
-    "saturday": "saturday samstag sonnabend samedi sábado sabado zaterdag",
-    "sunday": "sunday sonntag dimanche domingo zondag",
-}.items():
-    for _name in _spellings.split():
-        WEEKDAYS[_name] = _canon
+# Months and weekdays of every lexicon; dates are compared as month-day numbers, and a weekday by its
+# norm, its English name, whatever language said it.
+MONTHS: dict[str, int] = {
+    spelling: number
+    for number in range(1, 13)
+    for lexicon in LEXICONS.values()
+    if lexicon.entities.months
+    for spelling in lexicon.entities.months[number - 1]
+}
+WEEKDAY_NORMS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAYS: dict[str, str] = {
+    spelling: norm
+    for day, norm in enumerate(WEEKDAY_NORMS)
+    for lexicon in LEXICONS.values()
+    if lexicon.entities.weekdays
+    for spelling in lexicon.entities.weekdays[day]
+}

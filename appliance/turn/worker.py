@@ -117,6 +117,15 @@ class SummaryWorker(SessionLoop[WorkerStats]):
         )
         # About 0.6 words per token of the cap, so that the model ends before the cap cuts it off.
         self.max_words = max(20, int(settings.max_tokens * 0.6))
+        # What every summary is validated against: the same for every run of this worker.
+        self._checks = summarizer.Checks(
+            cap_tokens=settings.max_tokens,
+            counter=model,
+            extract=extract,
+            languages=settings.languages,
+            index=index_keys,
+            lookup=lookup_keys,
+        )
         self._cancel: threading.Event | None = None  # the running summary's, for ``stop``
         self._last_full: dict[str, int] = {}  # session -> turn count at its last full re-summary
         self._retry_at: dict[str, int] = {}  # session -> turn count before which a failed run is not retried
@@ -332,20 +341,17 @@ class SummaryWorker(SessionLoop[WorkerStats]):
 
     def _judge(self, plan: _Plan, ran: _Ran) -> tuple[Outcome, SummaryVersion]:
         """Validate the model's text and store it: accepted, rejected, or stale."""
-        s, session_id, turns = self.settings, plan.session_id, plan.turns
+        session_id, turns = plan.session_id, plan.turns
         verdict = summarizer.validate(
             ran.text,
-            source_turns=plan.chunk,
-            previous=plan.previous,
-            transcript_text="\n".join(t.text for t in turns),
-            cap_tokens=s.max_tokens,
-            counter=self.model,
-            extract=self.extract,
-            language=plan.language,
-            languages=s.languages,
-            index=index_keys,
-            lookup=lookup_keys,
-            secret_values=slots.secret_values(turns),  # none where secrets were masked before storing
+            summarizer.Source(
+                turns=plan.chunk,
+                previous=plan.previous,
+                transcript_text="\n".join(t.text for t in turns),
+                language=plan.language,
+                secret_values=slots.secret_values(turns),  # none where secrets were masked before storing
+            ),
+            self._checks,
         )
         current = self.store.current_summary(session_id)
         if _version(current) != _version(plan.base):

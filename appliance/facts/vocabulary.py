@@ -1,0 +1,168 @@
+"""The configurable cues of facts/, compiled once: what an agent asks for, and how a customer asks
+to hear a fact again.
+
+Built from every lexicon (:mod:`appliance.lexicon`) with the settings' changes
+(``facts.request_cues``, ``facts.readback_cues``): a language's list given there replaces the
+built-in one (an empty list turns it off), and new languages are added. :meth:`Vocabulary.build`
+compiles the patterns; build it once where the settings are read and hand it to the functions that
+take ``cues=``. :data:`DEFAULT` is the built-in lexicons alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from appliance.lexicon import LEXICONS
+from appliance.lexicon.text import fold, phrase_form, straight
+from appliance.types import READBACK_TOPICS
+
+# language → request kind → phrases (``facts.request_cues``).
+RequestCues = Mapping[str, Mapping[str, Sequence[str]]]
+# language → read-back topic, or "request", → phrases (``facts.readback_cues``).
+ReadBackCues = Mapping[str, Mapping[str, Sequence[str]]]
+
+_NEVER = "(?!)"
+
+
+@dataclass(frozen=True)
+class RequestPatterns:
+    """The request cues of every language as one pattern over :func:`~appliance.lexicon.text.phrase_form`
+    text, and the kinds each matched phrase asks for."""
+
+    pattern: re.Pattern[str]
+    kinds_of: Mapping[str, frozenset[str]]
+
+    def kinds(self, text: str) -> Iterator[str]:
+        """The kinds asked for by the cues in ``text``, once per cue found."""
+        for m in self.pattern.finditer(phrase_form(text)):
+            yield from self.kinds_of[m.group()]
+
+
+@dataclass(frozen=True)
+class ReadBackPatterns:
+    """The read-back cues, compiled for text folded with :func:`readback_form`: ``topics`` has one
+    named group per topic; a language's ``request`` cue is enough, its ``again`` cue only with
+    its ``asking`` word; ``first`` asks for the first value given."""
+
+    topics: re.Pattern[str]
+    request: tuple[tuple[str, re.Pattern[str]], ...]
+    again: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]
+    first: re.Pattern[str]
+
+    def language(self, sentence: str) -> str | None:
+        """The language of the request cue in ``sentence``, or None when it asks for nothing said before."""
+        for lang, strong in self.request:
+            if strong.search(sentence):
+                return lang
+        for lang, weak, asking in self.again:
+            if weak.search(sentence) and asking.search(sentence):
+                return lang
+        return None
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Everything configurable that facts/ matches, compiled: pass it as ``cues=``."""
+
+    requests: RequestPatterns
+    readback: ReadBackPatterns
+
+    @classmethod
+    def build(cls, request_cues: RequestCues | None = None, readback_cues: ReadBackCues | None = None) -> Vocabulary:
+        """The lexicons' cues with ``request_cues`` and ``readback_cues`` (the settings') merged in."""
+        return cls(_requests(request_cues or {}), _readback(readback_cues or {}))
+
+
+def readback_form(text: str) -> str:
+    """Lower case, without accents, one kind of apostrophe: the form read-back cues are written in."""
+    return fold(straight(text))
+
+
+def _merged(
+    builtin: Mapping[str, Mapping[str, Sequence[str]]], configured: Mapping[str, Mapping[str, Sequence[str]]]
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    table = {lang: {key: tuple(v) for key, v in keys.items()} for lang, keys in builtin.items()}
+    for lang, keys in configured.items():
+        mine = table.setdefault(lang, {})
+        for key, values in keys.items():
+            mine[key] = tuple(values)
+    return table
+
+
+def _requests(configured: RequestCues) -> RequestPatterns:
+    table = _merged({code: lex.requests.cues for code, lex in LEXICONS.items()}, configured)
+    kinds_of: dict[str, set[str]] = {}
+    for kinds in table.values():
+        for kind, cues in kinds.items():
+            for cue in cues:
+                phrase = phrase_form(cue)
+                if phrase:
+                    kinds_of.setdefault(phrase, set()).add(kind)
+    # longest first: "pin number" is one cue, not "pin" and a word
+    alternatives = sorted(kinds_of, key=len, reverse=True)
+    body = "|".join(re.escape(p) for p in alternatives) if alternatives else _NEVER
+    return RequestPatterns(
+        re.compile(r"(?<!\w)(?:" + body + r")(?!\w)"), {p: frozenset(k) for p, k in kinds_of.items()}
+    )
+
+
+def _as_pattern(phrases: Sequence[str]) -> str:
+    """Configured phrases as one pattern in read-back form, words separated by any spaces."""
+    words = [readback_form(p).split() for p in phrases]
+    return "|".join(r"\s+".join(re.escape(w) for w in phrase) for phrase in words if phrase)
+
+
+def _bounded(pattern: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])(?:" + (pattern or _NEVER) + r")(?![\w-])")
+
+
+def _readback(configured: ReadBackCues) -> ReadBackPatterns:
+    builtin = {
+        code: {**lex.readback.topics, "request": "|".join(lex.readback.request)}
+        for code, lex in LEXICONS.items()
+        if lex.readback.topics or lex.readback.request
+    }
+    table = _merged(
+        {code: {key: (pattern,) for key, pattern in keys.items()} for code, keys in builtin.items()},
+        {lang: {key: (_as_pattern(phrases),) for key, phrases in keys.items()} for lang, keys in configured.items()},
+    )
+    groups = []
+    for topic in READBACK_TOPICS:
+        words = "|".join(p for keys in table.values() for p in keys.get(topic, ()) if p)
+        groups.append(f"(?P<{topic}>{words or _NEVER})")
+    request = tuple((lang, _bounded("|".join(keys.get("request", ())))) for lang, keys in table.items())
+    again = tuple(
+        (code, _bounded("|".join(lex.readback.again)), _bounded("|".join(lex.readback.asking)))
+        for code, lex in LEXICONS.items()
+        if lex.readback.again and lex.readback.asking
+    )
+    first = _bounded("|".join(p for lex in LEXICONS.values() for p in lex.readback.first))
+    return ReadBackPatterns(_bounded("|".join(groups)), request, again, first)
+
+
+DEFAULT = Vocabulary.build()
+
+# What a function of facts/ takes as ``cues``: the compiled vocabulary; None for :data:`DEFAULT`; or,
+# until every caller builds the vocabulary once, the settings' ``facts.request_cues`` as a mapping.
+Cues = Vocabulary | RequestCues | None
+
+
+def vocabulary(cues: Cues) -> Vocabulary:
+    """``cues`` as a compiled vocabulary: itself; :data:`DEFAULT` for None or an empty mapping; or,
+    for the settings' ``facts.request_cues`` as a mapping (what callers passed before the vocabulary
+    was built once at the root), that mapping compiled once and cached."""
+    if isinstance(cues, Vocabulary):
+        return cues
+    if not cues:
+        return DEFAULT
+    return _compiled(
+        tuple((lang, tuple((kind, tuple(v)) for kind, v in kinds.items())) for lang, kinds in cues.items())
+    )
+
+
+@lru_cache(maxsize=8)
+def _compiled(frozen: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...]) -> Vocabulary:
+    return Vocabulary.build(request_cues={lang: dict(kinds) for lang, kinds in frozen})

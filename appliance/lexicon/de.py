@@ -1,0 +1,166 @@
+"""German."""
+
+from appliance.lexicon.schema import Entities, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+
+# fmt: off
+LEXICON = Lexicon(
+    code="de",
+    requests=Requests(
+        cues={
+            "name": (
+                "ihren namen", "ihr name", "ihren vollständigen namen", "ihr vollständiger name",
+                "ihren vor und nachnamen", "wie heißen sie", "wie ist ihr name", "wie lautet ihr name", "dein name",
+                "deinen namen", "wie heißt du",
+            ),
+            "account": ("kontonummer", "kundennummer", "iban", "mitgliedsnummer", "vertragsnummer"),
+            "card": ("kartennummer",),
+            "reference": (
+                "buchungsnummer", "referenznummer", "bestätigungsnummer", "reservierungsnummer", "buchungscode",
+            ),
+            "order": ("bestellnummer", "auftragsnummer", "rechnungsnummer", "sendungsnummer"),
+            "case": ("vorgangsnummer", "ticketnummer", "fallnummer", "schadensnummer"),
+            "birthdate": ("geburtsdatum", "geburtstag", "wann sind sie geboren"),
+            "phone": ("telefonnummer", "handynummer", "mobilnummer", "rufnummer"),
+            "email": ("e mail", "email", "e mail adresse", "mailadresse"),
+            "postcode": ("postleitzahl", "plz"),
+            "address": ("adresse", "anschrift", "wohnadresse", "lieferadresse"),
+            "pin": ("pin", "geheimzahl", "pin nummer"),
+            "cvv": ("prüfnummer", "kartenprüfnummer", "sicherheitscode", "cvv", "cvc"),
+            "password": ("passwort", "kennwort"),
+            "otp": ("tan", "einmalcode", "sms code", "verifizierungscode", "bestätigungscode aus der sms"),
+            "open": ("wie kann ich ihnen helfen", "wie kann ich helfen", "was kann ich für sie tun"),
+        },
+        asking=("bitte", "können", "könnten", "geben", "nennen", "brauche", "benötige"),
+        pointing=("es", "ihn", "sie"),
+        leads=("ja", "klar", "gerne?", "natürlich", r"es\s+ist", r"das\s+ist"),
+    ),
+    readback=ReadBack(
+        topics={
+            "birthdate": r"geburtsdatum|geburtstag",
+            "email": r"e-?mail(?:-?adresse)?",
+            "phone": r"telefonnummer|handynummer|rufnummer|mobilnummer|telefon",
+            "postcode": r"postleitzahl|plz",
+            "address": r"adresse|anschrift",
+            "account": r"kontonummer|konto|kartennummer|karte|iban",
+            "train": r"zugnummer|zug",
+            "order": r"bestellnummer|bestellung|sendungsnummer|rechnungsnummer|auftragsnummer",
+            "case": r"vorgangsnummer|fallnummer|ticketnummer|aktenzeichen",
+            "reference": (
+                r"referenz(?:nummer)?|buchungs(?:nummer|code)|bestatigungs(?:nummer|code)|reservierungsnummer"
+            ),
+            "amount": r"wie\s*viel|betrag|geld|summe|preis|kosten|gebuhr",
+            "name": r"(?:vor|nach|familien)?namen?",
+            "date": r"datum",
+            "time": r"uhrzeit|wie\s+spat",
+        },
+        request=(
+            r"wie\s+(?:war|lautet(?:e)?|ist)\s+(?:meine?|unsere?)", r"was\s+(?:war|ist)\s+(?:meine?|unsere?)",
+            r"(?:wiederholen|vorlesen|wiederholt)", r"erinnern\s+sie\s+mich", r"erinnere\s+mich",
+            r"hab(?:e)?\s+ich\b[^.?!]{0,25}\b(?:gegeben|genannt|gesagt|mitgeteilt|angegeben)",
+            r"sie\s+mir\b[^.?!]{0,20}\b(?:gegeben|genannt|gesagt|mitgeteilt)",
+            r"ich\s+(?:ihnen|dir)\b[^.?!]{0,20}\b(?:gegeben|genannt|gesagt|mitgeteilt)",
+        ),
+        again=(r"noch\s*(?:ein)?mal", "nochmals", "erneut"),
+        asking=("wie", "was", "welche[rsnm]?", "sagen", "nennen", "geben", "bestatigen"),
+        first=(r"am\s+anfang", r"zu\s+beginn", "zuerst", "anfangs", "ursprunglich", r"als\s+erstes"),
+        labels={
+            "birthdate": ("Ihr Geburtsdatum", "Die Geburtsdaten"),
+            "email": ("Ihre E-Mail-Adresse", "Die E-Mail-Adressen"),
+            "phone": ("Ihre Telefonnummer", "Die Telefonnummern"),
+            "postcode": ("Ihre Postleitzahl", "Die Postleitzahlen"),
+            "address": ("Ihre Adresse", "Die Adressen"),
+            "account": ("Ihre Kontonummer", "Die Kontonummern"),
+            "train": ("Der Zug", "Die Züge"),
+            "order": ("Ihre Bestellnummer", "Die Bestellnummern"),
+            "case": ("Ihre Vorgangsnummer", "Die Vorgangsnummern"),
+            "reference": ("Ihre Referenz", "Die Referenzen"),
+            "amount": ("Der Betrag", "Die Beträge"),
+            "name": ("Ihr Name", "Die Namen"),
+            "date": ("Das Datum", "Die Daten"),
+            "time": ("Die Uhrzeit", "Die Uhrzeiten"),
+        },
+        verbs=("ist", "sind"),
+        conjunction="und",
+    ),
+    stage=StageCues(
+        late=(
+            "danke", "vielen dank", "dankeschön", "das ist alles", "das wäre alles", "alles was ich brauche",
+            "sonst nichts", "nichts weiter", "erledigt", "gelöst", "tschüss", "auf wiedersehen", "schönen tag",
+        ),
+        open=("?", "auch", "außerdem", "ich brauche", "ich möchte", "ich hätte gern", "können sie", "könnten sie"),
+    ),
+    recall=("nochmal", "noch einmal", "vorhin", "wieder", "sie sagten"),
+    secrets=Secrets(
+        cues={
+            "pin": ("geheimzahl",),
+            "cvv": (r"(?:karten)?prüfnummer", "prüfziffer", "sicherheitscode"),
+            "password": ("passwort", "kennwort"),
+            "otp": (
+                r"(?-i:m?TAN)", r"einmal(?:code|passwort)", r"best[äa]tigungscode\s+(?:per|aus\s+der)\s+sms",
+                "verifizierungscode",
+            ),
+        },
+        hints=("sicherheit", "prüf", "kennwort", "tan", "einmal", "geheim"),
+        other_facts=("konto", "karte", "telefon"),
+        joins=("oder", "und"),
+        hedges=("vielleicht",),
+        password_verbs=("ist", "lautet", "war"),
+        not_passwords=("nicht", "falsch", "abgelaufen", "gesperrt"),
+        password_replies=("ja", r"es\s+ist"),
+        cards=("karte", "kreditkarte"),
+        not_cards=("konto",),
+    ),
+    names=Names(
+        self_cues=(r"mein\s+name\s+ist", r"ich\s+heiße", r"ich\s+heisse", r"hier\s+spricht"),
+        self_hints=("name", "heiße", "heisse", "spricht"),
+        your_cues=(r"ihr\s+name\s+(?:ist|lautet)", r"sie\s+heißen"),
+        your_hints=("name", "heißen"),
+        here=("hier",),
+        here_hints=("hier",),
+        greetings=("hallo", r"guten\s+(?:tag|morgen|abend)"),
+        addressing=("hallo", "danke"),
+        titles=("Herr", "Frau"),
+        particles=("von", "der", "den"),
+        after=("und", "hier"),
+        leads=("ja", "klar", "gerne?", "natürlich", "hallo"),
+        it_is=(r"es\s+ist", r"das\s+ist"),
+        not_names=("ja", "nein", "herr", "frau"),
+        not_bare=tuple(
+            """
+            straße strasse platz bahnhof flughafen gasse weg allee kirche klinik krankenhaus stadt
+            danke bitte hallo guten tag klar gerne genau doch also
+            """.split()
+        ),
+    ),
+    entities=Entities(
+        labels={
+            "reference": ("buchungs?", "reservierungs?", "bestätigungs?", "referenz"),
+            "order": ("bestellung", "bestell", "auftrags?", "rechnungs?", "sendungs?"),
+            "case": ("fall", "vorgangs?"),
+            "account": ("kunden", "konto", "vertrags?"),
+        },
+        compounds=("nummer", "nr"),
+        number_words=("nr",),
+        label_verbs=("ist", "lautet"),
+        months=(
+            ("januar", "jänner"), ("februar",), ("märz", "maerz"), ("april",), ("mai",), ("juni",), ("juli",),
+            ("august",), ("september",), ("oktober",), ("november",), ("dezember",),
+        ),
+        ambiguous_months=("mai",),
+        weekdays=(
+            ("montag",), ("dienstag",), ("mittwoch",), ("donnerstag",), ("freitag",), ("samstag", "sonnabend"),
+            ("sonntag",),
+        ),
+        phone_cues=("telefon",),
+        birth_cues=("geburtsdatum", "geboren", "geburtstag"),
+        address_cues=(r"meine\s+(?:adresse|anschrift)", r"ihre\s+(?:adresse|anschrift)"),
+        address_verbs=("ist", "lautet"),
+        address_joins=("und", "aber"),
+        phone_words=("telefon",),
+        currencies={"franken": "CHF"},
+        credit=(r"im\s+plus", "guthaben"),
+        balance=("saldo", "kontostand"),
+        balance_verbs=("ist", "beträgt"),
+    ),
+)
+# fmt: on

@@ -1,0 +1,300 @@
+"""English."""
+
+from appliance.lexicon.schema import Entities, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+
+# fmt: off
+LEXICON = Lexicon(
+    code="en",
+    requests=Requests(
+        cues={
+            "name": (
+                "your name", "your full name", "your first name", "your last name", "your surname",
+                "your family name", "name on the account", "name on the card", "who am i speaking with",
+                "who am i speaking to", "who is calling", "whom am i speaking",
+            ),
+            "account": (
+                "account number", "your account", "account no", "customer number", "membership number",
+                "member number", "policy number", "iban", "customer id", "account id",
+            ),
+            "card": ("card number", "long number on the card", "number on your card"),
+            "reference": (
+                "booking reference", "booking number", "reference number", "reference code", "confirmation number",
+                "confirmation code", "reservation number", "booking code", "booking id", "your reference",
+            ),
+            "order": ("order number", "order id", "invoice number", "tracking number", "receipt number"),
+            "case": ("case number", "ticket number", "claim number", "complaint number", "incident number"),
+            "birthdate": (
+                "date of birth", "birth date", "birthdate", "your birthday", "dob", "d o b", "when were you born",
+            ),
+            "phone": (
+                "phone number", "your phone", "mobile number", "telephone number", "contact number", "cell number",
+                "callback number", "number we can reach you",
+            ),
+            "email": ("email", "e mail", "email address", "e mail address"),
+            "postcode": ("postcode", "post code", "postal code", "zip code", "zip", "zipcode"),
+            "address": (
+                "your address", "home address", "street address", "billing address", "postal address",
+                "delivery address", "shipping address", "where do you live",
+            ),
+            "pin": ("pin", "pin number", "pin code"),
+            "cvv": (
+                "security code", "cvv", "cvc", "three digits on the back", "3 digits on the back", "card verification",
+            ),
+            "password": ("password", "passcode"),
+            "otp": (
+                "one time code", "one time password", "verification code", "code we sent", "code i sent",
+                "code we texted", "sms code", "otp",
+            ),
+            "open": (
+                "how can i help", "how may i help", "how can i assist", "what can i do for you", "how can we help",
+            ),
+        },
+        asking=(
+            "please", "pls", "could", "can", "may", "would", "need", "tell", "give", "provide", "confirm", "enter",
+            "type", "share",
+        ),
+        pointing=("one", "it", "that", "this", "them"),
+        leads=(
+            "yes", "yeah", "yep", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", r"it\s*['’]?s", r"it\s+is",
+            r"that\s*['’]?s",
+        ),
+    ),
+    readback=ReadBack(
+        topics={
+            "birthdate": r"date\s+of\s+birth|birth\s*date|birthday|dob|d\.o\.b\.?",
+            "email": r"e-?mail(?:\s+address)?",
+            "phone": (
+                r"(?:tele)?phone(?:\s+number)?|mobile(?:\s+number)?|cell(?:\s+number)?|contact\s+number|"
+                r"number\s+to\s+call"
+            ),
+            "postcode": r"post\s*code|postal\s+code|zip(?:\s*code)?",
+            "address": r"(?:home\s+|street\s+|postal\s+)?address",
+            "account": r"account(?:\s+(?:number|no\.?|#))?|acct|card(?:\s+number)?|iban",
+            "train": r"train(?:\s+(?:id|number|no\.?))?",
+            "order": r"order(?:\s+(?:number|no\.?|id))?|tracking\s+number|invoice\s+number",
+            "case": r"(?:case|ticket|claim|complaint)(?:\s+(?:number|no\.?|id))?",
+            "reference": (
+                r"(?:booking|reservation|confirmation)\s+(?:number|reference|code|id)|reference(?:\s+(?:number|code))?|"
+                r"ref(?:\s+(?:number|no\.?))?|confirmation"
+            ),
+            "amount": r"how\s+much|amount|money|sum|price|cost|fee|total",
+            "name": r"(?:full\s+|first\s+|last\s+|sur)?name",
+            "date": r"date|(?:which|what)\s+day",
+            "time": r"what\s+time|time",
+        },
+        request=(
+            r"(?:read|say|give|repeat|spell|play)\b[^.?!]{0,25}\bback", r"remind\s+me", r"remember\s+my",
+            r"(?:did|do)\s+i\s+(?:give|tell|say|provide|mention|use|share)",
+            r"i\s+(?:gave|told|said|provided|mentioned|used|shared)(?:\s+you)?",
+            r"you\s+(?:gave|told|sent|quoted|read|had)\s+me", r"you\s+have\s+(?:for|on\s+file\s+for)\s+me",
+            r"what(?:'s|\s+is|\s+was|\s+were)\s+(?:my|our)",
+            r"(?:which|what)\b[^.?!]{0,40}\b(?:was|were)\s+(?:that|it|those)",
+            r"do\s+you\s+(?:have|know|remember)\s+my", r"(?:confirm|repeat|read)\s+(?:my|our|the|that|it)",
+        ),
+        again=("again", r"once\s+more", r"one\s+more\s+time"),
+        asking=("what", "which", "how", "tell", "say", "give", "read", "repeat", "remind", "confirm"),
+        first=(
+            r"at\s+the\s+(?:start|beginning)", r"in\s+the\s+beginning", r"first(?!\s+name)", "originally",
+            "initially", r"to\s+begin\s+with",
+        ),
+        labels={
+            "birthdate": ("Your date of birth", "The dates of birth I have"),
+            "email": ("Your email address", "The email addresses I have"),
+            "phone": ("Your phone number", "The phone numbers I have"),
+            "postcode": ("Your postcode", "The postcodes I have"),
+            "address": ("Your address", "The addresses I have"),
+            "account": ("Your account number", "The account numbers I have"),
+            "train": ("The train", "The trains I have"),
+            "order": ("Your order number", "The order numbers I have"),
+            "case": ("Your case number", "The case numbers I have"),
+            "reference": ("Your reference", "The references I have"),
+            "amount": ("The amount", "The amounts I have"),
+            "name": ("Your name", "The names I have"),
+            "date": ("The date", "The dates I have"),
+            "time": ("The time", "The times I have"),
+        },
+        verbs=("is", "are"),
+        conjunction="and",
+    ),
+    stage=StageCues(
+        late=(
+            "anything else", "nothing else", "nothing more", "that's all", "that is all", "that's it", "that is it",
+            "that will be all", "all i need", "all i needed", "all the help i need", "what i needed", "thank you",
+            "thanks", "cheers", "appreciate", "resolved", "sorted", "all set", "no further", "we're done",
+            "i'm done", "not today", "bye", "goodbye", "good bye", "have a nice day", "have a good day",
+        ),
+        open=(
+            "?", "also", "another", "i need", "i'll need", "i will need", "i just need", "i'd like", "i would like",
+            "i want", "i'm looking", "i am looking", "can you", "could you", "can i", "could i", "please find",
+            "please book", "please send", "one more", "actually",
+        ),
+    ),
+    # No bare "that": it opens the gate on closing turns ("That is all I need."), and each recall
+    # evaluates its turns after the warmed prefix; "did you say" keeps the questions it rightly
+    # caught ("How much did you say that would cost?").
+    recall=(
+        "again", "earlier", "before", "previous", "you said", "you told", "you mentioned", "remind me", "what was",
+        "which was", "did you say", "back then", "last time",
+    ),
+    secrets=Secrets(
+        cues={
+            "pin": (r"pins?", r"pin[\s-]?(?:number|code)"),
+            "cvv": (
+                r"cvv2?", r"cvc2?", "csc", r"security\s+code", r"card\s+security\s+code",
+                r"card\s+verification\s+(?:code|value)",
+            ),
+            "password": ("password", "passcode", "passphrase"),
+            "otp": (
+                r"one[\s-]?time\s+(?:code|password|passcode|pin)", "otp", r"verification\s+code", r"sms\s+code",
+                r"text\s+code", r"code\s+(?:we|i)\s+(?:just\s+)?(?:sent|texted)(?:\s+you)?",
+            ),
+        },
+        hints=("pin", "cvv", "cvc", "csc", "secur", "verif", "code", "pass", "otp"),
+        other_facts=(
+            "account", "acct", "card", "phone", "mobile", "booking", "order", "reference", "room", "date", "birth",
+            "born", "zip", "postcode", "amount", "balance",
+        ),
+        joins=("or", "and"),
+        hedges=("maybe", "perhaps"),
+        quantities=(
+            "am", "pm", r"dollars?", r"euros?", r"pounds?", r"credits?", r"years?", r"days?", r"hours?", r"minutes?",
+            "people", "persons", r"nights?", "kg", "km", r"miles?",
+        ),
+        password_verbs=(r"is\s+now", "is", "was"),
+        not_passwords=(
+            "not", "wrong", "incorrect", "invalid", "expired", "blocked", "locked", "correct", "right", "the", "my",
+            "your", "a", "an", "too", "still", "also", "being", "no", "forgotten", "lost", "changed", "reset",
+        ),
+        password_replies=(
+            "yes", "sure", r"ok(?:ay)?", r"it\s*['’]?\s*s", r"it\s+is", r"that\s*['’]?\s*s", r"my\s+password\s+is",
+        ),
+        cards=(
+            "card", "visa", r"master\s?card", "amex", r"american\s+express", "maestro", "discover", "credit", "debit",
+        ),
+        not_cards=(
+            "account", "acct", "iban", "phone", "tel", "mobile", "order", "booking", "reference", "tracking", "member",
+            "customer", "policy",
+        ),
+    ),
+    names=Names(
+        self_cues=(
+            r"my\s+name\s+is", r"my\s+name\s*['’]\s*s", r"name\s*['’]\s*s", r"call\s+me", r"my\s+full\s+name\s+is",
+            r"i\s*['’]\s*m", r"i\s+am", r"speaking\s+with", r"you\s*['’]\s*re\s+speaking\s+to",
+        ),
+        self_hints=("name", "call me", "i'm", "i’m", "i am", "i ’m", "i 'm", "speaking"),
+        your_cues=(
+            r"(?:your|the)\s+(?:full\s+)?name\s+(?:is|was|you\s+gave(?:\s+me)?\s+(?:is|was)|"
+            r"on\s+(?:the|your)\s+(?:account|file|record|booking|reservation)\s+is)",
+            r"under\s+the\s+name(?:\s+of)?", r"you\s+(?:gave|told)\s+me\s+(?:the\s+name|your\s+name\s+as)",
+            r"you\s+(?:are|were)\s+called",
+        ),
+        your_hints=("name", "called"),
+        here=("here", "speaking"),
+        here_hints=("here", "speaking"),
+        greetings=("hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)"),
+        addressing=(
+            "hi", "hello", "hey", "dear", "thanks", r"thank\s+you", "welcome", "bye", "goodbye", "sorry",
+        ),
+        assent=("yes", "sure", "okay", "ok", "certainly"),
+        titles=("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof"),
+        after=("and", "here", "speaking", r"is\s+my\s+name"),
+        leads=(
+            "yes", "yeah", "yep", "yup", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", "right", "well", "so",
+            "um+", "uh+", "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)",
+        ),
+        it_is=(
+            r"it\s*['’]?\s*s", r"it\s+is", r"that\s*['’]?\s*s", r"that\s+is", r"this\s+is", r"it\s+was",
+            r"(?:my\s+)?(?:full\s+)?name\s*(?:['’]\s*s|is|:)",
+        ),
+        not_names=tuple(
+            """
+            a an the this that it i you he she we they me my your our his her their sir madam maam ma'am miss
+            sorry afraid not so very really just also here there back glad happy sure okay ok fine good great
+            looking interested trying going calling writing wondering hoping planning traveling travelling
+            coming staying visiting new still done ready able unable unsure confused calling again all
+            everyone everybody anyone someone team guys folks again much lot lots everything anything nothing
+            bye goodbye welcome hello hi hey yes no please thanks thank cheers
+            customer service support agent calling from with in on at for to of by about
+            american canadian british english german french spanish dutch italian irish scottish australian
+            mr mrs ms mx dr prof
+            """.split()
+        ),
+        not_names_after=tuple("i you he she we they and or but from with at for to of by in on the this that".split()),
+        sentence_starts=tuple(
+            """
+            Yes No Sure Please Thanks Thank Hello Hi Hey Okay Ok Great Good Fine Just Also Not Sorry Afraid
+            Here There What Which When Where Why How Can Could Would Will Should Do Does Did Is Are Was Were
+            In On At For To From With About After Before Now Then Today Tomorrow Tonight Yesterday
+            Interested Looking Calling Trying Going Happy Glad Ready Unable Able New Back Done
+            """.split()
+        ),
+        not_bare=tuple(
+            """
+            nope nah yeah yep yup alright right well oh ah um uh hmm wait hold hang let one moment sec second maybe
+            perhaps actually anyway and but or so then if because though although however who whom whose
+            i'm i'd i'll it's that's what's there's let's don't can't won't didn't isn't cool perfect
+            awesome wonderful excellent nice fantastic brilliant lovely amazing correct exactly indeed true
+            my our your his her its their some any no none every each both all other another next last first
+            morning afternoon evening night noon midnight day days week weekend month year hour minute
+            today tomorrow yesterday tonight am pm
+            click look come sign stop start stay park get go put leave take give send call see check
+            hotel hotels inn motel hostel house guesthouse lodge resort street st road rd avenue ave lane
+            drive boulevard blvd square station airport terminal bank hospital clinic university college
+            school church cathedral museum park centre center mall market restaurant cafe café bar pub
+            theatre theater cinema gallery hall tower bridge city town village county state north south
+            east west central downtown apartments apartment flat building office gym club pool plaza
+            international airlines airways express group ltd inc llc gmbh corp company co limited
+            bus train taxi cab uber lyft flight plane car ford bmw toyota honda tesla
+            card visa mastercard amex paypal cash credit debit account iphone android windows google apple
+            amazon premium gold platinum silver plus pro service services support team department desk
+            los las el san santa saint fort port mount mt lake old great little upper lower
+            """.split()
+        ),
+    ),
+    entities=Entities(
+        labels={
+            "reference": (r"ref(?:erence)?", "booking", "confirmation", "reservation"),
+            "order": ("order", "invoice", "tracking", "parcel", "shipment", "receipt"),
+            "case": ("case", "ticket", "claim", "complaint", "incident", "request"),
+            "account": ("account", "acct", "card", "policy", r"member(?:ship)?", "customer", "iban"),
+        },
+        number_words=("number", "num", "no", "id", "code"),
+        label_verbs=("is", "was", "of", "reads"),
+        months=(
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+            ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+            ("november", "nov"), ("december", "dec"),
+        ),
+        ambiguous_months=("may", "mar", "jun", "sep", "dec", "jan"),
+        weekdays=(
+            ("monday",), ("tuesday",), ("wednesday",), ("thursday",), ("friday",), ("saturday",), ("sunday",),
+        ),
+        day_of=("of",),
+        phone_cues=(
+            "phone", r"tel(?:ephone)?", "call", "ring", "mobile", "cell", "fax", "contact", "number", "whatsapp",
+            "sms", "text", r"reach(?:ed)?",
+        ),
+        birth_cues=(
+            r"date\s+of\s+birth", r"birth\s*date", "birthday", r"d\.?\s?o\.?\s?b\.?", r"born(?:\s+on|\s+in)?",
+        ),
+        address_cues=(r"(?:my|your)\s+(?:home\s+|billing\s+|delivery\s+|shipping\s+|postal\s+|street\s+)?address",),
+        address_verbs=("is", "was"),
+        address_joins=("and", "but"),
+        phone_words=("phone", "tel", "telephone"),
+        currencies={
+            "dollars": "USD", "dollar": "USD", "bucks": "USD", "euros": "EUR", "euro": "EUR", "pounds": "GBP",
+            "pound": "GBP", "quid": "GBP", "yen": "JPY", "francs": "CHF", "rupees": "INR", "yuan": "CNY",
+            "kronor": "SEK", "kroner": "NOK", "pesos": "MXN", "reais": "BRL",
+        },
+        credit=(r"in\s+credit", r"credits?"),
+        balance=("balance", "total", r"amount\s+due", "outstanding"),
+        balance_verbs=("is", "was", "of"),
+    ),
+    language_names={
+        "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
+        "pt": "Portuguese", "pl": "Polish", "sv": "Swedish", "da": "Danish", "nb": "Norwegian", "fi": "Finnish",
+        "cs": "Czech", "tr": "Turkish", "ru": "Russian", "uk": "Ukrainian", "ar": "Arabic", "zh": "Chinese",
+        "ja": "Japanese", "ko": "Korean", "hi": "Hindi", "el": "Greek", "ro": "Romanian", "hu": "Hungarian",
+    },
+)
+# fmt: on

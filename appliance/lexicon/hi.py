@@ -1,0 +1,5 @@
+"""Hindi."""
+
+from appliance.lexicon.schema import Lexicon, Names
+
+LEXICON = Lexicon(code="hi", names=Names(self_cues=(r"मेरा\s+नाम",), self_hints=("नाम",)))

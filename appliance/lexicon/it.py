@@ -1,0 +1,13 @@
+"""Italian."""
+
+from appliance.lexicon.schema import Lexicon, Names
+
+LEXICON = Lexicon(
+    code="it",
+    recall=("di nuovo", "prima", "ancora"),
+    names=Names(
+        self_cues=(r"mi\s+chiamo", r"il\s+mio\s+nome\s+è"),
+        self_hints=("chiamo", "nome"),
+        particles=("della", "da", "di"),
+    ),
+)

@@ -1,0 +1,5 @@
+"""Polish."""
+
+from appliance.lexicon.schema import Lexicon, Names
+
+LEXICON = Lexicon(code="pl", names=Names(self_cues=(r"nazywam\s+się",), self_hints=("nazywam",)))

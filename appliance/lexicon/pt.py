@@ -1,0 +1,13 @@
+"""Portuguese."""
+
+from appliance.lexicon.schema import Lexicon, Names
+
+LEXICON = Lexicon(
+    code="pt",
+    recall=("novamente", "de novo"),
+    names=Names(
+        self_cues=(r"meu\s+nome\s+é", r"me\s+chamo"),
+        self_hints=("nome", "chamo"),
+        particles=("da", "dos", "de"),
+    ),
+)

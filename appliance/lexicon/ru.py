@@ -1,0 +1,5 @@
+"""Russian."""
+
+from appliance.lexicon.schema import Lexicon, Names
+
+LEXICON = Lexicon(code="ru", names=Names(self_cues=(r"меня\s+зовут", r"мо[её]\s+имя"), self_hints=("зовут", "имя")))

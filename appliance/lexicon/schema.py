@@ -1,0 +1,199 @@
+"""The shape of one language's lexicon: what each part of the appliance reads from it.
+
+Two kinds of entries. *Phrases* are plain text, matched as whole words without case (request cues,
+stage cues, recall cues). *Patterns* are regular expressions, written for text in lower case unless
+a field says otherwise, and joined across languages with ``|`` in the order of
+:data:`appliance.lexicon.CODES`; a pattern must not hold capturing groups of its own. Every field
+defaults to empty, so a language that only has, say, name cues fills only those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Requests:
+    """How an agent asks a customer for something (``appliance.facts.slots``)."""
+
+    cues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Phrases by request kind (``appliance.types.KINDS``): "your account number" asks for ``account``."""
+    asking: tuple[str, ...] = ()
+    """Patterns of the words that make a sentence a request ("please", "could"), as whole words."""
+    pointing: tuple[str, ...] = ()
+    """Patterns of the words by which a request points back at a kind named before ("the correct one")."""
+    leads: tuple[str, ...] = ()
+    """Patterns of what a bare reply opens with before its value ("yes", "it's"), matched without case."""
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    """How a customer asks to hear a fact again (``appliance.facts.readback``); patterns are written
+    lower case, without accents and with a straight apostrophe (the text is folded so first)."""
+
+    topics: Mapping[str, str] = field(default_factory=dict)
+    """A pattern per read-back topic (``appliance.types.READBACK_TOPICS``): "date of birth" is ``birthdate``."""
+    request: tuple[str, ...] = ()
+    """Patterns that ask for something said before, enough on their own ("read back", "remind me")."""
+    again: tuple[str, ...] = ()
+    """Patterns that ask again ("again", "noch einmal"): a request only with an ``asking`` word."""
+    asking: tuple[str, ...] = ()
+    """Patterns of question words and verbs of telling ("what", "tell") that make ``again`` a request."""
+    first: tuple[str, ...] = ()
+    """Patterns that ask for the first value given rather than the current one ("at the start")."""
+    labels: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """Per topic, the phrase's subject for one value and for several ("Your name", "The names I have")."""
+    verbs: tuple[str, str] = ("", "")
+    """The verb of the phrase for one value and for several ("is", "are")."""
+    conjunction: str = ""
+    """The word that joins the last two values of a list ("and")."""
+
+
+@dataclass(frozen=True)
+class StageCues:
+    """The conversation's stage (``appliance.stage``): phrases, matched as whole words without case."""
+
+    late: tuple[str, ...] = ()
+    """Resolution cues that make a customer's turn ``late`` ("that's all", "thank you")."""
+    open: tuple[str, ...] = ()
+    """Cues of a new request that keep a turn with a resolution cue ``mid`` ("also", "I'd like")."""
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """PINs, card security codes, passwords and one-time codes (``appliance.facts.secrets``);
+    patterns are matched without case unless they say otherwise (``(?-i:...)``)."""
+
+    cues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Patterns by secret kind (``pin``, ``cvv``, ``password``, ``otp``): "security code" names a ``cvv``."""
+    hints: tuple[str, ...] = ()
+    """Lower-case pieces of text of which every cue holds one: a cheap test before the cue patterns."""
+    other_facts: tuple[str, ...] = ()
+    """Words that name a fact other than a secret ("account", "Konto"): between a cue and a number
+    they say the number is not the secret's."""
+    joins: tuple[str, ...] = ()
+    """Patterns of the words that join two values given in one breath ("or", "and")."""
+    hedges: tuple[str, ...] = ()
+    """Patterns of the words of doubt before a second value ("maybe")."""
+    quantities: tuple[str, ...] = ()
+    """Patterns of the units after a number that make it a quantity, not a secret ("days", "pm")."""
+    password_verbs: tuple[str, ...] = ()
+    """Patterns between "password" and the password itself ("is", "lautet")."""
+    not_passwords: tuple[str, ...] = ()
+    """Words after "my password is" that say something about it instead of being it ("wrong")."""
+    password_replies: tuple[str, ...] = ()
+    """Patterns of what a reply to "what is your password?" opens with before it ("yes", "it's")."""
+    cards: tuple[str, ...] = ()
+    """Patterns of the words before a payment card's number ("card", "Kreditkarte")."""
+    not_cards: tuple[str, ...] = ()
+    """Patterns of the words before a long number that is not a card's ("account", "order")."""
+
+
+@dataclass(frozen=True)
+class Names:
+    """Names of people (``appliance.facts.names``); patterns are matched without case."""
+
+    self_cues: tuple[str, ...] = ()
+    """Patterns after which the speaker gives their own name ("my name is"); a cue that ends in a
+    script written without spaces ("我叫") needs no space before the name."""
+    self_hints: tuple[str, ...] = ()
+    """Lower-case pieces of text of which every ``self_cues`` cue holds one (a cheap test first)."""
+    your_cues: tuple[str, ...] = ()
+    """Patterns after which a name is the listener's ("your name is", "Sie heißen")."""
+    your_hints: tuple[str, ...] = ()
+    """Lower-case pieces of text of which every ``your_cues`` cue holds one."""
+    here: tuple[str, ...] = ()
+    """Patterns after a name that introduce its speaker ("Tom here", "Tom speaking")."""
+    here_hints: tuple[str, ...] = ()
+    """Lower-case pieces of text of which every ``here`` pattern holds one."""
+    greetings: tuple[str, ...] = ()
+    """Patterns of greetings that may open a message before a name ("hello", "guten Tag")."""
+    addressing: tuple[str, ...] = ()
+    """Patterns of greetings and thanks before the name of the person spoken to ("thanks", "merci")."""
+    assent: tuple[str, ...] = ()
+    """Patterns of assent that may stand before the name of the person spoken to ("sure")."""
+    titles: tuple[str, ...] = ()
+    """Patterns of titles before a name, matched with case ("Mr", "Frau"), a full stop optional."""
+    particles: tuple[str, ...] = ()
+    """Lower-case particles inside names ("van", "de"), which need no capital."""
+    after: tuple[str, ...] = ()
+    """Patterns of words that may follow a name given without a cue ("and", "here")."""
+    leads: tuple[str, ...] = ()
+    """Patterns of what a reply opens with before a name ("yes", "hello")."""
+    it_is: tuple[str, ...] = ()
+    """Patterns before a name given in reply ("it's", "das ist"), followed by a space."""
+    not_names: tuple[str, ...] = ()
+    """Lower-case words that follow a name cue without being a name ("sorry" in "I'm sorry")."""
+    not_names_after: tuple[str, ...] = ()
+    """Lower-case short words that never continue a name ("and", "from")."""
+    sentence_starts: tuple[str, ...] = ()
+    """Capitalised words that start sentences and are no one's name ("Please", "What")."""
+    not_bare: tuple[str, ...] = ()
+    """Words that are no one's name where a name is expected without a cue: replies, words of time,
+    and the words that make a run of capitals a place, a firm or a product ("hotel", "Straße")."""
+
+
+@dataclass(frozen=True)
+class Entities:
+    """Labels and words of the fact extractor (``appliance.facts.entities``, ``amounts``, ``text``);
+    patterns are matched without case."""
+
+    labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Patterns by identifier kind (``reference``, ``order``, ``case``, ``account``) of the words
+    that label a code ("booking", "Bestell"); a compound's "nummer" is added by the extractor."""
+    compounds: tuple[str, ...] = ()
+    """Patterns that a label may be joined to in one word ("Kunden" + "nummer")."""
+    number_words: tuple[str, ...] = ()
+    """Patterns of the words for "number" after a label ("number", "no", "nr")."""
+    label_verbs: tuple[str, ...] = ()
+    """Patterns between a label and its code ("is", "lautet")."""
+    months: tuple[tuple[str, ...], ...] = ()
+    """Lower-case spellings of each month, January first (short forms included: "jan")."""
+    ambiguous_months: tuple[str, ...] = ()
+    """Spellings of months that are ordinary words too ("may", "mar"): dates only with a day and a
+    year, an ordinal or a capital."""
+    weekdays: tuple[tuple[str, ...], ...] = ()
+    """Lower-case spellings of each weekday, Monday first."""
+    day_of: tuple[str, ...] = ()
+    """Patterns between a day and its month ("the 3rd of March": "of")."""
+    phone_cues: tuple[str, ...] = ()
+    """Patterns of the words shortly before a phone number ("phone", "Telefon")."""
+    birth_cues: tuple[str, ...] = ()
+    """Patterns of the words shortly before a date of birth ("date of birth", "geboren")."""
+    address_cues: tuple[str, ...] = ()
+    """Patterns of the words that introduce an address ("my address", "meine Anschrift")."""
+    address_verbs: tuple[str, ...] = ()
+    """Patterns between ``address_cues`` and the address ("is", "lautet")."""
+    address_joins: tuple[str, ...] = ()
+    """Patterns of the words that join another clause to an address ("and", "aber"): it ends before them."""
+    phone_words: tuple[str, ...] = ()
+    """Patterns of the words that name a phone ("phone", "Telefon"): an address ends before them."""
+    currencies: Mapping[str, str] = field(default_factory=dict)
+    """Lower-case words for money in a currency, with its ISO 4217 code ("pounds": ``GBP``)."""
+    credit: tuple[str, ...] = ()
+    """Patterns after a number that say it is money in an account ("in credit", "Guthaben")."""
+    balance: tuple[str, ...] = ()
+    """Patterns before a number that say it is money in an account ("balance", "Kontostand")."""
+    balance_verbs: tuple[str, ...] = ()
+    """Patterns between ``balance`` and its number ("is", "beträgt")."""
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The words of one language that the appliance matches, by the part that reads them."""
+
+    code: str
+    """The language's ISO 639-1 code; the module's name in ``appliance/lexicon/``."""
+    requests: Requests = field(default_factory=Requests)
+    readback: ReadBack = field(default_factory=ReadBack)
+    stage: StageCues = field(default_factory=StageCues)
+    recall: tuple[str, ...] = ()
+    """Phrases that make a message point back at something said before ("again", "vorhin"), so
+    that recall runs: matched without case as whole words, in scripts without spaces as text."""
+    secrets: Secrets = field(default_factory=Secrets)
+    names: Names = field(default_factory=Names)
+    entities: Entities = field(default_factory=Entities)
+    language_names: Mapping[str, str] = field(default_factory=dict)
+    """Names of languages in this language, by ISO 639-1 code (the summarizer's prompt, in English,
+    names the conversation's language with the English ones)."""

@@ -1,0 +1,5 @@
+"""Turkish."""
+
+from appliance.lexicon.schema import Lexicon, Names
+
+LEXICON = Lexicon(code="tr", names=Names(self_cues=(r"benim\s+adım",), self_hints=("adım",)))
