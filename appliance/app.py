@@ -141,6 +141,7 @@ def policies(settings: Settings) -> dict[str, ContextPolicy]:
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:
+    from appliance.facts.vocabulary import Vocabulary
     from appliance.turn.pipeline import PipelineSettings
 
     r = settings.responder
@@ -168,7 +169,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         redact_phrase=settings.guard.redact_phrase,
         recall_k=settings.recall.k,
         recall_min_score=settings.recall.min_score,
-        request_cues=settings.facts.request_cues,
+        vocabulary=Vocabulary.build(settings.facts.request_cues, settings.facts.readback_cues),
         mask_secrets=settings.privacy.mask_secrets,
     )
 

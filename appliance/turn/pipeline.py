@@ -23,6 +23,7 @@ from appliance.context import ContextPolicy, PromptSpec, before_question
 from appliance.context.tokens import ResponderCounter
 from appliance.errors import ConfigError, InputError, MessageTooLong, SessionNotFound
 from appliance.facts import ledger, readback, slots
+from appliance.facts.vocabulary import Vocabulary
 from appliance.store import Store
 from appliance.turn import embeddings, guard
 from appliance.turn.plan import TurnPlan
@@ -67,8 +68,8 @@ class PipelineSettings:
     redact_phrase: str  # guard.redact_phrase
     recall_k: int  # recall.k
     recall_min_score: float  # recall.min_score
-    # facts.request_cues (the config's table, merged with the built-in lists by facts/slots.py).
-    request_cues: Mapping[str, Mapping[str, Sequence[str]]]
+    # facts.request_cues and facts.readback_cues over the lexicons' own, compiled once.
+    vocabulary: Vocabulary
     mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
 
 
@@ -172,7 +173,7 @@ class Pipeline:
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         spoken = [m for m in messages[:-1] if m.role != "system"]
         turns = tuple(Turn("", i, "customer" if m.role == "user" else "agent", m.content) for i, m in enumerate(spoken))
-        cues = self.settings.request_cues or None
+        cues = self.settings.vocabulary
         if self.settings.mask_secrets:
             turns = slots.masked(turns, cues=cues)
         snap = Snapshot(
@@ -203,7 +204,7 @@ class Pipeline:
         prompt, ``sampling`` the configured sampling (the caller's choice is then kept as it is).
         """
         s = self.settings
-        cues = s.request_cues or None
+        cues = s.vocabulary
         if s.mask_secrets:
             message = slots.mask(message, snap.turns[-6:], cues=cues)
         turn_stage, model, spec = self._frame(snap, message, system)
@@ -214,7 +215,7 @@ class Pipeline:
             # A provisional index for the check and an unsaved result; the store assigns the real one.
             customer = Turn(snap.session.id, len(snap.turns), "customer", message)
             facts = snap.ledger + ledger.entries_for(customer, snap.turns[-1] if snap.turns else None, cues=cues)
-            req = readback.request(message)
+            req = readback.request(message, cues=cues)
             wanted = readback.wanted(req, facts) if req is not None else ()
             if wanted:  # a read-back question: the facts it asks for go right before it, and are named after it
                 spec = dataclasses.replace(
@@ -282,7 +283,7 @@ class Pipeline:
 
     def _store(self, plan: TurnPlan, agent: Turn, record: TurnRecord) -> TurnResult:
         """The exchange, its record and both turns' new facts, in one transaction."""
-        cues = self.settings.request_cues or None
+        cues = self.settings.vocabulary
         customer = plan.customer
         return self.store.append_exchange(
             plan.session_id,
@@ -363,7 +364,7 @@ class Pipeline:
             raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
         message = self.validate_message(text)
         said: Role = "customer" if role == "customer" else "agent"
-        cues = self.settings.request_cues or None
+        cues = self.settings.vocabulary
         before = self.store.turns(session_id)[-6:]  # the agent's request a reply answers; secrets just asked for
         if self.settings.mask_secrets:
             message = slots.mask(message, before, role=said, cues=cues)
