@@ -16,7 +16,7 @@ import click
 from appliance.config import Settings, load_settings, reference_table
 from appliance.errors import ApplianceError, InputError, ModelFileError
 from appliance.models import files as modelfiles
-from appliance.tui.safe import one_line, visible
+from appliance.terminal import one_line, visible
 from appliance.types import TurnResult
 
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def _chat(appliance: Appliance, session_id: str | None, policy: str | None, verb
 class _Streamer:
     """Shows an answer as it streams (interactive mode), and notices when it starts.
 
-    The model's text reaches the terminal through :func:`~appliance.tui.safe.visible`: an escape
+    The model's text reaches the terminal through :func:`~appliance.terminal.visible`: an escape
     sequence, a lone CR or a bidi override is shown, not obeyed. A CR ending a piece is held back
     until the next one says whether it is half of a CRLF.
     """

@@ -2,7 +2,7 @@
 
 A module's layer follows from where it lives, so a new module needs no entry here:
 
-    leaves   config, errors, types                  import only leaves
+    leaves   config, errors, types, terminal        import only leaves
     parts    store, stage, summarizer, facts/, context/, models/
                                                      import leaves and their own folder, never another part
     turn     turn/                                   the only place where the parts meet
@@ -20,7 +20,7 @@ from appliance.config import ROOT
 
 PACKAGE = ROOT / "appliance"
 
-LEAVES = {"config", "errors", "types"}
+LEAVES = {"config", "errors", "types", "terminal"}
 PARTS = {"store", "stage", "summarizer", "facts", "context", "models"}
 ORDER = ["leaf", "part", "turn", "root", "edge", "lab"]
 

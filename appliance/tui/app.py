@@ -28,10 +28,10 @@ from textual.notifications import SeverityLevel
 from textual.widgets import Button, Footer, Input, Static
 
 from appliance.config import Settings, TuiSettings
+from appliance.terminal import visible
 from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health, daemon_url, read_token
 from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL, mode_for
 from appliance.tui.render import Status, as_text
-from appliance.tui.safe import visible
 from appliance.tui.screens import EditSummaryScreen, HelpScreen, RestoreScreen, SessionsScreen, binding_rows
 from appliance.tui.widgets import AnswerProgress, ContextPanel, ConversationView
 
