@@ -48,12 +48,13 @@ class Context:
     def __init__(self, config: str | None, overrides: tuple[str, ...]) -> None:
         self.config = config
         self.overrides = overrides
+        self.options: dict[str, object] = {}  # a command's own options, as dotted settings keys
         self._settings: Settings | None = None
 
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            self._settings = load_settings(self.config, overrides=self.overrides)
+            self._settings = load_settings(self.config, overrides=self.overrides, options=self.options)
         return self._settings
 
 
@@ -326,7 +327,7 @@ def _ready(url: str) -> bool:
     "--socket",
     "socket_path",
     metavar="PATH",
-    help="Also serve on this Unix socket, mode 0660 (default: server.socket).",
+    help="Also serve on this Unix socket, mode 0660 (default: server.socket; a relative path starts at the config file's folder).",
 )
 @pass_ctx
 @edge
@@ -334,7 +335,9 @@ def serve(obj: Context, host: str | None, port: int | None, socket_path: str | N
     """Run the daemon: load and verify the models, then serve the HTTP API until SIGTERM."""
     from appliance.serve.daemon import serve as run_daemon
 
-    run_daemon(obj.settings, host=host, port=port, socket_path=socket_path)
+    given = {"server.host": host, "server.port": port, "server.socket": socket_path}
+    obj.options.update({key: value for key, value in given.items() if value is not None})
+    run_daemon(obj.settings)
 
 
 # models -------------------------------------------------------------------------------------------
