@@ -1,7 +1,7 @@
 """Command line: the edge that turns typed errors into messages on stderr and exit code 2.
 
 The group and its options are here; the commands live beside it by concern: :mod:`.talk` (chat),
-:mod:`.service` (the daemon: serve, start, tui), :mod:`.records` (models, config,
+:mod:`.service` (the daemon: serve, start, status, stop, tui), :mod:`.records` (models, config,
 sessions). :mod:`.base` holds what they share, which the lab's commands import too.
 """
 
@@ -65,6 +65,8 @@ for command in (
     talk.chat,
     service.serve,
     service.start,
+    service.status,
+    service.stop,
     service.tui,
     records.models,
     records.config_group,
