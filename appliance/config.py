@@ -2,8 +2,9 @@
 
 Precedence is coded here and nowhere else: command line (``--set key=value``), then environment
 (``APPLIANCE__SECTION__KEY=value``), then the TOML file, then the defaults below. Every field has a
-description; ``appliance config docs`` prints them as the README's reference table (a test keeps the
-two equal). Errors name the file and the dotted key, and suggest the nearest valid key for a typo.
+description; ``appliance config docs`` prints them as the reference table of docs/configuration.md
+(a test keeps the two equal). Errors name the file and the dotted key, and suggest the nearest valid
+key for a typo. Settings that name files are made absolute here, from the config file's folder.
 """
 
 from __future__ import annotations
@@ -864,7 +865,7 @@ def read_token_file(path: Path, key: str) -> str:
 
 
 def reference_table() -> str:
-    """The README's configuration reference, generated from the fields' descriptions."""
+    """The configuration reference of docs/configuration.md, generated from the fields' descriptions."""
     rows = ["| key | default | description |", "| --- | --- | --- |"]
     defaults = Settings()
     for section, info in Settings.model_fields.items():

@@ -192,5 +192,5 @@ def write_private(path: Path, text: str) -> None:
 
 @config_group.command("docs")
 def config_docs() -> None:
-    """Print the configuration reference table (as in the README)."""
+    """Print the configuration reference table (as in docs/configuration.md)."""
     click.echo(reference_table())
