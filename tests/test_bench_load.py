@@ -73,7 +73,7 @@ def test_an_unreachable_daemon_exits_2():
 
 
 def test_latency_percentiles_are_linearly_interpolated():
-    """The one percentile of every lab report (README: "Percentiles are linearly interpolated")."""
+    """The one percentile of every lab report (docs/evaluation.md: "Percentiles are linearly interpolated")."""
     values = [float(v) for v in range(1, 21)]
     assert percentile(values, 50) == 10.5
     assert percentile(values, 95) == pytest.approx(19.05)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from appliance.cli import _chat, _show_guard, _Streamer
+from appliance.cli.talk import _chat, _show_guard, _Streamer
 from appliance.config import ROOT, load_settings
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline

@@ -27,6 +27,41 @@ class TestLoading:
         cfg.write_text('[paths]\ndatabase = "state/x.db"\n')
         assert load_settings(cfg, env={}).database == tmp_path / "state" / "x.db"
 
+    def test_every_path_setting_is_absolute_from_the_config_files_folder(self, tmp_path: Path):
+        cfg = tmp_path / "etc" / "c.toml"
+        cfg.parent.mkdir()
+        cfg.write_text(
+            '[server]\nsocket = "run/a.sock"\ntoken_file = "op.token"\n[server.tokens]\n"k.token" = "kiosk"\n'
+            '[tui]\ntoken_file = "~/t.token"\n[responder]\ntoken_file = "/abs/r.token"\n'
+            '[context]\ntiktoken_file = "ranks.tiktoken"\n'
+        )
+        settings = load_settings(cfg, env={})
+        base = tmp_path / "etc"
+        assert settings.server.socket == str(base / "run" / "a.sock")
+        assert settings.server.token_file == str(base / "op.token")
+        assert settings.server.tokens == {str(base / "k.token"): "kiosk"}
+        assert settings.tui.token_file == str(Path.home() / "t.token")
+        assert settings.responder.token_file == "/abs/r.token"
+        assert settings.context.tiktoken_file == str(base / "ranks.tiktoken")
+        assert settings.summarizer.token_file == ""  # none stays none
+        assert settings.models_dir == base / "models"
+
+    def test_paths_from_the_command_line_and_environment_start_there_too(self, tmp_path: Path):
+        cfg = write_config(tmp_path)
+        settings = load_settings(
+            cfg,
+            env={"APPLIANCE__TUI__TOKEN_FILE": "tui.token"},
+            overrides=["server.token_file=op.token"],
+            options={"server.socket": "a.sock", "server.port": 9},
+        )
+        assert settings.tui.token_file == str(tmp_path / "tui.token")
+        assert settings.server.token_file == str(tmp_path / "op.token")
+        assert (settings.server.socket, settings.server.port) == (str(tmp_path / "a.sock"), 9)
+
+    def test_a_commands_options_are_named_in_errors(self, tmp_path: Path):
+        with pytest.raises(ConfigError, match="command line: server.port"):
+            load_settings(write_config(tmp_path), env={}, options={"server.port": -1})
+
     def test_environment_selects_the_file(self, tmp_path: Path):
         cfg = write_config(tmp_path, "[responder]\nn_threads = 3\n")
         assert load_settings(None, env={"APPLIANCE_CONFIG": str(cfg)}).responder.n_threads == 3
@@ -103,11 +138,11 @@ class TestRejection:
         assert str(cfg) in done.stderr and "did you mean 'chat.max_message_chars'" in done.stderr
 
 
-class TestReadme:
-    def test_readme_documents_every_key(self):
-        readme = (ROOT / "README.md").read_text()
+class TestReference:
+    def test_the_configuration_doc_documents_every_key(self):
+        doc = (ROOT / "docs" / "configuration.md").read_text()
         table = reference_table()
-        assert table in readme, "README's configuration table is stale: paste `appliance config docs`"
+        assert table in doc, "docs/configuration.md's table is stale: run scripts/update-docs"
         keys = set(re.findall(r"^\| `([a-z_]+\.[a-z_]+)`", table, re.M))
         expected = {
             f"{s}.{k}" for s, m in Settings.model_fields.items() if not m.exclude for k in m.annotation.model_fields

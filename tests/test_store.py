@@ -32,6 +32,12 @@ class TestOpen:
         assert applied == 4
         again.close()
 
+    def test_a_with_block_closes_it(self, tmp_path: Path):
+        with Store.open(tmp_path / "a.db") as store:
+            store.create_session(policy="raw")
+        with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+            store.db.execute("SELECT 1")
+
     def test_unopenable_path_is_a_store_error(self, tmp_path: Path):
         (tmp_path / "file").write_text("x")
         with pytest.raises(StoreError):

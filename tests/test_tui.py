@@ -24,6 +24,7 @@ from textual import events
 from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 
 from appliance.config import ROOT, TuiSettings
+from appliance.terminal import one_line, visible
 from appliance.tui.app import ApplianceTUI
 from appliance.tui.client import (
     DaemonClient,
@@ -46,7 +47,6 @@ from appliance.tui.render import (
     summarizer_state,
     summary_head,
 )
-from appliance.tui.safe import one_line, visible
 from appliance.tui.screens import HelpScreen, RestoreScreen, SessionsScreen
 from appliance.tui.widgets import ConversationView, TurnView
 

@@ -36,22 +36,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("appliance.daemon")
 
 
-def serve(
-    settings: Settings,
-    *,
-    host: str | None = None,
-    port: int | None = None,
-    socket_path: str | None = None,
-    notifier: Notifier | None = None,
-) -> None:
-    """Serve until SIGTERM or SIGINT; options given here override ``settings.server``."""
+def serve(settings: Settings, *, notifier: Notifier | None = None) -> None:
+    """Serve on ``settings.server``'s address and socket until SIGTERM or SIGINT."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
     cfg = settings.server
-    base = Path(settings.source).parent if settings.source != "<defaults>" else Path.cwd()
-    host = cfg.host if host is None else host
-    port = cfg.port if port is None else port
-    unix = _path(base, cfg.socket if socket_path is None else socket_path)
-    tokens = read_tokens(base, cfg)
+    host, port = cfg.host, cfg.port
+    unix = Path(cfg.socket) if cfg.socket else None
+    tokens = read_tokens(cfg)
     if not host and unix is None:
         raise ConfigError("server.host is empty and no server.socket is set: nothing to listen on")
     if host and not is_loopback(host) and not tokens:
@@ -77,19 +68,16 @@ def serve(
     log.info("stopped cleanly")
 
 
-def read_tokens(base: Path, cfg: ServerSettings) -> dict[str, Role]:
+def read_tokens(cfg: ServerSettings) -> dict[str, Role]:
     """Each bearer token and its role, read from the files ``server.token_file`` and ``server.tokens`` name.
 
     A token that two files give different roles is refused: which role would it have?
     """
     files: list[tuple[str, Path, Role]] = [
-        (f"server.tokens.{name}", path, role)
-        for name, role in cfg.tokens.items()
-        if (path := _path(base, name)) is not None
+        (f"server.tokens.{name}", Path(name), role) for name, role in cfg.tokens.items()
     ]
-    token_path = _path(base, cfg.token_file)
-    if token_path is not None:
-        files.append(("server.token_file", token_path, "operator"))
+    if cfg.token_file:
+        files.append(("server.token_file", Path(cfg.token_file), "operator"))
     tokens: dict[str, Role] = {}
     for key, path, role in files:
         token = read_token_file(path, key)
@@ -161,10 +149,3 @@ def _clear_stale_socket(path: Path) -> None:
         raise ConfigError(f"server.socket: {path} is in use by another process")
     finally:
         probe.close()
-
-
-def _path(base: Path, value: str) -> Path | None:
-    if not value:
-        return None
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else base / p

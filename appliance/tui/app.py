@@ -9,18 +9,19 @@ notification goes through :meth:`ApplianceTUI.notify`, which reads no markup and
 controls as visible stand-ins: a daemon's error may quote what a customer typed.
 
 What it draws is in :mod:`~appliance.tui.render` (pure), :mod:`~appliance.tui.widgets` and
-:mod:`~appliance.tui.screens`; what differs in the kiosk is one :class:`~appliance.tui.kiosk.Mode`.
+:mod:`~appliance.tui.screens`; what differs in the kiosk is one :class:`~appliance.tui.kiosk.Mode`;
+the operator's summary controls are :class:`~appliance.tui.summary.SummaryControls`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -28,17 +29,18 @@ from textual.notifications import SeverityLevel
 from textual.widgets import Button, Footer, Input, Static
 
 from appliance.config import Settings, TuiSettings
+from appliance.terminal import visible
 from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health, daemon_url, read_token
 from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL, mode_for
 from appliance.tui.render import Status, as_text
-from appliance.tui.safe import visible
-from appliance.tui.screens import EditSummaryScreen, HelpScreen, RestoreScreen, SessionsScreen, binding_rows
+from appliance.tui.screens import HelpScreen, SessionsScreen, binding_rows
+from appliance.tui.summary import SummaryControls
 from appliance.tui.widgets import AnswerProgress, ContextPanel, ConversationView
 
 __all__ = ["ApplianceTUI", "daemon_url", "run_tui"]  # the command imports these from here
 
 
-class ApplianceTUI(App[int]):
+class ApplianceTUI(SummaryControls):
     """The operator console (default) or the customer kiosk (``kiosk=True``)."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses may live elsewhere
@@ -422,64 +424,6 @@ class ApplianceTUI(App[int]):
                 self.reload()
 
         self.push_screen(SessionsScreen(self.client), resume)
-
-    def _need_session(self) -> str | None:
-        if self.session_id is None or self.payload is None:
-            self.notify("No session yet: send a message or resume one first.", severity="warning")
-            return None
-        return self.session_id
-
-    def action_edit_summary(self) -> None:
-        session_id = self._need_session()
-        if session_id is None:
-            return
-        summary = (self.payload or {}).get("summary")
-
-        def save(text: str | None) -> None:
-            if text is not None and text.strip():
-                self.change(
-                    lambda: self.client.edit_summary(session_id, text),
-                    lambda version: f"Saved as summary version {version['version']} (operator).",
-                )
-
-        self.push_screen(EditSummaryScreen(summary["text"] if summary else ""), save)
-
-    def action_restore_summary(self) -> None:
-        session_id = self._need_session()
-        if session_id is None:
-            return
-        versions = (self.payload or {}).get("summaries", [])
-        if not versions:
-            self.notify("This session has no summary versions yet.", severity="warning")
-            return
-
-        def restore(version: int | None) -> None:
-            if version:
-                self.change(
-                    lambda: self.client.restore_summary(session_id, version),
-                    lambda new: f"Version {version} restored as version {new['version']}.",
-                )
-
-        self.push_screen(RestoreScreen(versions), restore)
-
-    def action_toggle_pause(self) -> None:
-        session_id = self._need_session()
-        if session_id is None:
-            return
-        paused = not (self.payload or {}).get("session", {}).get("summary_paused", False)
-        said = "Summarizing paused for this session." if paused else "Summarizing resumed."
-        self.change(lambda: self.client.set_paused(session_id, paused), lambda _: said)
-
-    @work(exclusive=True, group="action")
-    async def change(self, call: Callable[[], Awaitable[JSON]], said: Callable[[JSON], str]) -> None:
-        """One operator change to the session: ask the daemon, say what it did, show the session again."""
-        try:
-            done = await call()
-        except (DaemonUnreachable, DaemonError) as exc:
-            self.report(exc)
-            return
-        self.notify(said(done))
-        await self._load()
 
     def action_help_quit(self) -> None:
         """Ctrl+C does not quit (Textual's own hint is markup, which :meth:`notify` would show raw)."""

@@ -124,7 +124,12 @@ class DaemonClient:
             raise DaemonUnreachable(f"{self.base_url}: {_reason(exc)}") from exc
         if response.status_code not in ok:
             raise _error_of(response.status_code, response.content)
-        return response.json()
+        body = response.json()
+        if not isinstance(body, dict):  # every route of the native API answers an object
+            raise DaemonError(
+                f"HTTP {response.status_code}: the answer is not a JSON object", status=response.status_code
+            )
+        return body
 
     # health -------------------------------------------------------------------------------------
 
@@ -247,20 +252,12 @@ def daemon_url(settings: Settings, url: str | None = None) -> str:
         return url or settings.tui.url
     server = settings.server
     if not server.host and server.socket:
-        return f"unix:{_beside_config(settings, server.socket)}"
+        return f"unix:{server.socket}"
     return f"http://127.0.0.1:{server.port or 8088}"
 
 
-def _beside_config(settings: Settings, name: str) -> Path:
-    """A path from the config, relative to the config file's folder as the daemon reads it."""
-    path = Path(name).expanduser()
-    if not path.is_absolute() and settings.source != "<defaults>":
-        path = Path(settings.source).parent / path
-    return path
-
-
 def read_token(settings: Settings) -> str | None:
-    """The bearer token from ``tui.token_file`` (relative to the config file), or None."""
+    """The bearer token from ``tui.token_file``, or None."""
     if not settings.tui.token_file:
         return None
-    return read_token_file(_beside_config(settings, settings.tui.token_file), "tui.token_file")
+    return read_token_file(Path(settings.tui.token_file), "tui.token_file")

@@ -3,7 +3,7 @@
 No widget, no I/O: each function maps what ``GET /v1/sessions/{id}`` and the health poll returned
 to what a widget shows, so the screen's wording is tested without starting an app. Everything a
 person, the model or the daemon wrote goes into ``Text`` objects through :func:`as_text`, never
-markup, and through :func:`~appliance.tui.safe.visible`, so neither Textual nor the terminal
+markup, and through :func:`~appliance.terminal.visible`, so neither Textual nor the terminal
 interprets it: a title ``[/]`` or ``\x1b[2J`` is shown as written.
 
 The context panel is careful about what the model saw: the prompt gauge and the cut/recalled
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from appliance.terminal import visible
 from appliance.tui.client import JSON, Health
-from appliance.tui.safe import visible
 
 GAUGE_WIDTH = 12
 EIGHTHS = " ▏▎▍▌▋▊▉"

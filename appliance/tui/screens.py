@@ -21,9 +21,9 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from appliance.terminal import visible
 from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable
 from appliance.tui.render import as_text
-from appliance.tui.safe import visible
 
 
 class HelpScreen(ModalScreen[None]):

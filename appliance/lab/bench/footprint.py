@@ -314,8 +314,7 @@ def run_footprint(
     if settings.server.token_file:
         from appliance.config import read_token_file
 
-        base = Path(settings.source).parent if settings.source != "<defaults>" else Path.cwd()
-        token = read_token_file(base / settings.server.token_file, "server.token_file")
+        token = read_token_file(Path(settings.server.token_file), "server.token_file")
     with tempfile.TemporaryDirectory(prefix="appliance-footprint-") as tmp:
         port = free_port()
         progress(f"starting `appliance serve` on 127.0.0.1:{port}")

@@ -9,8 +9,9 @@ shows as ``␛``), DEL by ``␡``; C1 controls, bidi embeddings/overrides/isolat
 (which cannot even be encoded for the terminal) by ``�``. Line breaks stay line breaks: ``\\n``,
 U+2028, U+2029 and NEL (U+0085) become ``\\n``, ``\\r\\n`` becomes `` \\n``. Tabs stay.
 
-Pure and free of Textual and Rich, so ``appliance chat`` (the CLI edge) shows answers through the
-same rule as the TUI. Markup is not this module's concern: widgets get ``Text`` objects, never markup.
+A leaf, pure and free of Textual and Rich, so ``appliance chat`` (the CLI edge) shows answers
+through the same rule as the TUI. Markup is not this module's concern: widgets get ``Text`` objects,
+never markup.
 """
 
 from __future__ import annotations

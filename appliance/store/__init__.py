@@ -1,0 +1,10 @@
+"""The SQLite store: the only package that imports sqlite_utils.
+
+One file, WAL mode, named append-only migrations applied on open (:mod:`~appliance.store.migrations`).
+The transcript is append-only: triggers refuse any UPDATE or DELETE of a turn. An answered turn is
+written in one transaction, so it is stored whole or not at all (:class:`~appliance.store.database.Store`).
+"""
+
+from appliance.store.database import Store
+
+__all__ = ["Store"]

@@ -1,0 +1,128 @@
+"""The schema: named, append-only migrations (sqlite-utils), applied when the store opens.
+
+A migration is never edited once released; a change of schema is a new function below the others.
+The transcript's append-only rule lives here, as triggers, so that it holds below any code.
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("appliance")
+
+
+@migrations()
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            created_at REAL NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            policy TEXT NOT NULL,
+            summary_paused INTEGER NOT NULL DEFAULT 0
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE turns (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            idx INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('customer', 'agent')),
+            text TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (session_id, idx)
+        )"""
+    )
+    # The transcript is never rewritten: refuse updates and deletes at the lowest level.
+    db.execute(
+        "CREATE TRIGGER turns_no_update BEFORE UPDATE ON turns BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"
+    )
+    db.execute(
+        "CREATE TRIGGER turns_no_delete BEFORE DELETE ON turns BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"
+    )
+    db.execute(
+        """CREATE TABLE turn_records (
+            turn_id INTEGER PRIMARY KEY REFERENCES turns(id),
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            idx INTEGER NOT NULL,
+            stage TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            manifest TEXT NOT NULL,
+            timings TEXT NOT NULL,
+            "check" TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX turn_records_session ON turn_records(session_id, idx)")
+    db.execute(
+        """CREATE TABLE summaries (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            version INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            covers_to INTEGER NOT NULL,
+            author TEXT NOT NULL CHECK (author IN ('model', 'operator', 'fallback')),
+            status TEXT NOT NULL CHECK (status IN ('accepted', 'rejected')),
+            reason TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            UNIQUE (session_id, version)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE ledger (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn INTEGER NOT NULL,
+            speaker TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            slot TEXT NOT NULL,
+            value TEXT NOT NULL,
+            norm TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX ledger_session ON ledger(session_id, turn)")
+
+
+@migrations()
+def m002_embeddings(db: sqlite_utils.Database) -> None:
+    # One vector per turn, for recall of older verbatim turns; written off the answer's path.
+    db.execute(
+        """CREATE TABLE embeddings (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            idx INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (session_id, idx, model)
+        )"""
+    )
+
+
+@migrations()
+def m003_erasure(db: sqlite_utils.Database) -> None:
+    # A conversation can be erased (a privacy request, or retention): its turns may then be deleted,
+    # and nothing else ever may. Each erasure leaves an audit row without any of the content.
+    db.execute("ALTER TABLE sessions ADD COLUMN erasing INTEGER NOT NULL DEFAULT 0")
+    db.execute("DROP TRIGGER turns_no_delete")
+    db.execute(
+        """CREATE TRIGGER turns_no_delete BEFORE DELETE ON turns
+           WHEN (SELECT erasing FROM sessions WHERE id = OLD.session_id) IS NOT 1
+           BEGIN SELECT RAISE(ABORT, 'turns are append-only'); END"""
+    )
+    db.execute(
+        """CREATE TABLE erasures (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            erased_at REAL NOT NULL,
+            reason TEXT NOT NULL,
+            turns INTEGER NOT NULL
+        )"""
+    )
+
+
+@migrations()
+def m004_owner(db: sqlite_utils.Database) -> None:
+    # Which client (a kiosk or integration token's digest, never the token) started a session, so that
+    # its rights to the session survive a restart; empty for operators' sessions.
+    db.execute("ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
