@@ -23,7 +23,7 @@ EARLY_TURNS = 3
 
 # The [INSTRUCTION] of each stage (seed 002: small models are weakest early, where they assume what
 # was not said; late turns confirm and close). First chosen by ``appliance eval --judge`` runs
-# (README, "Evaluation"), then said in fewer words: they follow the question, so every token here is
+# (docs/measurements.md, "The stage additions"), then said in fewer words: they follow the question, so every token here is
 # evaluated while the customer waits. Each names the agent's role: with the role only in the system
 # message, answers spoke of "the customer" in the third person. ``stage.instructions`` replaces one;
 # an empty text turns it off.
@@ -84,7 +84,7 @@ def prompt_texts(stage: Stage, additions: Mapping[Stage, str], system: str, stan
     What holds at every turn, the role and then the standing directive (``chat.instruction``), is
     the system message: first in every prompt, so it is evaluated once and reused. Only what the
     customer's message decides, the stage's directive, follows the question: everything after the
-    message is evaluated while the customer waits (README, "Latency").
+    message is evaluated while the customer waits (docs/latency.md).
     """
     return f"{system}\n{standing}", additions.get(stage, "").strip()
 

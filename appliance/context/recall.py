@@ -119,9 +119,9 @@ class Recall:
     ``model_file`` and ``tokenizer_file`` must already be verified (the composition root checks
     every model file against its pin); ``name`` is the catalogue entry, which labels the stored
     vectors. ``threads``: onnxruntime's threads for one embedding (at most the cores). Two by
-    default: a message embeds while the responder waits for it, and on 2 idle cores one message took
-    7.0 ms with two threads against 10.4 ms with one (and 13.7 against 16.0 ms with llama.cpp busy on
-    both cores). The threads spin between the model's steps: without it they took 11.1 ms.
+    default: a message embeds while the responder waits for it, so its latency counts, and two
+    threads embed faster than one even with llama.cpp busy on both cores (docs/measurements.md).
+    The threads spin between the model's steps, which keeps the second one useful.
 
     Loads eagerly and embeds once (a daemon verifies and loads its models before it reports ready,
     and the first customer's message is not slower); one lock serialises the model.
@@ -151,8 +151,8 @@ class Recall:
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(1, min(threads, os.cpu_count() or 1))
         options.inter_op_num_threads = 1
-        # No memory arena: its buffers would stay at the largest batch's size for the daemon's life
-        # (about 200 MB after 16 long turns); freed after each run, they cost no measurable time.
+        # No memory arena: its buffers would stay at the largest batch's size for the daemon's life;
+        # freed after each run, they cost no measurable time (docs/measurements.md).
         options.enable_cpu_mem_arena = False
         options.log_severity_level = 3  # errors only, in a daemon's journal
         try:

@@ -3,7 +3,7 @@ answers a request for their name or opens a message with it ("Yes, Sarah Brown."
 there has been ...", "Oluwaseun Adeyemi here").
 
 No model: the registry has no named-entity model that ships its weights and runs offline with
-onnxruntime (the README says which were tried), so names are found by their shape: runs of
+onnxruntime (docs/facts.md says which were tried), so names are found by their shape: runs of
 capitalised words, or of words of a script without case (Arabic, Chinese, Hindi), with the
 particles of many naming traditions ("van der", "de la", "bin") and the apostrophes and hyphens
 inside names ("O'Connor", "Jean-Luc"). What keeps ordinary capitalised words out is a list of the

@@ -1,6 +1,6 @@
 """The one percentile of every lab report, so that a p95 means the same in each of them.
 
-Linearly interpolated between the two nearest ranks (numpy's default, and what the README
+Linearly interpolated between the two nearest ranks (numpy's default, and what docs/evaluation.md
 documents); a median is its 50th percentile. No values give 0.0: a report must not fail on an
 empty stage or window.
 """

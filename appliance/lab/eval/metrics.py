@@ -93,7 +93,7 @@ def policy_metrics(units: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def build_report(units: Sequence[Mapping[str, Any]], policies: Sequence[str], run: Mapping[str, Any]) -> dict[str, Any]:
-    """``report.json`` (schema in README, "Evaluation") from the replays' points."""
+    """``report.json`` (schema in docs/evaluation.md) from the replays' points."""
     report: dict[str, Any] = {"policies": {}}
     for name in policies:
         report["policies"][name] = policy_metrics([u for u in units if u["policy"] == name])
