@@ -12,7 +12,8 @@ Two measures, both per kind:
   read as a name, a corrected value filed as a plain number. Rows with no facts are negatives.
 - **The dev probes** (``shared/data``): at each probe, whether the ledger of the turns before it
   holds the expected value (``held``), and, where the probe's question is a read-back, whether
-  the facts the read-back would give include it (``read_back``); a read-back that gives values,
+  the facts the read-back would give include it (``read_back``), each compared as the probe compares
+  an answer (:func:`_holds`); a read-back that gives values,
   none of them the expected one, is counted ``read_back_wrong``. Every turn of the dev files is
   also read, and the scored kinds' entries counted (``dev_entries``), so that a change of the
   ledger on real turns shows up as a change of these counts.
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from appliance.facts import ledger, readback
-from appliance.lab.dialogues import in_ledger, load_dialogues, load_sessions
+from appliance.lab.dialogues import in_ledger, kept, load_dialogues, load_sessions
 from appliance.lexicon.text import fold
 from appliance.types import LedgerEntry, Role, Turn, current_facts
 
@@ -174,12 +175,12 @@ def score_probes(conversations: Path | None, sessions: Path | None, probes: Path
             entries = ledger.entries(turns[: probe.after_turn])
             tally = out.setdefault(probe.kind or "?", ProbeTally())
             tally.probes += 1
-            tally.held += in_ledger(probe.expected, entries)
+            tally.held += _holds(probe.expected, entries)
             asked = readback.wanted(readback.request(probe.question), entries)
             given = readback.facts_of(asked)
             if given:
                 tally.read_backs += 1
-                right = in_ledger(probe.expected, given)
+                right = _holds(probe.expected, given)
                 tally.read_back += right
                 tally.read_back_wrong += not right
     return out
@@ -187,6 +188,13 @@ def score_probes(conversations: Path | None, sessions: Path | None, probes: Path
 
 def _turns(session: str, said: Sequence[tuple[str, str]]) -> tuple[Turn, ...]:
     return tuple(Turn(session, i, cast(Role, role), text) for i, (role, text) in enumerate(said))
+
+
+def _holds(expected: Sequence[str], entries: Sequence[LedgerEntry]) -> bool:
+    """Whether an entry holds an expected value: as :func:`in_ledger` sees it, or as the probe compares
+    an answer (the expected text inside the value, without case, spaces and commas: "$4,30" is
+    written so for "$4,300")."""
+    return in_ledger(expected, entries) or any(kept(expected, e.value) for e in entries)
 
 
 def dev_entries(files: Sequence[Path]) -> dict[str, int]:
