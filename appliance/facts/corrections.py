@@ -54,6 +54,13 @@ def cue_before(text: str, start: int, ends: Sequence[int]) -> int | None:
     return None
 
 
+def added(text: str, start: int) -> bool:
+    """Whether a word of addition stands before the value at ``start`` in its sentence ("I also
+    have a savings account, ...", "ich habe noch ein Konto: ..."): another value, no replacement."""
+    sentence = max(text.rfind(c, 0, start) for c in ".!?\n") + 1
+    return bool(_ADDITION.search(text, sentence, start))
+
+
 def target(e: Entity, candidates: Sequence[LedgerEntry], agent_turn: int | None) -> LedgerEntry | None:
     """The latest earlier value that ``e`` corrects, among ``candidates`` (oldest first): the
     customer's own, or one the agent stated in ``agent_turn`` (a read-back)."""

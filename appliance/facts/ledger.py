@@ -19,6 +19,7 @@ and a full card number by its last four digits.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from appliance.facts import corrections, labels, names, secrets, slots
@@ -88,6 +89,10 @@ def entries_for(
             entry = _corrected(entry, corrections.target(e, candidates, agent_turn))
         elif turn.role == "agent":
             entry = _read_back(entry, prior)
+        elif entry.slot == slot_for(entry.kind, entry.norm, "customer", entry.label) and corrections.added(
+            turn.text, e.start
+        ):
+            entry = dataclasses.replace(entry, slot=f"{entry.slot}={entry.norm}")  # "I also have ...": one more
         out.append(entry)
         starts.append(e.start)
     return tuple(out)
@@ -99,12 +104,23 @@ def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerE
     customer = turn.role == "customer"
     before = asked.text if asked is not None and asked.role != turn.role else None
     reading = slots.read(turn.text, before, customer=customer, cues=cues)
+    if reading.signed is not None and _signs_another(reading, prior):
+        kept = tuple(e for e in reading.entities if e.start != reading.signed)
+        reading = slots.Reading(kept, reading.own_names - {reading.signed})
     ends = corrections.cues(turn.text, False) if customer and prior else ()
     if ends and not any(e.start >= ends[-1] for e in reading.entities):
         extra = corrections.bare(turn.text, ends[-1], prior)
         if extra is not None:
             return slots.Reading((*reading.entities, extra), reading.own_names)
     return reading
+
+
+def _signs_another(reading: slots.Reading, prior: Sequence[LedgerEntry]) -> bool:
+    """Whether a signature shares no word with the name the customer gave before: a signature names
+    the one who wrote the message, so words that do not ("... Nike Air") are no name of theirs."""
+    signed = next(e for e in reading.entities if e.start == reading.signed)
+    given = [set(e.norm.split()) for e in prior if e.slot == "name:customer"]
+    return bool(given) and not any(set(signed.norm.split()) & words for words in given)
 
 
 def _entry(turn: Turn, e: Entity, reading: slots.Reading, near: tuple[int, int], out: list[LedgerEntry]) -> LedgerEntry:

@@ -255,6 +255,7 @@ def _run(
 _SIGN_OFF = re.compile(
     r"(?i)(?:^|(?<=[\s.!?,;:]))(?:" + _either(lambda n: n.sign_offs) + r")[^\S\n]*(?P<mark>[,:!.–—-]|\n)?\s*$"
 )
+_A_SIGN_OFF = re.compile(r"(?i)(?:" + _either(lambda n: n.sign_offs) + r")(?!\w)")
 _SENTENCE_END = re.compile(r"(?:[.?!…)]|\n)\s*$")
 _TOKEN = re.compile(r"\S+")
 
@@ -277,6 +278,8 @@ def signature(text: str) -> tuple[int, int] | None:
         if not all(re.fullmatch(NAME_WORD, m.group()) for m in run):
             continue
         before = text[: run[0].start()]
+        if _A_SIGN_OFF.match(text, run[0].start()):
+            continue  # "Best Wishes", "Kind Regards" close a message without naming anyone
         sign_off = _SIGN_OFF.search(before)
         if sign_off is None and not (_SENTENCE_END.search(before) and before.strip()):
             continue

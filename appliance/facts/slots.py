@@ -48,11 +48,13 @@ _LEAD = re.compile(r"(?i)^[\W_]*(?:(?:" + either(lambda lex: lex.requests.leads)
 
 @dataclass(frozen=True)
 class Reading:
-    """What a turn says: its entities (slot answers relabelled, secrets as ``secret``), and the
-    starts of names that are the speaker's own although no cue says so (a reply to "your name?")."""
+    """What a turn says: its entities (slot answers relabelled, secrets as ``secret``), the starts
+    of names that are the speaker's own although no cue says so (a reply to "your name?"), and of
+    those the start of a signature's."""
 
     entities: tuple[Entity, ...]
     own_names: frozenset[int] = frozenset()
+    signed: int | None = None
 
 
 def requested(text: str, cues: Cues = None) -> frozenset[str]:
@@ -133,14 +135,16 @@ def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cu
         span = names.reply_name(text)
     elif not cued and (asked is None or "open" in kinds or not _ASKS.search(asked)):
         span = names.opening_name(text)
+    signed = None
     if span is None and not cued:
         span = names.signature(text)
+        signed = span[0] if span else None
     if span is not None:
         start, end = span
         found = _put(found, Entity("name", text[start:end], start, end, names.norm(text[start:end])))
         own.add(start)
     found.sort(key=lambda e: (e.start, e.end))
-    return Reading(tuple(found), frozenset(own))
+    return Reading(tuple(found), frozenset(own), signed)
 
 
 def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[Entity]:

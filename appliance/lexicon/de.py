@@ -158,7 +158,7 @@ LEXICON = Lexicon(
         after=("und", "hier"),
         leads=("ja", "klar", "gerne?", "natürlich", "hallo"),
         it_is=(r"es\s+ist", r"das\s+ist"),
-        not_names=("ja", "nein", "herr", "frau"),
+        not_names=("ja", "nein", "herr", "frau", "schön", "sehr", "vielmals"),
         not_bare=tuple(
             """
             straße strasse platz bahnhof flughafen gasse weg allee kirche klinik krankenhaus stadt
@@ -172,7 +172,7 @@ LEXICON = Lexicon(
             r"(?:nein\s+)?warte", r"(?:das\s+war\s+)?falsch", r"ich\s+habe\s+mich\s+vertan", r"genauer\s+gesagt",
         ),
         denials=("nein", r"nicht\s+ganz", "falsch", r"das\s+stimmt\s+nicht"),
-        additions=("noch", r"weitere[snm]?", r"zweite[snm]?", "auch", r"andere[snm]?", r"neue[snm]?"),
+        additions=("noch", r"weitere[snm]?", r"zweite[snm]?", "auch", r"andere[snm]?"),
         value_labels={
             "account": (
                 "girokonto", "sparkonto", "tagesgeldkonto", "festgeldkonto", "geschäftskonto", "gemeinschaftskonto",

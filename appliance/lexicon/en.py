@@ -231,7 +231,9 @@ LEXICON = Lexicon(
             fine right wrong get got give gave take took make made go went come came see saw say said tell told
             ask asked call called try tried use used pay paid send sent buy bought order ordered card account
             number phone email name misspelled spelled spelt incorrect listed missing changed different correct
-            fixed working works broken waiting rather prefer
+            fixed working works broken waiting rather prefer forgotten urgent request status update issue problem
+            question query complaint feedback inquiry enquiry refund return delivery shipping payment invoice mail
+            post service support wishes regards greetings
             """.split()
         ),
         here=("here", "speaking"),
@@ -355,7 +357,7 @@ LEXICON = Lexicon(
             r"correct\s+(?:that|myself)", r"scratch\s+that", "oops", "typo", r"not\s+\S+\s+but",
         ),
         denials=("no", "nope", r"that\s*['’]?s\s+(?:not\s+right|wrong|incorrect)", "incorrect", r"not\s+quite"),
-        additions=("another", "other", "second", "also", r"as\s+well", "additional", "too", "new"),
+        additions=("another", "other", "second", "also", r"as\s+well", "additional", "too"),
         value_labels={
             "account": (
                 "checking", "chequing", r"savings?", "current", "joint", "business", "personal", "credit", "loan",

@@ -154,7 +154,7 @@ LEXICON = Lexicon(
         after=("y",),
         leads=("s[ií]", "claro", "hola"),
         it_is=("es",),
-        not_names=("si", "sí", "sr", "sra", "srta", "señor", "señora"),
+        not_names=("si", "sí", "sr", "sra", "srta", "señor", "señora", "mil"),
         not_bare=tuple("calle estación aeropuerto banco avenida gracias hola vale claro bueno".split()),
     ),
     ledger=Ledger(
@@ -163,7 +163,7 @@ LEXICON = Lexicon(
             r"en\s+realidad", r"me\s+equivoqué", r"no\s+espere?", r"mejor\s+dicho",
         ),
         denials=("no", r"no\s+es\s+(?:correcto|así)", "incorrecto"),
-        additions=(r"otra?", "también", r"segund[ao]", r"nuev[ao]"),
+        additions=(r"otra?", "también", r"segund[ao]"),
         value_labels={
             "account": ("corriente", r"ahorros?", "nómina", "conjunta", "empresa", "negocio"),
             "phone": ("móvil", "celular", "fijo", "casa", "trabajo", "oficina"),

@@ -148,7 +148,7 @@ LEXICON = Lexicon(
         after=("et", "ici"),
         leads=("oui", r"bien\s+s[uû]r", "bonjour"),
         it_is=(r"c\s*['’]\s*est",),
-        not_names=("oui", "non", "mme", "mlle", "monsieur", "madame"),
+        not_names=("oui", "non", "mme", "mlle", "monsieur", "madame", "beaucoup", "infiniment", "bien"),
         not_bare=tuple("rue gare aéroport hôtel banque merci bonjour bonsoir salut oui".split()),
     ),
     ledger=Ledger(
@@ -157,7 +157,7 @@ LEXICON = Lexicon(
             "plutôt", r"non\s+attendez", "erreur",
         ),
         denials=("non", r"ce\s+n\s*['’]\s*est\s+pas\s+(?:ça|correct|bon)", "faux"),
-        additions=("autre", "aussi", "deuxième", "second", "nouveau", "nouvelle"),
+        additions=("autre", "aussi", "deuxième", "second"),
         value_labels={
             "account": ("courant", "épargne", "joint", "commun", "professionnel", "livret"),
             "phone": (

@@ -142,7 +142,7 @@ LEXICON = Lexicon(
         after=("en", "hier"),
         leads=("zeker", "natuurlich", "jazeker", "hallo"),
         it_is=(r"dat\s+is", r"het\s+is"),
-        not_names=("nee", "dhr", "mevr"),
+        not_names=("nee", "dhr", "mevr", "wel"),
         not_bare=tuple("straat plein luchthaven laan gracht dank hoi goedemorgen zeker prima".split()),
     ),
     ledger=Ledger(
@@ -151,7 +151,7 @@ LEXICON = Lexicon(
             "wacht", r"ik\s+vergiste\s+me", "foutje",
         ),
         denials=("nee", r"dat\s+klopt\s+niet", "fout"),
-        additions=(r"andere?", "ook", "tweede", r"nieuwe?", "nog"),
+        additions=(r"andere?", "ook", "tweede", "nog"),
         value_labels={
             "account": (
                 "betaalrekening", "spaarrekening", "zakelijke", "gezamenlijke", "privérekening", "en/of-rekening",

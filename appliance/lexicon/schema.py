@@ -213,7 +213,8 @@ class Ledger:
     denials: tuple[str, ...] = ()
     """Patterns that open a reply denying what the agent just read back ("no", "nein")."""
     additions: tuple[str, ...] = ()
-    """Patterns that make a value another one rather than a correction ("another", "also")."""
+    """Patterns that make a value one more rather than a correction or a replacement ("another",
+    "also"; not "new": "my new number is ..." replaces the old one)."""
     value_labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Patterns by kind (``account``, ``phone``, ``email``, ``address``, ``card``) of the words that
     tell several values of one kind apart ("savings", "mobile", "Girokonto")."""
