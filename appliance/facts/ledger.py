@@ -4,12 +4,16 @@ The ledger is what keeps exact facts alive when older turns are summarised: it i
 each turn with :mod:`appliance.facts.entities` (never by a model), so an order number from turn 3 is still
 character for character in the prompt at turn 90.
 
-Slots say which facts replace one another. Things a customer has only one of at a time (their name,
-phone number, email, postcode, account or card) have one slot per speaker, e.g. ``phone:customer``:
-a corrected number supersedes the old one in ``appliance.types.current_facts``, while both stay stored. Everything
-else (references, amounts, dates, a restaurant's phone number...) is many-valued: a customer can
-hold two bookings, so each distinct value has its own slot, ``reference=w9945xis``; repeating a
-value only moves it to its latest mention.
+Slots say which facts replace one another. Things a customer has one of at a time (their name, phone
+number, email, postcode, account, card, username...) have one slot, ``phone:customer``, or one per
+label, ``account:customer:savings``: a later value supersedes the old one in
+``appliance.types.current_facts``, while both stay stored. Several values of a kind given together, or
+with a word of addition ("I also have ..."), each get a slot of their own (``phone:customer=+4930...``),
+so all are current. A correction (:mod:`appliance.facts.corrections`) takes the slot of the value it
+corrects, whatever it is. Everything else (references, amounts, dates, a restaurant's phone number...)
+is many-valued: a customer can hold two bookings, so each distinct value has its own slot,
+``reference=w9945xis``; repeating a value only moves it to its latest mention. Labels and subjects
+come from :mod:`appliance.facts.labels`.
 
 A customer's reply is read with the agent's turn before it (:mod:`appliance.facts.slots`): "Yes,
 Sarah Brown." after "Could I get your full name?" is the customer's name. Secrets are never values
