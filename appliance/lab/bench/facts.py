@@ -17,6 +17,9 @@ Two measures, both per kind:
   none of them the expected one, is counted ``read_back_wrong``. Every turn of the dev files is
   also read, and the scored kinds' entries counted (``dev_entries``), so that a change of the
   ledger on real turns shows up as a change of these counts.
+- **The checker** on the table's facts (``checker``): each stated in an answer, a current value must
+  pass, a superseded one be flagged, and a copy with a code's character or a name's surname changed
+  be flagged, per kind.
 
 Runs in seconds: the ledger is regular expressions over text.
 """
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from appliance.facts import ledger, readback
+from appliance.facts.matching import index_keys
 from appliance.lab.dialogues import in_ledger, kept, load_dialogues, load_sessions
 from appliance.lexicon.text import fold
 from appliance.types import LedgerEntry, Role, Turn, current_facts
@@ -209,6 +213,47 @@ def dev_entries(files: Sequence[Path]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+@dataclass
+class CheckTally:
+    answers: int = 0
+    flagged: int = 0
+
+
+def score_checker(cases: Iterable[Case]) -> dict[str, dict[str, CheckTally]]:
+    """The checker on the table's facts, each stated in an answer ("Your account is 12345679."): a
+    current value must pass (``current``), a superseded one be flagged (``superseded``), and a copy
+    with one character of a code or the surname of a name changed be flagged (``altered``)."""
+    from appliance.facts.checker import check
+    from appliance.facts.entities import extract
+    from appliance.lab.bench.guards import alter
+
+    out: dict[str, dict[str, CheckTally]] = {"current": {}, "superseded": {}, "altered": {}}
+    for case in cases:
+        entries = ledger.entries(case.turns)
+        said = {k for e in entries for k in index_keys(e.kind, e.norm)}
+        for fact in case.facts:
+            answer = f"Your {fact.kind.replace('_', ' ')} is {fact.value}."
+            start = answer.index(fact.value)
+            span = (start, start + len(fact.value))
+            found = check(answer, ledger=entries, summary="", transcript=case.turns, question="")
+            tally = out["current" if fact.current else "superseded"].setdefault(fact.kind, CheckTally())
+            tally.answers += 1
+            tally.flagged += _flags(found.findings, span)
+            stated = [e for e in extract(answer) if e.start <= start < e.end]
+            changed = alter(answer, stated[0], said) if fact.current and stated else None
+            if changed is not None:
+                text, new = changed
+                result = check(text, ledger=entries, summary="", transcript=case.turns, question="")
+                altered = out["altered"].setdefault(fact.kind, CheckTally())
+                altered.answers += 1
+                altered.flagged += _flags(result.findings, (new.start, new.end))
+    return out
+
+
+def _flags(findings: Iterable[Any], span: tuple[int, int]) -> bool:
+    return any(f.entity.start < span[1] and span[0] < f.entity.end for f in findings)
+
+
 def _rate(a: int, b: int) -> float:
     return round(a / b, 4) if b else 0.0
 
@@ -241,6 +286,10 @@ def run_bench(data: Path, table: Path = TABLE) -> dict[str, Any]:
             "by_language": _tallies(score.by_language),
             "misses": score.misses,
             "false_facts": score.false_facts,
+        },
+        "checker": {
+            what: {k: vars(t) for k, t in sorted(tallies.items())}
+            for what, tallies in score_checker(load_table(table)).items()
         },
         "probes": {},
         "dev_entries": {},
@@ -281,6 +330,9 @@ def format_table(report: dict[str, Any]) -> str:
     ]
     lines += [f"  miss: {m}" for m in t["misses"][:15]]
     lines += [f"  false: {m}" for m in t["false_facts"][:15]]
+    for what, tallies in report["checker"].items():
+        counts = ", ".join(f"{k} {v['flagged']}/{v['answers']}" for k, v in tallies.items())
+        lines.append(f"checker, {what} values flagged: {counts}")
     for name, p in report["probes"].items():
         lines.append(f"{name}: {p['probes']} probes, held {p['hit_rate']:.1%}, read back {p['read_back_rate']:.1%}")
         lines += [
