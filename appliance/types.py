@@ -32,14 +32,16 @@ STAGES: tuple[str, ...] = typing.get_args(Stage)
 # lexicon's request cues); "open" is a general offer of help ("how can I help?"), after which a
 # customer may open with their name unasked.
 KINDS: tuple[str, ...] = tuple(
-    "name account card reference order case birthdate phone email postcode address pin cvv password otp open".split()
+    "name account card reference order case birthdate phone email postcode address pin cvv password otp open "
+    "username customer_id member_number member_level ticket".split()
 )
 # What a customer can ask to hear again, in matching order: a longer, more specific topic takes its
 # words first ("date of birth" before "date", "email address" before "address", "account number"
 # before a bare "number"). The keys of ``facts.readback_cues`` (besides ``request``) and of each
 # lexicon's read-back topics.
 READBACK_TOPICS: tuple[str, ...] = tuple(
-    "birthdate email phone postcode address account train order case reference amount name date time".split()
+    "birthdate email phone postcode address customer_id member_number member_level username ticket card account "
+    "train order case reference amount name date time".split()
 )
 
 
@@ -82,7 +84,9 @@ class LedgerEntry:
     """A fact extracted by code from one turn: the exact text, what kind it is and where it came from.
 
     ``slot`` groups values that supersede each other (a corrected phone number replaces the old
-    one in the prompt, while both stay stored); ``norm`` is the form used for matching.
+    one in the prompt, while both stay stored: the old one is superseded); ``norm`` is the form used
+    for matching. ``label`` tells several values of one kind apart ("savings", "mobile"), and
+    ``subject`` says what a value is about where the turn names it ("Lakeside Hotel"), as written.
     """
 
     kind: str
@@ -91,6 +95,14 @@ class LedgerEntry:
     speaker: Role
     slot: str = ""
     norm: str = ""
+    label: str = ""
+    subject: str = ""
+
+    @property
+    def about(self) -> str:
+        """The kind with what tells this value apart: ``account (savings)``, ``phone (Lakeside Hotel)``."""
+        extra = ", ".join(x for x in (self.label, self.subject) if x)
+        return f"{self.kind} ({extra})" if extra else self.kind
 
 
 def current_facts(entries: Iterable[LedgerEntry]) -> tuple[LedgerEntry, ...]:

@@ -177,7 +177,7 @@ class TestIdentifiers:
         ]
 
     def test_card_fragments(self):
-        assert found("the card ending in 4821") == [("account", "4821", "4821")]
+        assert found("the card ending in 4821") == [("card", "4821", "4821")]  # a card's last four, no account
         assert found("account **** 0042") == [("account", "0042", "0042")]
 
     def test_train_ids_and_hyphenated_codes(self):
@@ -257,7 +257,7 @@ class TestOtherDomainsAndLanguages:
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
-            ("Meine Kundennummer ist 4711-0815.", [("account", "4711-0815", "47110815")]),
+            ("Meine Kundennummer ist 4711-0815.", [("customer_id", "4711-0815", "47110815")]),
             (
                 "Votre commande n° 123456 sera livrée le 5 avril.",
                 [("order", "123456", "123456"), ("date", "5 avril", "04-05")],

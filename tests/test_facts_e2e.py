@@ -16,6 +16,7 @@ import pytest
 from appliance.app import Appliance, build
 from appliance.config import load_settings
 from appliance.serve.api import create_app
+from appliance.types import LedgerEntry, current_facts, from_dict
 
 from .fakes import FakeResponder
 from .support import write_config
@@ -109,3 +110,30 @@ def test_a_pin_given_as_a_bare_answer_never_reaches_the_database_prompt_or_api(d
     assert "3941" not in "".join(m.content for p in d.responder.prompts for m in p)
     dump = "\n".join(d.appliance.store.db.iterdump())
     assert "3941" not in dump and "4111 1111" not in dump
+
+
+@pytest.mark.real_model
+def test_a_corrected_account_number_is_read_back_as_corrected(tmp_path: Path):
+    """With the default responder: the account number the customer corrects ("Sorry, I gave you the
+    wrong one, it's 12345679.") is the one read back; the first stays stored, superseded."""
+    settings = load_settings(write_config(tmp_path, "[responder]\nmax_tokens = 48\n"), env={})
+    appliance = build(settings, summarizer=FakeResponder(default="Summary."), recall=False)
+    try:
+        d = Daemon.__new__(Daemon)
+        d.appliance, d.app = appliance, create_app(appliance)
+        session = d.post("/v1/sessions", {"policy": "rolling"}, status=201)["id"]
+        for role, text in (
+            ("agent", "What is your account number?"),
+            ("customer", "It's 12345678."),
+            ("agent", "Thank you, one moment please."),
+            ("customer", "Sorry, I gave you the wrong one, it's 12345679."),
+        ):
+            d.post(f"/v1/sessions/{session}/turns", {"role": role, "text": text}, 201)
+        answer = d.post(f"/v1/sessions/{session}/messages", {"text": "Can you read back my account number?"})
+        assert "12345679" in answer["text"].replace(" ", "") and "12345678" not in answer["text"].replace(" ", "")
+        ledger = [from_dict(LedgerEntry, e) for e in d.request("GET", f"/v1/sessions/{session}").json()["ledger"]]
+        said = [(e.value, e.speaker, e.slot) for e in ledger if e.speaker == "customer"]
+        assert said == [("12345678", "customer", "account:customer"), ("12345679", "customer", "account:customer")]
+        assert [e.value for e in current_facts(ledger) if e.kind == "account"] == ["12345679"]
+    finally:
+        appliance.close()

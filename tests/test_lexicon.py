@@ -12,7 +12,7 @@ from appliance.lexicon import CODES, LEXICONS, Lexicon, each
 from appliance.lexicon.text import fold, phrase_form, sentences, straight
 from appliance.types import KINDS, READBACK_TOPICS
 
-ENTITY_KINDS = {"reference", "order", "case", "account"}
+ENTITY_KINDS = {"reference", "order", "case", "ticket", "account", "card", "customer_id", "member_number"}
 SECRET_KINDS = {"pin", "cvv", "password", "otp"}
 
 
@@ -26,6 +26,10 @@ def patterns(lexicon: Lexicon) -> list[str]:
     found += [*n.leads, *n.it_is, *(p for cues in e.labels.values() for p in cues), *e.compounds, *e.number_words]
     found += [*e.label_verbs, *e.day_of, *e.phone_cues, *e.birth_cues, *e.address_cues, *e.address_verbs]
     found += [*e.address_joins, *e.phone_words, *e.credit, *e.balance, *e.balance_verbs]
+    found += [*e.username_labels, *e.level_labels, *e.levels, *e.card_words, *e.card_tails, *e.card_last]
+    found += [*n.firm_cues, *n.sign_offs, *r.earlier, *lexicon.ledger.corrections, *lexicon.ledger.denials]
+    found += [*lexicon.ledger.additions, *lexicon.ledger.subjects]
+    found += [p for words in lexicon.ledger.value_labels.values() for p in words]
     return found
 
 

@@ -310,7 +310,7 @@ class TestKnowTheCustomer:
         pipeline.record_turn(session.id, "agent", "Und Ihr Geburtsdatum, bitte?")
         pipeline.record_turn(session.id, "customer", "Der 3. März 1985.")
         facts = [(e.kind, e.value, e.turn) for e in pipeline.store.ledger(session.id)]
-        assert facts == [("account", "8812345", 1), ("birthdate", "3. März 1985", 3)]
+        assert facts == [("customer_id", "8812345", 1), ("birthdate", "3. März 1985", 3)]
 
     def test_an_answer_with_another_name_is_a_contradiction(self, pipeline: Pipeline, fake_responder: FakeResponder):
         self.flagging(pipeline)

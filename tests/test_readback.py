@@ -39,7 +39,6 @@ class TestRequest:
             ("What date of birth did I give you?", ("birthdate",), "en"),
             ("Sorry, could you tell me the reference number again?", ("reference",), "en"),
             ("Which train ID was that again?", ("train",), "en"),
-            ("What was the phone number you gave me earlier?", ("phone",), "en"),
             ("Can you remind me of the postcode?", ("postcode",), "en"),
             ("How much money was that again?", ("amount",), "en"),
             ("Wie war meine Kontonummer?", ("account",), "de"),
@@ -56,6 +55,10 @@ class TestRequest:
     )
     def test_read_back_questions(self, message: str, topics: tuple[str, ...], language: str):
         assert readback.request(message) == Request(topics, language)
+
+    def test_earlier_points_at_older_values(self):
+        message = "What was the phone number you gave me earlier?"
+        assert readback.request(message) == Request(("phone",), "en", earlier=True)
 
     @pytest.mark.parametrize(
         "message",

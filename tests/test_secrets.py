@@ -149,7 +149,7 @@ class TestNeverAValue:
     def test_a_full_card_number_is_kept_by_its_last_four_digits(self):
         for text in ("my card number is 4111 1111 1111 1111", secrets.mask("my card number is 4111 1111 1111 1111")):
             (entry,) = entries([Turn("s", 0, "customer", text)])
-            assert (entry.kind, entry.norm) == ("account", "1111") and "4111 1111" not in entry.value
+            assert (entry.kind, entry.norm) == ("card", "1111") and "4111 1111" not in entry.value
 
     def test_a_secret_in_an_answer_is_always_a_finding(self):
         turns = (Turn("s", 0, "customer", "my PIN is 7402"),)

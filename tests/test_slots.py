@@ -103,7 +103,7 @@ class TestSlotAnswers:
             # German
             ("Wie ist Ihr Name, bitte?", "Ja, Jürgen Groß.", [("name", "Jürgen Groß")]),
             ("Wie lautet Ihre Kontonummer?", "Die ist 4711 0815 99.", []),  # spaced digits are no account
-            ("Wie lautet Ihre Kundennummer?", "Klar: 8812345", [("account", "8812345")]),
+            ("Wie lautet Ihre Kundennummer?", "Klar: 8812345", [("customer_id", "8812345")]),
             (
                 "Könnten Sie mir bitte Ihr Geburtsdatum nennen?",
                 "Das ist der 3. März 1985",

@@ -29,7 +29,7 @@ class TestOpen:
         store.close()
         again = Store.open(tmp_path / "sub" / "a.db")  # re-opening applies nothing twice
         applied = again.db.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0]
-        assert applied == 4
+        assert applied == 5
         again.close()
 
     def test_a_with_block_closes_it(self, tmp_path: Path):

@@ -9,11 +9,12 @@ ledger, the summary, the full transcript and the current question:
   edit (one wrong digit of an order number, two swapped characters) → ``contradiction``, with the
   right value;
 - found nowhere else → ``unsupported``;
-- equal to a value the customer has since corrected (a superseded single-valued slot such as
-  ``phone:customer``) → ``contradiction`` with the current value;
+- equal to a value since corrected (a superseded value of its slot, ``phone:customer`` or an
+  account number corrected "sorry, it's 12345679") → ``contradiction`` with the current value;
+  any of several current values of a kind (two accounts, two phones) is supported;
 - a name the answer calls the customer by ("Thanks, Sarah Green", "your name is John Smith") that
   is not the customer's name in the ledger → ``contradiction`` with that name, and likewise a date
-  of birth that is not theirs;
+  of birth that is not theirs; names are compared without case ("Mei Lin Chen" is "mei lin chen");
 - a secret (a PIN, a card security code...) → always a finding: it is never to be repeated.
 
 Pure functions, imports only leaves; what to do about findings (flag, regenerate, redact) is
@@ -161,10 +162,10 @@ def _key(e: Entity | LedgerEntry) -> tuple[str, str]:
 
 
 def _stale(ledger: Sequence[LedgerEntry]) -> dict[tuple[str, str], LedgerEntry]:
-    """Old values of single-valued slots (``kind:speaker``) → the value that replaced them."""
+    """Old values of a slot (a corrected phone or account number) → the value that replaced them."""
     last: dict[str, LedgerEntry] = {}
     for entry in ledger:
-        if "=" not in entry.slot and entry.slot:
+        if entry.slot:
             last[entry.slot] = entry
     stale: dict[tuple[str, str], LedgerEntry] = {}
     for entry in ledger:
@@ -278,7 +279,7 @@ def strict_instruction(ledger: Sequence[LedgerEntry], findings: Sequence[Finding
     ]
     if seen:
         lines.append("Known facts:")
-        lines.extend(f"- {e.kind}: {e.value}" for e in seen.values())
+        lines.extend(f"- {e.about}: {e.value}" for e in seen.values())
     else:
         lines.append("No numbers, codes, amounts, dates or names are known yet; do not state any.")
     if findings:

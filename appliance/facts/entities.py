@@ -16,8 +16,14 @@ Kinds and their ``norm`` (the form used for matching):
 
 ==============  =====================================================================
 reference       booking/confirmation codes, train IDs, generic codes: ``w9945xis``
-order, case     codes after an order/invoice/tracking or case/ticket/claim label
-account         account and card fragments ("ending 4821" → ``4821``), IBANs
+order, case     codes after an order/invoice/tracking or case/claim label
+ticket          codes after a ticket label ("ticket number TK-20931")
+customer_id     codes after a customer or client label ("Kundennummer K-558812")
+member_number   codes after a membership label ("my member number is 88120455")
+username        a token after a username label ("username: rkowalski77"; :mod:`appliance.facts.handles`)
+member_level    a level after its label or in "a gold member": ``gold``
+account         account fragments ("account ending 4821" → ``4821``), IBANs
+card            a card's last digits ("card ending 4821", "la carte qui finit par 3390") → ``4821``
 number          an unlabelled run of 5+ digits (likely an identifier): ``40001``
 amount          canonical number + ISO currency: ``1234.5eur``, ``5gbp``; without one where the
                 words say money ("9758 in credit", "balance is 7762"): ``9758``
@@ -26,6 +32,7 @@ date            ``03-03`` (month-day), ``2026-03-01``, ``12/03`` (order unknown)
 birthdate       a date after a birth cue ("D.O.B is 04/04/1990"), in the form of dates
 time            ``19:45``; 12-hour times without am/pm keep both readings: ``04:30|16:30``
 phone           digits only, ``+`` kept for international numbers: ``+441223842725``
+                (:mod:`appliance.facts.phones`)
 email           lower-case address
 postcode        lower-case, no spaces: ``cb23qb``
 name            lower-case words without accents: ``dana whitfield`` (:mod:`appliance.facts.names`)
@@ -45,7 +52,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from appliance.facts import amounts, names, secrets
+from appliance.facts import amounts, handles, names, phones, secrets
 from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
 from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
@@ -94,7 +101,10 @@ def _labels(kind: str) -> str:
 
 # Each lexicon's label words by kind; German writes labels as compounds ("Kundennummer"), hence the
 # optional "nummer".
-_LABELS = {kind: _labels(kind) for kind in ("reference", "order", "case", "account")}
+_LABELS = {
+    kind: _labels(kind)
+    for kind in ("reference", "order", "case", "ticket", "account", "card", "customer_id", "member_number")
+}
 _LABELLED = re.compile(
     r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
     r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
@@ -140,13 +150,6 @@ _TIME_WORDS = re.compile(
     rf"|\s+(?P<part2>in the (?:morning|afternoon|evening)|at night))"
 )
 
-
-# Possessive groups: a long run of digits must not make the engine try every way to split it.
-_PHONE = re.compile(
-    r"(?<![\w+@.,/:-])(?P<num>(?:\+|00)?(?:\(\d{1,5}\)\s?)?\d++(?:[ .\-\u00a0](?:\(\d{1,5}\)\s?)?\d++){0,6}+)"
-    r"(?![\w@]|[.,:]\d)"
-)
-_PHONE_CUE = re.compile(r"(?i)(?:" + _either(lambda e: e.phone_cues) + r")\W*(?:\w+\W+){0,3}$")
 
 _UK_POSTCODE = re.compile(r"(?i)(?<![\w-])(?P<pc>[a-z]{1,2}\d[a-z\d]?\s?\d[abd-hjlnp-uw-z]{2})(?![\w-])")
 _OTHER_POSTCODE = re.compile(
@@ -228,6 +231,7 @@ def extract(text: str) -> tuple[Entity, ...]:
         add("email", m.start(), m.end(), m.group().casefold())
     for secret in secrets.find(text):  # before any other kind can claim a PIN's digits
         add("secret", secret.start, secret.end, secret.kind)
+    handles.find(text, add)  # a card's last digits before an account's; a username before a code
     if _ANY_DIGIT.search(text):  # every pattern below needs a digit; most sentences have none
         for m in _IBAN.finditer(text):
             add("account", m.start(), m.end(), compact(m.group()))
@@ -236,8 +240,7 @@ def extract(text: str) -> tuple[Entity, ...]:
         _times(text, add)
         amounts.find(text, add)
         _labelled(text, add)
-        for m in _PHONE.finditer(text):
-            _phone(text, m, add)
+        phones.find(text, add)
         _postcodes(text, add)
         _codes(text, add)
         amounts.find_bare(text, add)
@@ -397,25 +400,6 @@ def _time_norm(raw_hour: str, hour: int, minute: int, ampm: str | None, part: st
         other = hour + 12 if hour < 12 else 0
         return f"{min(hour, other):02d}:{minute:02d}|{max(hour, other):02d}:{minute:02d}"
     return f"{hour:02d}:{minute:02d}"
-
-
-def _phone(text: str, m: re.Match[str], add: Add) -> None:
-    raw = m["num"].rstrip(" .-")
-    number = digits(raw)
-    if not 7 <= len(number) <= 15:
-        return
-    international = raw.startswith("+") or raw.startswith("00")
-    grouped = bool(re.fullmatch(r"\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}", raw))
-    cued = bool(_PHONE_CUE.search(text[max(0, m.start() - 40) : m.start()]))
-    if not (international or raw.startswith("0") or raw.startswith("(") or grouped or cued):
-        return
-    if " " in raw and not (international or raw.startswith("0") or raw.startswith("(") or cued):
-        return  # "5 2010 3" is a list of numbers, not a phone
-    if international:
-        norm = "+" + (number[2:] if raw.startswith("00") else number)
-    else:
-        norm = number
-    add("phone", m.start("num"), m.start("num") + len(raw), norm)
 
 
 def _commitment(text: str, m: re.Match[str]) -> Entity | None:

@@ -4,12 +4,16 @@ The ledger is what keeps exact facts alive when older turns are summarised: it i
 each turn with :mod:`appliance.facts.entities` (never by a model), so an order number from turn 3 is still
 character for character in the prompt at turn 90.
 
-Slots say which facts replace one another. Things a customer has only one of at a time (their name,
-phone number, email, postcode, account or card) have one slot per speaker, e.g. ``phone:customer``:
-a corrected number supersedes the old one in ``appliance.types.current_facts``, while both stay stored. Everything
-else (references, amounts, dates, a restaurant's phone number...) is many-valued: a customer can
-hold two bookings, so each distinct value has its own slot, ``reference=w9945xis``; repeating a
-value only moves it to its latest mention.
+Slots say which facts replace one another. Things a customer has one of at a time (their name, phone
+number, email, postcode, account, card, username...) have one slot, ``phone:customer``, or one per
+label, ``account:customer:savings``: a later value supersedes the old one in
+``appliance.types.current_facts``, while both stay stored. Several values of a kind given together, or
+with a word of addition ("I also have ..."), each get a slot of their own (``phone:customer=+4930...``),
+so all are current. A correction (:mod:`appliance.facts.corrections`) takes the slot of the value it
+corrects, whatever it is. Everything else (references, amounts, dates, a restaurant's phone number...)
+is many-valued: a customer can hold two bookings, so each distinct value has its own slot,
+``reference=w9945xis``; repeating a value only moves it to its latest mention. Labels and subjects
+come from :mod:`appliance.facts.labels`.
 
 A customer's reply is read with the agent's turn before it (:mod:`appliance.facts.slots`): "Yes,
 Sarah Brown." after "Could I get your full name?" is the customer's name. Secrets are never values
@@ -19,82 +23,191 @@ and a full card number by its last four digits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Sequence
 
-from appliance.facts import names, secrets, slots
+from appliance.facts import corrections, labels, names, secrets, slots
+from appliance.facts.checker import osa
+from appliance.facts.matching import family
 from appliance.facts.text import digits
 from appliance.facts.vocabulary import Cues
-from appliance.types import Entity, LedgerEntry, Role, Turn
+from appliance.lexicon.text import fold
+from appliance.types import Entity, LedgerEntry, Role, Turn, current_facts
 
-# Kinds of which a speaker has one current value (a correction replaces the previous one).
-SINGLE_VALUED = frozenset({"name", "phone", "email", "postcode", "account", "birthdate", "address"})
+# Kinds of which the customer has one current value, or one per label (a correction replaces it).
+SINGLE_VALUED = frozenset(
+    {
+        "name",
+        "phone",
+        "email",
+        "postcode",
+        "account",
+        "card",
+        "birthdate",
+        "address",
+        "username",
+        "customer_id",
+        "member_number",
+        "member_level",
+    }
+)
 
 
-def slot_for(kind: str, norm: str, speaker: Role) -> str:
-    """``kind:speaker`` for single-valued personal facts, else ``kind=norm`` (one slot per value).
+def slot_for(kind: str, norm: str, speaker: Role, label: str = "") -> str:
+    """``kind:speaker`` (with ``:label`` where one tells several values apart) for single-valued
+    personal facts, else ``kind=norm`` (one slot per value).
 
     An agent states many phone numbers and postcodes (of shops, hotels, taxis), so only the
     customer's own are single-valued; the agent's own name is single-valued too.
     """
     if kind in SINGLE_VALUED and (speaker == "customer" or kind == "name"):
-        return f"{kind}:{speaker}"
+        return f"{kind}:{speaker}" + (f":{fold(label)}" if label else "")
     return f"{kind}={norm}"
 
 
-def entries_for(turn: Turn, asked: Turn | None = None, *, cues: Cues = None) -> tuple[LedgerEntry, ...]:
+def entries_for(
+    turn: Turn, asked: Turn | None = None, *, cues: Cues = None, prior: Sequence[LedgerEntry] = ()
+) -> tuple[LedgerEntry, ...]:
     """The ledger entries of one turn, in the order they occur in its text.
 
     ``asked`` is the turn just before (the agent's request that a customer's reply answers); ``cues``
-    the compiled request cues (:class:`~appliance.facts.vocabulary.Vocabulary`; None: the lexicons').
+    the compiled request cues (:class:`~appliance.facts.vocabulary.Vocabulary`; None: the lexicons');
+    ``prior`` the session's ledger so far, which a correction refers to ("sorry, it's 12345679").
     A name is filed under the person it names: the speaker's own ("my name is Dana", a reply to
     "your name?"), the other party's ("Thanks, Dana" from the agent names the customer), or, for a
     name spoken of ("your appointment with Dr. Johnson"), its own slot like any many-valued fact.
     """
-    customer = turn.role == "customer"
-    before = asked.text if asked is not None and asked.role != turn.role else None
-    reading = slots.read(turn.text, before, customer=customer, cues=cues)
-    out = []
-    for e in reading.entities:
-        kind, value, norm = _recorded(e)
-        if kind == "secret":
-            slot = f"secret={norm}"
-        elif kind == "name" and e.start not in reading.own_names:
-            whose = names.role(turn.text, e.start, e.end)
-            other: Role = "agent" if customer else "customer"
-            slot = f"name={norm}" if whose == "other" else slot_for(kind, norm, turn.role if whose == "self" else other)
-        else:
-            slot = slot_for(kind, norm, turn.role)
-        out.append(LedgerEntry(kind=kind, value=value, turn=turn.index, speaker=turn.role, slot=slot, norm=norm))
+    reading = _reading(turn, asked, cues, prior)
+    agent_turn = asked.index if asked is not None and asked.role != turn.role else None
+    ends = corrections.cues(turn.text, any(p.turn == agent_turn for p in prior)) if turn.role == "customer" else ()
+    found = list(reading.entities)
+    out: list[LedgerEntry] = []
+    starts: list[int] = []
+    for i, e in enumerate(found):
+        before = found[i - 1].end if i else 0
+        after = found[i + 1].start if i + 1 < len(found) else len(turn.text)
+        entry = _entry(turn, e, reading, (before, after), out)
+        cue = corrections.cue_before(turn.text, e.start, ends) if ends else None
+        if cue is not None:
+            candidates = [*prior, *(x for x, s in zip(out, starts, strict=True) if s < cue)]
+            entry = _corrected(entry, corrections.target(e, candidates, agent_turn))
+        elif turn.role == "agent":
+            entry = _read_back(entry, prior)
+        elif entry.slot == slot_for(entry.kind, entry.norm, "customer", entry.label) and corrections.added(
+            turn.text, e.start
+        ):
+            entry = dataclasses.replace(entry, slot=f"{entry.slot}={entry.norm}")  # "I also have ...": one more
+        out.append(entry)
+        starts.append(e.start)
     return tuple(out)
 
 
+def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerEntry]) -> slots.Reading:
+    """The turn's facts as :func:`slots.read` finds them, with a username or level given bare after
+    a correction cue ("Korrektur: hmueller2")."""
+    customer = turn.role == "customer"
+    before = asked.text if asked is not None and asked.role != turn.role else None
+    reading = slots.read(turn.text, before, customer=customer, cues=cues)
+    if reading.signed is not None and _signs_another(reading, prior):
+        kept = tuple(e for e in reading.entities if e.start != reading.signed)
+        reading = slots.Reading(kept, reading.own_names - {reading.signed})
+    ends = corrections.cues(turn.text, False) if customer and prior else ()
+    if ends and not any(e.start >= ends[-1] for e in reading.entities):
+        extra = corrections.bare(turn.text, ends[-1], prior)
+        if extra is not None:
+            return slots.Reading((*reading.entities, extra), reading.own_names)
+    return reading
+
+
+def _signs_another(reading: slots.Reading, prior: Sequence[LedgerEntry]) -> bool:
+    """Whether a signature shares no word with the name the customer gave before: a signature names
+    the one who wrote the message, so words that do not ("... Nike Air") are no name of theirs."""
+    signed = next(e for e in reading.entities if e.start == reading.signed)
+    given = [set(e.norm.split()) for e in prior if e.slot == "name:customer"]
+    return bool(given) and not any(set(signed.norm.split()) & words for words in given)
+
+
+def _entry(turn: Turn, e: Entity, reading: slots.Reading, near: tuple[int, int], out: list[LedgerEntry]) -> LedgerEntry:
+    """The entry of one entity: its kind and value as recorded, its label or subject, and its slot."""
+    kind, value, norm = _recorded(e)
+    label = subject = ""
+    if turn.role == "customer" and kind != "secret":
+        found = labels.label(turn.text, e, *near)
+        if found is not None:
+            kind, label = found
+    elif turn.role == "agent" and kind in labels.SUBJECT_KINDS:
+        subject = labels.subject(turn.text, e, reading.entities)
+    slot = _slot(turn, e, kind, norm, label, reading, out)
+    return LedgerEntry(kind, value, turn.index, turn.role, slot, norm, label, subject)
+
+
+def _slot(
+    turn: Turn, e: Entity, kind: str, norm: str, label: str, reading: slots.Reading, out: list[LedgerEntry]
+) -> str:
+    if kind == "secret":
+        return f"secret={norm}"
+    if kind == "name" and e.start not in reading.own_names:
+        whose = names.role(turn.text, e.start, e.end)
+        other: Role = "agent" if turn.role == "customer" else "customer"
+        return f"name={norm}" if whose == "other" else slot_for(kind, norm, turn.role if whose == "self" else other)
+    slot = slot_for(kind, norm, turn.role, label)
+    if kind != "name" and any(x.slot == slot and x.norm != norm for x in out):
+        return f"{slot}={norm}"  # several values of one kind in one turn: all current
+    return slot
+
+
+def _corrected(entry: LedgerEntry, target: LedgerEntry | None) -> LedgerEntry:
+    """``entry`` in the place of the value it corrects: that value's kind, slot and label."""
+    if target is None:
+        return entry
+    return LedgerEntry(
+        target.kind, entry.value, entry.turn, entry.speaker, target.slot, entry.norm, entry.label or target.label
+    )
+
+
+def _read_back(entry: LedgerEntry, prior: Sequence[LedgerEntry]) -> LedgerEntry:
+    """An agent's value that reads back a customer's own value, or nearly (one or two characters
+    off), is filed in that value's slot: a wrong read-back the customer then corrects is superseded."""
+    if entry.kind not in SINGLE_VALUED or entry.kind == "name":
+        return entry
+    for c in current_facts(prior):
+        if c.slot.startswith(f"{c.kind}:customer") and family(c.kind) == family(entry.kind):
+            a, b = (digits(x) or x for x in (c.norm, entry.norm))
+            if abs(len(a) - len(b)) <= 1 and osa(a, b) <= 2:
+                return LedgerEntry(entry.kind, entry.value, entry.turn, entry.speaker, c.slot, entry.norm, c.label)
+    return entry
+
+
 def _recorded(e: Entity) -> tuple[str, str, str]:
-    """(kind, value, norm) as the ledger keeps an entity: a secret only as the fact that one was given."""
+    """(kind, value, norm) as the ledger keeps an entity: a secret only as the fact that one was given,
+    a full card number by its last four digits."""
     if e.kind != "secret":
         return e.kind, e.text, e.norm
     if e.norm == "card":
         last4 = digits(e.text)[-4:]
-        return "account", f"card ending {last4}", last4
+        return "card", last4, last4
     return "secret", f"{secrets.LABELS.get(e.norm, e.norm)} given", e.norm
 
 
 def entries(turns: Iterable[Turn], *, cues: Cues = None) -> tuple[LedgerEntry, ...]:
-    """All entries of a transcript, oldest first; each turn read with the one before it."""
+    """All entries of a transcript, oldest first; each turn read with the one before it and the
+    entries before it."""
     out: list[LedgerEntry] = []
     previous: Turn | None = None
     for turn in turns:
-        out.extend(entries_for(turn, previous, cues=cues))
+        out.extend(entries_for(turn, previous, cues=cues, prior=out))
         previous = turn
     return tuple(out)
 
 
 def superseded(entries: Iterable[LedgerEntry]) -> tuple[LedgerEntry, ...]:
-    """Entries replaced by a later, different value of their slot (the old phone number)."""
+    """Entries replaced by a later, different value of their slot (the old phone number, a corrected
+    account number): stored, but not current (:func:`appliance.types.current_facts`)."""
     items = list(entries)
-    last = {e.slot: e.norm for e in items}
-    return tuple(e for e in items if last[e.slot] != e.norm)
+    now = {e.slot: e.norm for e in current_facts(items) if e.slot}
+    return tuple(e for e in items if e.slot in now and now[e.slot] != e.norm)
 
 
 def render(entries: Iterable[LedgerEntry]) -> str:
-    """One line per fact, as the prompt's ledger part shows them: ``- reference: W9945XIS (turn 5, agent)``."""
-    return "\n".join(f"- {e.kind}: {e.value} (turn {e.turn}, {e.speaker})" for e in entries)
+    """One line per fact: ``- reference: W9945XIS (turn 5, agent)``, ``- account (savings): 33334444 ...``."""
+    return "\n".join(f"- {e.about}: {e.value} (turn {e.turn}, {e.speaker})" for e in entries)

@@ -11,7 +11,21 @@ from __future__ import annotations
 import re
 
 # Kinds whose values are codes: a wrong character in one of them is a contradiction of the others.
-IDENTIFIER_KINDS = frozenset({"reference", "order", "case", "account", "number", "postcode"})
+IDENTIFIER_KINDS = frozenset(
+    {
+        "reference",
+        "order",
+        "case",
+        "ticket",
+        "account",
+        "card",
+        "customer_id",
+        "member_number",
+        "username",
+        "number",
+        "postcode",
+    }
+)
 
 
 def family(kind: str) -> str:

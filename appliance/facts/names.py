@@ -1,6 +1,12 @@
 """Names of people: after a cue ("my name is", "this is", "Mr."), and without one, where a customer
-answers a request for their name or opens a message with it ("Yes, Sarah Brown.", "Katarina Miller,
-there has been ...", "Oluwaseun Adeyemi here").
+answers a request for their name, opens a message with it or signs it ("Yes, Sarah Brown.",
+"Katarina Miller, there has been ...", "Oluwaseun Adeyemi here", "... get a refund? Tomasz Wierzbicki").
+
+Case does not decide a name where its place does: after a cue that always introduces one ("my name
+is mei lin chen"), in a reply to a request for it ("mei lin chen", "DARIUS OKONKWO") and in a
+signature after a sign-off ("thanks, olumide bakare"), a name counts in lower case or capitals, and
+the lexicons' common words ("and", "need", "pas") end it or rule it out. Elsewhere a name starts
+with a capital, as before. The ledger keeps a name as it was written; its norm is lower case.
 
 No model: the registry has no named-entity model that ships its weights and runs offline with
 onnxruntime (docs/facts.md says which were tried), so names are found by their shape: runs of
@@ -27,7 +33,9 @@ Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
 NAME_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
 PARTICLES = frozenset(p for lexicon in LEXICONS.values() for p in lexicon.names.particles)
-_NAME_BODY = rf"(?P<name>{NAME_WORD}(?:\s+(?:(?:{'|'.join(sorted(PARTICLES))})\s+)?{NAME_WORD}){{0,2}})"
+_PARTICLE = "(?:" + "|".join(sorted(PARTICLES)) + ")"
+# Up to three words, with particles between them ("Jan van der Berg", "José Luis de la Cruz").
+_NAME_BODY = rf"(?P<name>{NAME_WORD}(?:\s+(?:{_PARTICLE}\s+){{0,2}}{NAME_WORD}){{0,2}})"
 
 
 def _either(pick: Callable[[Names], tuple[str, ...]]) -> str:
@@ -54,6 +62,8 @@ _NAME_CUES = re.compile(
     + r")\s*)"
     + _NAME_BODY
 )
+# The cues that always introduce a name: after them case does not decide ("my name is mei lin chen").
+_FIRM_CUES = re.compile(r"(?<!\w)(?i:" + _either(lambda n: n.firm_cues) + r")\s+" + _NAME_BODY)
 # "Name: Sarah Brown", "Full name is Sarah Brown": a label at the start of a clause.
 _NAME_LABEL = re.compile(r"(?:^|(?<=[.!?,;:\n]))\s*(?i:(?:full\s+)?name\s*(?:is|:))\s*" + _NAME_BODY)
 # Second-person cues: the name that follows is the listener's ("your name is Dana", from an agent).
@@ -94,6 +104,11 @@ _COMMON_CAPITALISED = _words(lambda n: n.sentence_starts)
 # fillers, words of time, and the words that make a run of capitals a place, a firm or a product.
 _NOT_BARE = frozenset(fold(w) for w in _words(lambda n: n.not_bare))
 
+# Where case cannot tell a name, the lexicons' common words end it or rule it out.
+_COMMON = frozenset(fold(w) for w in _words(lambda n: n.common_words))
+_NOT_SIGNED = _NOT_BARE | frozenset(fold(w) for w in _NOT_NAMES | _NOT_NAMES_AFTER | _COMMON_CAPITALISED)
+_NEVER_LOWER = _COMMON | _NOT_SIGNED
+
 _WORD_AT = re.compile(r"[^\S\n]*(" + NAME_WORD + ")")
 # What may follow a name given without a cue: the end of a clause, or a few words that continue it.
 _AFTER_NAME = re.compile(r"[^\S\n]*(?:$|[,.!?;:…)/–—-]|(?i:(?:" + _either(lambda n: n.after) + r")(?!\w)))")
@@ -104,13 +119,16 @@ _IT_IS = re.compile(r"(?i)(?:" + _either(lambda n: n.it_is) + r")\s+")
 def find_cued(text: str, add: Add) -> None:
     """Names after a cue, an honorific or a greeting (the extractor's names, in every turn)."""
     for pattern in _patterns(text):
+        any_case = pattern in (_FIRM_CUES, _YOUR_NAME)
         for m in pattern.finditer(text):
             start, end = m.start("name"), None
             for w in re.finditer(r"\S+", m["name"]):
                 word = w.group()
                 if word.casefold() in PARTICLES and end is not None:
                     continue
-                if not capitalised(word) or word.casefold() in (_NOT_NAMES if end is None else _NOT_NAMES_AFTER):
+                if not capitalised(word) and not (any_case and fold(word) not in _NEVER_LOWER):
+                    break
+                if word.casefold() in (_NOT_NAMES if end is None else _NOT_NAMES_AFTER):
                     break
                 end = start + w.end()
             if end is None:
@@ -127,7 +145,7 @@ def find_cued(text: str, add: Add) -> None:
 def introduces_self(text: str, start: int) -> bool:
     """Whether the name at ``start`` of ``text`` is the speaker's own ("my name is Dana", "this is
     Tom", "Tom here") rather than the name of the person spoken to ("Thanks, Dana", "Mr. Whitfield")."""
-    own = (_NAME_CUES, _NAME_LABEL, _THIS_IS, _HERE)
+    own = (_FIRM_CUES, _NAME_CUES, _NAME_LABEL, _THIS_IS, _HERE)
     return any(m.start("name") == start for p in _patterns(text) if p in own for m in p.finditer(text))
 
 
@@ -138,6 +156,7 @@ def _hint(pick: Callable[[Names], tuple[str, ...]]) -> re.Pattern[str]:
 
 
 _HINTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
+    (_FIRM_CUES, _hint(lambda n: n.self_hints)),
     (_NAME_CUES, _hint(lambda n: n.self_hints)),
     (_NAME_LABEL, re.compile("name")),
     (_YOUR_NAME, _hint(lambda n: n.your_hints)),
@@ -175,13 +194,14 @@ def norm(name: str) -> str:
 
 def reply_name(text: str) -> tuple[int, int] | None:
     """The span of the name a reply to "could I get your name?" gives without a cue: "Yes, Sarah
-    Brown.", "It's Angela", "Ben...wait", "Katarina Miller, account number is 95381901."."""
+    Brown.", "It's Angela", "Ben...wait", "Katarina Miller, account number is 95381901.", and in
+    any case: "mei lin chen", "DARIUS OKONKWO"."""
     lead = _LEAD.match(text)
     pos = lead.end() if lead else 0
     it_is = _IT_IS.match(text, pos)
     if it_is:
         pos = it_is.end()
-    return _run(text, pos, min_words=1)
+    return _run(text, pos, min_words=1, any_case=True)
 
 
 def opening_name(text: str) -> tuple[int, int] | None:
@@ -191,8 +211,11 @@ def opening_name(text: str) -> tuple[int, int] | None:
     return _run(text, lead.end() if lead else 0, min_words=2, clause=True)
 
 
-def _run(text: str, pos: int, *, min_words: int, clause: bool = False) -> tuple[int, int] | None:
-    """A run of capitalised name words starting at ``pos``, followed by what may follow a name."""
+def _run(
+    text: str, pos: int, *, min_words: int, clause: bool = False, any_case: bool = False
+) -> tuple[int, int] | None:
+    """A run of name words starting at ``pos`` (capitalised unless ``any_case``), followed by what
+    may follow a name."""
     start = end = None
     words = 0
     i = pos
@@ -204,7 +227,13 @@ def _run(text: str, pos: int, *, min_words: int, clause: bool = False) -> tuple[
         if word.casefold() in PARTICLES and end is not None:
             i = m.end()
             continue
-        if not capitalised(word) or len(word) > 30 or not _bare_word_ok(word, words == 0):
+        if len(word) > 30:
+            break
+        # where case does not decide, a word in capitals is as good as one in lower case ("c'est NGUYEN THI LAN")
+        if _caseless(word, text) or (any_case and word.isupper() and len(word) > 1):
+            if not any_case or fold(word) in _NEVER_LOWER:
+                break
+        elif not capitalised(word) or not _bare_word_ok(word, words == 0):
             break
         if start is None:
             start = m.start(1)
@@ -220,6 +249,62 @@ def _run(text: str, pos: int, *, min_words: int, clause: bool = False) -> tuple[
     if words == 1 and not _han(text[start:end]) and len(text[start:end]) < 2:
         return None
     return start, end
+
+
+# A sign-off just before a signature ("Regards,", "thanks, ", "Viele Grüße\n").
+_SIGN_OFF = re.compile(
+    r"(?i)(?:^|(?<=[\s.!?,;:]))(?:" + _either(lambda n: n.sign_offs) + r")[^\S\n]*(?P<mark>[,:!.–—-]|\n)?\s*$"
+)
+_A_SIGN_OFF = re.compile(r"(?i)(?:" + _either(lambda n: n.sign_offs) + r")(?!\w)")
+_SENTENCE_END = re.compile(r"(?:[.?!…)]|\n)\s*$")
+_TOKEN = re.compile(r"\S+")
+
+
+def signature(text: str) -> tuple[int, int] | None:
+    """The span of a signature: two or three name words closing a message after a sentence of its
+    own ("Can I cancel this order? Tomasz Wierzbicki") or a sign-off ("Regards,\nPriya
+    Raghunathan", "thanks, olumide bakare"). Without a sign-off the words must be capitalised in a
+    message that has case; after one, any case counts. Words of time, places, products and
+    greetings, and the lexicons' common words, are no part of a signature."""
+    end = len(text.rstrip(" \t\r\n.!…"))
+    tokens = [m for m in _TOKEN.finditer(text, max(0, end - 120), end)][-5:]
+    for size in (5, 4, 3, 2):
+        run = tokens[-size:]
+        if len(run) < size or any(text[a.end() : b.start()].count("\n") for a, b in zip(run, run[1:], strict=False)):
+            continue
+        named = [m.group() for m in run if m.group().casefold() not in PARTICLES]
+        if not 2 <= len(named) <= 3 or run[0].group().casefold() in PARTICLES:
+            continue
+        if not all(re.fullmatch(NAME_WORD, m.group()) for m in run):
+            continue
+        before = text[: run[0].start()]
+        if _A_SIGN_OFF.match(text, run[0].start()):
+            continue  # "Best Wishes", "Kind Regards" close a message without naming anyone
+        sign_off = _SIGN_OFF.search(before)
+        if sign_off is None and not (_SENTENCE_END.search(before) and before.strip()):
+            continue
+        if _signed(named, text, first=run[0].group(), after_sign_off=sign_off is not None):
+            return run[0].start(), run[-1].end()
+    return None
+
+
+def _signed(words: list[str], text: str, *, first: str, after_sign_off: bool) -> bool:
+    """Whether ``words`` are a name by themselves, as a signature must be. A capitalised word that is
+    a common word of some language may still be a name ("Ben"), but not when all of them are
+    ("Still Waiting", "Bonne Journée")."""
+    folded = [fold(w) for w in words]
+    if any(w in _NOT_SIGNED or w in WEEKDAYS for w in folded) or fold(first) in MONTHS:
+        return False
+    if all(w in _COMMON for w in folded) or any(fold(w) in _COMMON for w in words if _caseless(w, text)):
+        return False
+    if after_sign_off:
+        return True
+    return all(capitalised(w) and not _caseless(w, text) and not (w.isupper() and len(w) > 3) for w in words)
+
+
+def _caseless(word: str, text: str) -> bool:
+    """Whether case says nothing of ``word``: written in lower case, or in a text all in capitals."""
+    return not capitalised(word) or (word.isupper() and text == text.upper())
 
 
 def _bare_word_ok(word: str, first: bool) -> bool:

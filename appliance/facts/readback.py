@@ -58,10 +58,16 @@ _BY_NAME = {
         Topic("phone", ("phone",), own=True),
         Topic("postcode", ("postcode",), own=True),
         Topic("address", ("address",), own=True),
-        Topic("account", ("account", "card"), fallback=("number",), own=True),
+        Topic("customer_id", ("customer_id",), fallback=("account", "number"), own=True),
+        Topic("member_number", ("member_number",), fallback=("account", "number"), own=True),
+        Topic("member_level", ("member_level",), own=True),
+        Topic("username", ("username",), own=True),
+        Topic("ticket", ("ticket",), fallback=("case", "reference", "number")),
+        Topic("card", ("card",), fallback=("account",), own=True),
+        Topic("account", ("account",), fallback=("number", "card"), own=True),
         Topic("train", ("train",), fallback=("reference",)),
         Topic("order", ("order",), fallback=("reference", "number")),
-        Topic("case", ("case",), fallback=("reference", "number")),
+        Topic("case", ("case",), fallback=("ticket", "reference", "number")),
         Topic("reference", ("reference",), fallback=("order", "case", "number")),
         Topic("amount", ("amount",)),
         Topic("name", ("name",), own=True),
@@ -73,12 +79,14 @@ _BY_NAME = {
 
 @dataclass(frozen=True)
 class Request:
-    """A read-back question: the topics asked for, in the order asked, the question's language, and
-    whether it asks for the first value given ("what name did I give you at the start?")."""
+    """A read-back question: the topics asked for, in the order asked, the question's language,
+    whether it asks for the first value given ("what name did I give you at the start?"), and
+    whether it points at older values ("the phone number you gave me earlier")."""
 
     topics: tuple[str, ...]
     language: str = "en"
     first: bool = False
+    earlier: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,7 +103,7 @@ def request(message: str, cues: Cues = None) -> Request | None:
     patterns = vocabulary(cues).readback
     topics: list[str] = []
     language = ""
-    first = False
+    first = earlier = False
     for sentence in sentences(readback_form(message), ".?!;"):
         lang = patterns.language(sentence)
         if lang is None:
@@ -105,7 +113,8 @@ def request(message: str, cues: Cues = None) -> Request | None:
             topics.extend(t for t in found if t not in topics)
             language = language or lang
             first = first or bool(patterns.first.search(sentence))
-    return Request(tuple(topics), language or "en", first) if topics else None
+            earlier = earlier or bool(patterns.earlier.search(sentence))
+    return Request(tuple(topics), language or "en", first, earlier or first) if topics else None
 
 
 def wanted(req: Request | None, ledger: Sequence[LedgerEntry]) -> tuple[Asked, ...]:
@@ -116,7 +125,9 @@ def wanted(req: Request | None, ledger: Sequence[LedgerEntry]) -> tuple[Asked, .
     A topic reads its own kinds first and its fallback kinds only when those hold nothing (a bare
     8-digit run is a ``number`` until something says it is an account); for the customer's own
     things (name, phone, account...) their own value is meant when there is one, not the agent's
-    name or a shop's phone. Topics with nothing in the ledger are left out.
+    name or a shop's phone. Several current values of a kind (two accounts, each with its label) are
+    all given, up to :data:`MAX_FACTS`: the newest, or the oldest when the question points back
+    ("earlier", "at the start"). Topics with nothing in the ledger are left out.
     """
     if req is None:
         return ()
@@ -136,14 +147,20 @@ def wanted(req: Request | None, ledger: Sequence[LedgerEntry]) -> tuple[Asked, .
             if chosen:
                 break
         if topic.own:
-            own = [e for e in chosen if e.slot.endswith(":customer")]
+            own = [e for e in chosen if _owned(e)]
             chosen = own or chosen
         chosen = [e for e in chosen if (e.kind, e.norm or e.value) not in taken]
-        chosen = chosen[:1] if req.first else chosen[-MAX_FACTS:]
+        chosen = list({(e.kind, e.norm or e.value): e for e in chosen}.values())  # a value restated once
+        chosen = chosen[:1] if req.first else chosen[:MAX_FACTS] if req.earlier else chosen[-MAX_FACTS:]
         if chosen:
             taken.update((e.kind, e.norm or e.value) for e in chosen)
             out.append(Asked(name, tuple(chosen)))
     return tuple(out)
+
+
+def _owned(e: LedgerEntry) -> bool:
+    """Whether ``e`` is the customer's own value (slot ``kind:customer``, with or without a label)."""
+    return e.slot.split("=")[0].split(":")[1:2] == ["customer"]
 
 
 def facts_of(asked: Sequence[Asked]) -> tuple[LedgerEntry, ...]:
@@ -201,12 +218,20 @@ def phrase(asked: Sequence[Asked], language: str = "en") -> str:
     out = []
     for a in asked:
         singular, plural = words.labels[a.topic]
-        values = [e.value for e in a.facts]
-        if len(values) == 1:
-            out.append(f"{singular} {one} {values[0]}.")
+        values = [shown(e) for e in a.facts]
+        listed = values[0] if len(values) == 1 else f"{', '.join(values[:-1])} {words.conjunction} {values[-1]}"
+        label = singular if len(values) == 1 else plural
+        if "{}" in label:  # a phrase of its own around the values ("Your card ends in {}.")
+            out.append(label.format(listed))
         else:
-            out.append(f"{plural} {many} {', '.join(values[:-1])} {words.conjunction} {values[-1]}.")
+            out.append(f"{label} {one if len(values) == 1 else many} {listed}.")
     return " ".join(out)
+
+
+def shown(e: LedgerEntry) -> str:
+    """A value as a read-back gives it: with what tells it apart, "11112222 (checking)"."""
+    extra = ", ".join(x for x in (e.label, e.subject) if x)
+    return f"{e.value} ({extra})" if extra else e.value
 
 
 def instruction(asked: Sequence[Asked]) -> str:
@@ -218,10 +243,11 @@ def instruction(asked: Sequence[Asked]) -> str:
     or no": greedy, it answered "Can you read back my account number?" with "Yes, I can read back
     the account number you gave me."
     """
-    values = "; ".join(f"{_about(a.topic)}: {', '.join(e.value for e in a.facts)}" for a in asked)
+    values = "; ".join(f"{_about(a.topic)}: {', '.join(shown(e) for e in a.facts)}" for a in asked)
     return f"Reply with the values themselves, not a yes or no, written exactly as here: {values}."
 
 
 def _about(topic: str) -> str:
     label = LEXICONS["en"].readback.labels[topic][0].split(" ", 1)[1]  # "Your account number" -> "account number"
+    label = label.split(" ")[0] if "{}" in label else label  # "Your card ends in {}." -> "card"
     return f"the customer's {label}" if _BY_NAME[topic].own else f"the {label}"

@@ -23,20 +23,22 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from appliance.facts import names, secrets
+from appliance.facts import handles, names, secrets
 from appliance.facts.entities import extract, spaced
 from appliance.facts.text import compact, digits
 from appliance.facts.vocabulary import Cues, vocabulary
 from appliance.lexicon import either
-from appliance.lexicon.text import sentences
+from appliance.lexicon.text import fold, sentences
 from appliance.types import Entity, Turn
 
 # A sentence that asks: a question mark, or a word of asking.
 _ASKS = re.compile(r"(?i)\?|(?<!\w)(?:" + either(lambda lex: lex.requests.asking) + r")(?!\w)")
 # "Can you provide the correct one?" after "... without a valid PIN.": the request points back.
 _POINTS_BACK = re.compile(r"(?i)(?<!\w)(?:" + either(lambda lex: lex.requests.pointing) + r")(?!\w)")
-_ID_KINDS = ("account", "card", "reference", "order", "case")
-_ID_FAMILY = frozenset({"reference", "order", "case", "account", "number"})
+_ID_KINDS = ("account", "card", "customer_id", "member_number", "ticket", "reference", "order", "case")
+_ID_FAMILY = frozenset(
+    {"reference", "order", "case", "account", "number", "card", "customer_id", "member_number", "ticket"}
+)
 # A value given bare: a run of digits, a code of letters and digits, or a code of capitals.
 _BARE_VALUE = re.compile(
     r"(?<![\w@/.-])(?:\+?\d[\d \-]{1,22}\d|\d{3,}|(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{2,}[A-Za-z0-9]|[A-Z]{5,})(?![\w@/]|[.,]\d)"
@@ -46,11 +48,13 @@ _LEAD = re.compile(r"(?i)^[\W_]*(?:(?:" + either(lambda lex: lex.requests.leads)
 
 @dataclass(frozen=True)
 class Reading:
-    """What a turn says: its entities (slot answers relabelled, secrets as ``secret``), and the
-    starts of names that are the speaker's own although no cue says so (a reply to "your name?")."""
+    """What a turn says: its entities (slot answers relabelled, secrets as ``secret``), the starts
+    of names that are the speaker's own although no cue says so (a reply to "your name?"), and of
+    those the start of a signature's."""
 
     entities: tuple[Entity, ...]
     own_names: frozenset[int] = frozenset()
+    signed: int | None = None
 
 
 def requested(text: str, cues: Cues = None) -> frozenset[str]:
@@ -123,6 +127,7 @@ def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cu
     for s in secrets.find(text, kinds) if kinds & secrets.KINDS else ():
         found = _put(found, Entity("secret", text[s.start : s.end], s.start, s.end, s.kind))
     found = _slot_values(text, kinds, found)
+    found = _handle_values(text, kinds, found)
     own: set[int] = set()
     cued = any(e.kind == "name" and names.introduces_self(text, e.start) for e in found)
     span = None
@@ -130,18 +135,22 @@ def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cu
         span = names.reply_name(text)
     elif not cued and (asked is None or "open" in kinds or not _ASKS.search(asked)):
         span = names.opening_name(text)
+    signed = None
+    if span is None and not cued:
+        span = names.signature(text)
+        signed = span[0] if span else None
     if span is not None:
         start, end = span
         found = _put(found, Entity("name", text[start:end], start, end, names.norm(text[start:end])))
         own.add(start)
     found.sort(key=lambda e: (e.start, e.end))
-    return Reading(tuple(found), frozenset(own))
+    return Reading(tuple(found), frozenset(own), signed)
 
 
 def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[Entity]:
     """Values of the reply read as the kinds asked for: relabelled where the extractor saw a
     number or a date, added where it saw nothing (a short account number, a code of letters)."""
-    id_kind = next((("account" if k == "card" else k) for k in _ID_KINDS if k in kinds), None)
+    id_kind = next((k for k in _ID_KINDS if k in kinds), None)
     out = []
     for e in found:
         if e.kind == "date" and "birthdate" in kinds:
@@ -172,6 +181,19 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
         if address is not None:
             out.append(address)
     return out
+
+
+def _handle_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[Entity]:
+    """A username or membership level given bare, as the reply to a request for one ("sure.  it's
+    rkowalski77", "gold"): the reply's first token after its lead, by the kind's shape."""
+    for kind, at in (("username", handles.username_at), ("member_level", handles.level_at)):
+        if kind in kinds and not any(e.kind == kind for e in found):
+            lead = _LEAD.match(text)
+            span = at(text, lead.end() if lead else 0)
+            if span is not None and not any(span[0] < e.end and e.start < span[1] for e in found):
+                value = text[span[0] : span[1]]
+                found = [*found, Entity(kind, value, span[0], span[1], fold(value))]
+    return found
 
 
 def _reply_address(text: str) -> Entity | None:

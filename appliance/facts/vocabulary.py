@@ -36,21 +36,31 @@ class RequestPatterns:
     kinds_of: Mapping[str, frozenset[str]]
 
     def kinds(self, text: str) -> Iterator[str]:
-        """The kinds asked for by the cues in ``text``, once per cue found."""
-        for m in self.pattern.finditer(phrase_form(text)):
-            yield from self.kinds_of[m.group()]
+        """The kinds asked for by the cues in ``text``, once per cue found. Where two cues overlap the
+        longer one counts ("votre nom d'utilisateur" asks for a username, not a name)."""
+        found = sorted(
+            ((m.start(), m.start() + len(m[1]), m[1]) for m in self.pattern.finditer(phrase_form(text))),
+            key=lambda span: span[0] - span[1],
+        )
+        kept: list[tuple[int, int, str]] = []
+        for start, end, cue in found:
+            if not any(start < e and s < end for s, e, _ in kept):
+                kept.append((start, end, cue))
+        for _, _, cue in sorted(kept):
+            yield from self.kinds_of[cue]
 
 
 @dataclass(frozen=True)
 class ReadBackPatterns:
     """The read-back cues, compiled for text folded with :func:`readback_form`: ``topics`` has one
     named group per topic; a language's ``request`` cue is enough, its ``again`` cue only with
-    its ``asking`` word; ``first`` asks for the first value given."""
+    its ``asking`` word; ``first`` asks for the first value given, ``earlier`` for older values."""
 
     topics: re.Pattern[str]
     request: tuple[tuple[str, re.Pattern[str]], ...]
     again: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]
     first: re.Pattern[str]
+    earlier: re.Pattern[str]
 
     def language(self, sentence: str) -> str | None:
         """The language of the request cue in ``sentence``, or None when it asks for nothing said before."""
@@ -104,8 +114,9 @@ def _requests(configured: RequestCues) -> RequestPatterns:
     # longest first: "pin number" is one cue, not "pin" and a word
     alternatives = sorted(kinds_of, key=len, reverse=True)
     body = "|".join(re.escape(p) for p in alternatives) if alternatives else _NEVER
+    # a lookahead finds every cue, overlapping ones included, for ``kinds`` to keep the longest
     return RequestPatterns(
-        re.compile(r"(?<!\w)(?:" + body + r")(?!\w)"), {p: frozenset(k) for p, k in kinds_of.items()}
+        re.compile(r"(?<!\w)(?=(" + body + r")(?!\w))"), {p: frozenset(k) for p, k in kinds_of.items()}
     )
 
 
@@ -140,7 +151,8 @@ def _readback(configured: ReadBackCues) -> ReadBackPatterns:
         if lex.readback.again and lex.readback.asking
     )
     first = _bounded("|".join(p for lex in LEXICONS.values() for p in lex.readback.first))
-    return ReadBackPatterns(_bounded("|".join(groups)), request, again, first)
+    earlier = _bounded("|".join(p for lex in LEXICONS.values() for p in lex.readback.earlier))
+    return ReadBackPatterns(_bounded("|".join(groups)), request, again, first, earlier)
 
 
 DEFAULT = Vocabulary.build()

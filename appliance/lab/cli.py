@@ -132,6 +132,27 @@ def bench_guards_cmd(obj: Context, conversations_file: Path, limit: int | None, 
     click.echo(json.dumps(report) if as_json else format_table(report))
 
 
+@bench.command("facts")
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=str(ROOT.parent / "shared" / "data"),
+    show_default=True,
+    help="Folder of the dev dialogues and probes (as shared/data).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@edge
+def bench_facts_cmd(data_dir: Path, as_json: bool) -> None:
+    """The fact ledger alone: facts held and false facts per kind, on the written table and the dev probes."""
+    import json
+
+    from appliance.lab.bench.facts import format_table, run_bench
+
+    report = run_bench(data_dir)
+    click.echo(json.dumps(report, ensure_ascii=False) if as_json else format_table(report))
+
+
 @bench.command("context")
 @click.option(
     "--sessions",

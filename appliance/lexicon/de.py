@@ -1,6 +1,6 @@
 """German."""
 
-from appliance.lexicon.schema import Entities, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
 
 # fmt: off
 LEXICON = Lexicon(
@@ -12,13 +12,18 @@ LEXICON = Lexicon(
                 "ihren vor und nachnamen", "wie heißen sie", "wie ist ihr name", "wie lautet ihr name", "dein name",
                 "deinen namen", "wie heißt du",
             ),
-            "account": ("kontonummer", "kundennummer", "iban", "mitgliedsnummer", "vertragsnummer"),
-            "card": ("kartennummer",),
+            "account": ("kontonummer", "iban", "vertragsnummer"),
+            "card": ("kartennummer", "letzten vier ziffern", "letzten 4 ziffern"),
+            "customer_id": ("kundennummer", "kunden id", "kundenkennung"),
+            "member_number": ("mitgliedsnummer", "mitgliednummer"),
+            "member_level": ("mitgliedsstufe", "mitgliedschaftsstufe", "statusstufe"),
+            "username": ("benutzername", "nutzername", "benutzerkennung", "login", "anmeldename"),
+            "ticket": ("ticketnummer", "ticket nummer", "ticket id"),
             "reference": (
                 "buchungsnummer", "referenznummer", "bestätigungsnummer", "reservierungsnummer", "buchungscode",
             ),
             "order": ("bestellnummer", "auftragsnummer", "rechnungsnummer", "sendungsnummer"),
-            "case": ("vorgangsnummer", "ticketnummer", "fallnummer", "schadensnummer"),
+            "case": ("vorgangsnummer", "fallnummer", "schadensnummer"),
             "birthdate": ("geburtsdatum", "geburtstag", "wann sind sie geboren"),
             "phone": ("telefonnummer", "handynummer", "mobilnummer", "rufnummer"),
             "email": ("e mail", "email", "e mail adresse", "mailadresse"),
@@ -41,10 +46,16 @@ LEXICON = Lexicon(
             "phone": r"telefonnummer|handynummer|rufnummer|mobilnummer|telefon",
             "postcode": r"postleitzahl|plz",
             "address": r"adresse|anschrift",
-            "account": r"kontonummer|konto|kartennummer|karte|iban",
+            "customer_id": r"kundennummer|kunden-?id",
+            "member_number": r"mitgliedsnummer",
+            "member_level": r"mitglied(?:schaft)?sstufe|statusstufe",
+            "username": r"benutzername|nutzername|anmeldename|login",
+            "ticket": r"ticketnummer|ticket",
+            "card": r"kartennummer|karte",
+            "account": r"kontonummer|konto|iban",
             "train": r"zugnummer|zug",
             "order": r"bestellnummer|bestellung|sendungsnummer|rechnungsnummer|auftragsnummer",
-            "case": r"vorgangsnummer|fallnummer|ticketnummer|aktenzeichen",
+            "case": r"vorgangsnummer|fallnummer|aktenzeichen",
             "reference": (
                 r"referenz(?:nummer)?|buchungs(?:nummer|code)|bestatigungs(?:nummer|code)|reservierungsnummer"
             ),
@@ -63,12 +74,19 @@ LEXICON = Lexicon(
         again=(r"noch\s*(?:ein)?mal", "nochmals", "erneut"),
         asking=("wie", "was", "welche[rsnm]?", "sagen", "nennen", "geben", "bestatigen"),
         first=(r"am\s+anfang", r"zu\s+beginn", "zuerst", "anfangs", "ursprunglich", r"als\s+erstes"),
+        earlier=("vorhin", "vorher", "fruher", "zuvor", "eben"),
         labels={
             "birthdate": ("Ihr Geburtsdatum", "Die Geburtsdaten"),
             "email": ("Ihre E-Mail-Adresse", "Die E-Mail-Adressen"),
             "phone": ("Ihre Telefonnummer", "Die Telefonnummern"),
             "postcode": ("Ihre Postleitzahl", "Die Postleitzahlen"),
             "address": ("Ihre Adresse", "Die Adressen"),
+            "customer_id": ("Ihre Kundennummer", "Die Kundennummern"),
+            "member_number": ("Ihre Mitgliedsnummer", "Die Mitgliedsnummern"),
+            "member_level": ("Ihre Mitgliedsstufe", "Die Mitgliedsstufen"),
+            "username": ("Ihr Benutzername", "Die Benutzernamen"),
+            "ticket": ("Ihre Ticketnummer", "Die Ticketnummern"),
+            "card": ("Ihre Karte endet auf {}.", "Ihre Karten enden auf {}."),
             "account": ("Ihre Kontonummer", "Die Kontonummern"),
             "train": ("Der Zug", "Die Züge"),
             "order": ("Ihre Bestellnummer", "Die Bestellnummern"),
@@ -112,6 +130,22 @@ LEXICON = Lexicon(
     ),
     names=Names(
         self_cues=(r"mein\s+name\s+ist", r"ich\s+heiße", r"ich\s+heisse", r"hier\s+spricht"),
+        firm_cues=(r"mein\s+(?:vollständiger\s+)?name\s+ist", r"ich\s+heiße", r"ich\s+heisse"),
+        sign_offs=(
+            r"(?:viele|liebe|beste|herzliche|freundliche)\s+gr(?:ü|ue)(?:ß|ss)e", r"mit\s+freundlichen\s+gr(?:ü|ue)(?:ß|ss)en",
+            r"gr(?:ü|ue)(?:ß|ss)e", r"gru(?:ß|ss)", "mfg", "lg", "vg", "danke", r"vielen\s+dank", r"danke\s+schön",
+        ),
+        common_words=tuple(
+            """
+            ich mich mir mein meine meinen meiner du dich dir dein er sie es wir uns unser ihr ihre ihnen der die
+            das den dem des ein eine einen einem einer und oder aber nicht kein keine nein ja doch auch noch immer
+            schon nur sehr bitte danke warum wieso weshalb was wer wie wo wann welche welcher ist bin sind war
+            waren habe hast hat haben hatte kann können könnte muss müssen möchte will wollen brauche brauchen
+            weiß wissen sagen sage gebe geben mache machen geht gehen kommt kommen heute morgen gestern jetzt hier
+            dort da dass mit zu für auf in an bei nach aus über unter um gerade leider nichts alles etwas mehr viel
+            falsch richtig
+            """.split()
+        ),
         self_hints=("name", "heiße", "heisse", "spricht"),
         your_cues=(r"ihr\s+name\s+(?:ist|lautet)", r"sie\s+heißen"),
         your_hints=("name", "heißen"),
@@ -124,11 +158,42 @@ LEXICON = Lexicon(
         after=("und", "hier"),
         leads=("ja", "klar", "gerne?", "natürlich", "hallo"),
         it_is=(r"es\s+ist", r"das\s+ist"),
-        not_names=("ja", "nein", "herr", "frau"),
+        not_names=("ja", "nein", "herr", "frau", "schön", "sehr", "vielmals"),
         not_bare=tuple(
             """
             straße strasse platz bahnhof flughafen gasse weg allee kirche klinik krankenhaus stadt
             danke bitte hallo guten tag klar gerne genau doch also
+            """.split()
+        ),
+    ),
+    ledger=Ledger(
+        corrections=(
+            "entschuldigung", "sorry", "verzeihung", r"ich\s+meinte", r"ich\s+meine", "korrektur", "eigentlich",
+            r"(?:nein\s+)?warte", r"(?:das\s+war\s+)?falsch", r"ich\s+habe\s+mich\s+vertan", r"genauer\s+gesagt",
+        ),
+        denials=("nein", r"nicht\s+ganz", "falsch", r"das\s+stimmt\s+nicht"),
+        additions=("noch", r"weitere[snm]?", r"zweite[snm]?", "auch", r"andere[snm]?"),
+        value_labels={
+            "account": (
+                "girokonto", "sparkonto", "tagesgeldkonto", "festgeldkonto", "geschäftskonto", "gemeinschaftskonto",
+                "privatkonto",
+            ),
+            "phone": (
+                "handy", "mobil", "handynummer", "mobilnummer", "festnetz", "festnetznummer", "dienstlich",
+                "geschäftlich", "privat", "büro", "arbeit",
+            ),
+            "email": ("dienstlich", "geschäftlich", "privat", "arbeit"),
+            "address": ("privat", "geschäftlich", "lieferadresse", "rechnungsadresse"),
+            "card": ("kreditkarte", "debitkarte", r"ec-?karte", "girocard"),
+        },
+        subjects=(
+            "hotel", "restaurant", "taxi", "museum", "bank", "filiale", "geschäft", "laden", "praxis", "klinik",
+            "apotheke", "flughafen", "bahnhof", "zentrale", "kino", "theater", "rezeption", "hotline",
+        ),
+        not_subjects=tuple(
+            """
+            der die das den dem des ein eine einen einem sie ihr ihre ihnen wir ich es er man dort hier unter bitte
+            gerne danke ja nein nummer telefon telefonnummer rufnummer
             """.split()
         ),
     ),
@@ -137,8 +202,19 @@ LEXICON = Lexicon(
             "reference": ("buchungs?", "reservierungs?", "bestätigungs?", "referenz"),
             "order": ("bestellung", "bestell", "auftrags?", "rechnungs?", "sendungs?"),
             "case": ("fall", "vorgangs?"),
-            "account": ("kunden", "konto", "vertrags?"),
+            "ticket": ("ticket",),
+            "account": ("konto", "vertrags?"),
+            "card": ("karten",),
+            "customer_id": ("kunden",),
+            "member_number": ("mitglieds?",),
         },
+        username_labels=("benutzername", "nutzername", "benutzerkennung", "anmeldename", "login"),
+        level_labels=("mitgliedsstufe", "mitgliedschaftsstufe", "statusstufe"),
+        card_words=("karte", "kreditkarte", r"ec-?karte", "girocard", "bankkarte", "debitkarte"),
+        card_tails=(
+            r"mit\s+der\s+endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"mit\s+den\s+endziffern",
+        ),
+        card_last=(r"letzten\s+(?:vier|4)\s+ziffern\s+(?:meiner|der|ihrer)\s+(?:\w+)?karte\s*(?:sind|lauten|:)",),
         compounds=("nummer", "nr"),
         number_words=("nr",),
         label_verbs=("ist", "lautet"),

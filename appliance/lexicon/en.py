@@ -1,6 +1,6 @@
 """English."""
 
-from appliance.lexicon.schema import Entities, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
 
 # fmt: off
 LEXICON = Lexicon(
@@ -12,17 +12,27 @@ LEXICON = Lexicon(
                 "your family name", "name on the account", "name on the card", "who am i speaking with",
                 "who am i speaking to", "who is calling", "whom am i speaking",
             ),
-            "account": (
-                "account number", "your account", "account no", "customer number", "membership number",
-                "member number", "policy number", "iban", "customer id", "account id",
+            "account": ("account number", "your account", "account no", "policy number", "iban", "account id"),
+            "card": (
+                "card number", "long number on the card", "number on your card", "last four digits", "last 4 digits",
+                "card ending",
             ),
-            "card": ("card number", "long number on the card", "number on your card"),
+            "customer_id": ("customer number", "customer id", "customer no", "client number", "client id"),
+            "member_number": (
+                "membership number", "member number", "member id", "membership id", "loyalty number", "rewards number",
+            ),
+            "member_level": (
+                "membership level", "member level", "membership tier", "member tier", "membership status",
+                "loyalty tier", "loyalty level",
+            ),
+            "username": ("username", "user name", "user id", "login", "login name", "handle", "screen name"),
+            "ticket": ("ticket number", "ticket id", "support ticket", "ticket reference"),
             "reference": (
                 "booking reference", "booking number", "reference number", "reference code", "confirmation number",
                 "confirmation code", "reservation number", "booking code", "booking id", "your reference",
             ),
             "order": ("order number", "order id", "invoice number", "tracking number", "receipt number"),
-            "case": ("case number", "ticket number", "claim number", "complaint number", "incident number"),
+            "case": ("case number", "claim number", "complaint number", "incident number"),
             "birthdate": (
                 "date of birth", "birth date", "birthdate", "your birthday", "dob", "d o b", "when were you born",
             ),
@@ -69,10 +79,16 @@ LEXICON = Lexicon(
             ),
             "postcode": r"post\s*code|postal\s+code|zip(?:\s*code)?",
             "address": r"(?:home\s+|street\s+|postal\s+)?address",
-            "account": r"account(?:\s+(?:number|no\.?|#))?|acct|card(?:\s+number)?|iban",
+            "customer_id": r"customer\s+(?:id|number|no\.?)|client\s+(?:id|number)",
+            "member_number": r"member(?:ship)?\s+(?:number|id|no\.?)|loyalty\s+number",
+            "member_level": r"member(?:ship)?\s+(?:level|tier|status)|loyalty\s+(?:level|tier)|tier",
+            "username": r"user\s*name|user\s*id|login(?:\s+name)?|handle",
+            "ticket": r"ticket(?:\s+(?:number|no\.?|id))?",
+            "card": r"card(?:\s+(?:number|ending))?|last\s+(?:four|4)(?:\s+digits)?",
+            "account": r"account(?:\s+(?:number|no\.?|#))?|acct|iban",
             "train": r"train(?:\s+(?:id|number|no\.?))?",
             "order": r"order(?:\s+(?:number|no\.?|id))?|tracking\s+number|invoice\s+number",
-            "case": r"(?:case|ticket|claim|complaint)(?:\s+(?:number|no\.?|id))?",
+            "case": r"(?:case|claim|complaint)(?:\s+(?:number|no\.?|id))?",
             "reference": (
                 r"(?:booking|reservation|confirmation)\s+(?:number|reference|code|id)|reference(?:\s+(?:number|code))?|"
                 r"ref(?:\s+(?:number|no\.?))?|confirmation"
@@ -97,12 +113,19 @@ LEXICON = Lexicon(
             r"at\s+the\s+(?:start|beginning)", r"in\s+the\s+beginning", r"first(?!\s+name)", "originally",
             "initially", r"to\s+begin\s+with",
         ),
+        earlier=("earlier", "before", "previously", r"a\s+while\s+ago", r"back\s+then"),
         labels={
             "birthdate": ("Your date of birth", "The dates of birth I have"),
             "email": ("Your email address", "The email addresses I have"),
             "phone": ("Your phone number", "The phone numbers I have"),
             "postcode": ("Your postcode", "The postcodes I have"),
             "address": ("Your address", "The addresses I have"),
+            "customer_id": ("Your customer ID", "The customer IDs I have"),
+            "member_number": ("Your membership number", "The membership numbers I have"),
+            "member_level": ("Your membership level", "The membership levels I have"),
+            "username": ("Your username", "The usernames I have"),
+            "ticket": ("Your ticket number", "The ticket numbers I have"),
+            "card": ("Your card ends in {}.", "Your cards end in {}."),
             "account": ("Your account number", "The account numbers I have"),
             "train": ("The train", "The trains I have"),
             "order": ("Your order number", "The order numbers I have"),
@@ -189,6 +212,30 @@ LEXICON = Lexicon(
             r"you\s+(?:are|were)\s+called",
         ),
         your_hints=("name", "called"),
+        firm_cues=(r"my\s+(?:full\s+)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s"),
+        sign_offs=(
+            r"(?:kind|best|warm|warmest|many)\s+regards", "regards", "best", "thanks", r"thanks\s+again",
+            r"thank\s+you", r"many\s+thanks", "cheers", r"(?:yours\s+)?sincerely", r"yours\s+truly", "rgds", "ta",
+        ),
+        common_words=tuple(
+            """
+            i me my mine you your yours he him his she her hers it its we us our they them their this that these
+            those there here what who whom whose which when where why how is am are was were be been being do does
+            did done have has had will would shall should can could may might must need needs want wants wanted
+            like not no nope never dont don't cant can't wont won't didnt didn't doesnt doesn't isnt isn't im i'm
+            ive i've id i'd ill i'll its it's thats that's whats what's yes yeah yep ok okay sure please pls thanks
+            thank sorry hello hi hey help remember know knew think forgot forget still just really very so too also
+            only maybe and or but if because with without from into about for of to in on at by as than then now
+            later today tomorrow yesterday soon again already yet all any some none every each much many more most
+            less few lot lots one two three four five first last next same other another new old good bad great
+            fine right wrong get got give gave take took make made go went come came see saw say said tell told
+            ask asked call called try tried use used pay paid send sent buy bought order ordered card account
+            number phone email name misspelled spelled spelt incorrect listed missing changed different correct
+            fixed working works broken waiting rather prefer forgotten urgent request status update issue problem
+            question query complaint feedback inquiry enquiry refund return delivery shipping payment invoice mail
+            post service support wishes regards greetings
+            """.split()
+        ),
         here=("here", "speaking"),
         here_hints=("here", "speaking"),
         greetings=("hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)"),
@@ -255,9 +302,22 @@ LEXICON = Lexicon(
         labels={
             "reference": (r"ref(?:erence)?", "booking", "confirmation", "reservation"),
             "order": ("order", "invoice", "tracking", "parcel", "shipment", "receipt"),
-            "case": ("case", "ticket", "claim", "complaint", "incident", "request"),
-            "account": ("account", "acct", "card", "policy", r"member(?:ship)?", "customer", "iban"),
+            "case": ("case", "claim", "complaint", "incident", "request"),
+            "ticket": ("ticket",),
+            "account": ("account", "acct", "policy", "iban"),
+            "card": ("card",),
+            "customer_id": ("customer", "client"),
+            "member_number": (r"member(?:ship)?", "loyalty", "rewards"),
         },
+        username_labels=(r"user\s?name", r"user\s?id", r"login(?:\s+name)?", "handle", r"screen\s?name"),
+        level_labels=(r"member(?:ship)?\s+(?:level|tier|status)", r"loyalty\s+(?:level|tier|status)", "tier"),
+        levels=("bronze", "silver", "gold", "platinum", "diamond", "premium", "elite", "vip"),
+        card_words=("card", "visa", r"master\s?card", "amex", "maestro", "debit", "credit"),
+        card_tails=(r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends\s+(?:in|with)", r"ends\s+(?:in|with)"),
+        card_last=(
+            r"last\s+(?:four|4)\s+(?:digits\s+)?(?:of|on)\s+(?:my|the|your)\s+(?:\w+\s+)?"
+            r"(?:card|visa|master\s?card|amex)\s*(?:are|is|:)",
+        ),
         number_words=("number", "num", "no", "id", "code"),
         label_verbs=("is", "was", "of", "reads"),
         months=(
@@ -289,6 +349,41 @@ LEXICON = Lexicon(
         credit=(r"in\s+credit", r"credits?"),
         balance=("balance", "total", r"amount\s+due", "outstanding"),
         balance_verbs=("is", "was", "of"),
+    ),
+    ledger=Ledger(
+        corrections=(
+            r"sorry(?!\s+(?:to|for|about|but)\b)", r"i\s+meant", r"i\s+mean", r"no\s+wait", "wait", "correction",
+            "actually", r"wrong\s+(?:one|number|digits?)", r"(?:that|it)\s+was\s+wrong", r"my\s+(?:mistake|bad)",
+            r"correct\s+(?:that|myself)", r"scratch\s+that", "oops", "typo", r"not\s+\S+\s+but",
+        ),
+        denials=("no", "nope", r"that\s*['’]?s\s+(?:not\s+right|wrong|incorrect)", "incorrect", r"not\s+quite"),
+        additions=("another", "other", "second", "also", r"as\s+well", "additional", "too"),
+        value_labels={
+            "account": (
+                "checking", "chequing", r"savings?", "current", "joint", "business", "personal", "credit", "loan",
+                "isa",
+            ),
+            "phone": (
+                "mobile", r"cell(?:phone)?", "work", "office", "home", "landline", "business", "personal", "direct",
+                "main", "daytime", "evening",
+            ),
+            "email": ("work", "personal", "home", "business", "school"),
+            "address": ("home", "work", "billing", "delivery", "shipping", "postal", "business"),
+            "card": ("debit", "credit", "visa", r"master\s?card", "amex", "business", "personal"),
+        },
+        subjects=(
+            "hotel", "restaurant", "taxi", "cab", "car", "driver", "museum", "gallery", "bank", "branch", "shop",
+            "store", "office", "clinic", "hospital", "doctor", "dentist", "pharmacy", "airport", "station", "airline",
+            "theatre", "theater", "cinema", "college", "church", "park", "pool", "club", "bar", "pub", "cafe",
+            r"guest\s?house", "attraction", "venue", "agency", "helpline", "hotline", "reception", "desk",
+        ),
+        not_subjects=tuple(
+            """
+            the a an their its his her our your my i you we they it this that these those there here he she
+            please sure great okay ok yes no thanks thank certainly sorry also and or but phone number telephone
+            contact call mobile
+            """.split()
+        ),
     ),
     language_names={
         "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",

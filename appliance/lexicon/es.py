@@ -1,6 +1,6 @@
 """Spanish."""
 
-from appliance.lexicon.schema import Entities, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
 
 # fmt: off
 LEXICON = Lexicon(
@@ -10,14 +10,19 @@ LEXICON = Lexicon(
             "name": (
                 "su nombre", "tu nombre", "su nombre completo", "cómo se llama", "cómo te llamas", "nombre y apellido",
             ),
-            "account": ("número de cuenta", "número de cliente", "iban"),
-            "card": ("número de tarjeta",),
+            "account": ("número de cuenta", "iban"),
+            "card": ("número de tarjeta", "últimos cuatro dígitos", "últimos 4 dígitos"),
+            "customer_id": ("número de cliente", "id de cliente", "identificador de cliente"),
+            "member_number": ("número de socio", "número de miembro", "número de afiliado"),
+            "member_level": ("nivel de socio", "nivel de membresía", "categoría de socio"),
+            "username": ("nombre de usuario", "usuario", "login"),
+            "ticket": ("número de ticket", "número del ticket"),
             "reference": (
                 "número de reserva", "número de referencia", "código de reserva", "número de confirmación",
                 "localizador",
             ),
             "order": ("número de pedido", "número de factura", "número de seguimiento"),
-            "case": ("número de caso", "número de ticket", "número de incidencia", "número de reclamación"),
+            "case": ("número de caso", "número de incidencia", "número de reclamación"),
             "birthdate": ("fecha de nacimiento",),
             "phone": ("número de teléfono", "teléfono", "número de móvil", "celular"),
             "email": (
@@ -43,10 +48,16 @@ LEXICON = Lexicon(
             "phone": r"numero\s+de\s+(?:telefono|movil|celular)|telefono|movil|celular",
             "postcode": r"codigo\s+postal",
             "address": r"direccion|domicilio",
-            "account": r"numero\s+de\s+(?:cuenta|tarjeta)|cuenta|tarjeta|iban",
+            "customer_id": r"numero\s+de\s+cliente|id\s+de\s+cliente",
+            "member_number": r"numero\s+de\s+(?:socio|miembro|afiliado)",
+            "member_level": r"nivel(?:\s+de\s+(?:socio|membresia))?|categoria",
+            "username": r"nombre\s+de\s+usuario|usuario|login",
+            "ticket": r"(?:numero\s+del?\s+)?ticket",
+            "card": r"numero\s+de\s+tarjeta|tarjeta",
+            "account": r"numero\s+de\s+cuenta|cuenta|iban",
             "train": r"(?:numero\s+de\s+)?tren",
             "order": r"numero\s+de\s+(?:pedido|seguimiento|factura)|pedido",
-            "case": r"numero\s+de\s+(?:caso|incidencia|ticket|reclamacion)",
+            "case": r"numero\s+de\s+(?:caso|incidencia|reclamacion)",
             "reference": (
                 r"(?:numero\s+de\s+)?referencia|(?:numero|codigo)\s+de\s+(?:reserva|confirmacion)|localizador"
             ),
@@ -65,12 +76,19 @@ LEXICON = Lexicon(
         first=(
             r"al\s+principio", r"al\s+comienzo", r"al\s+inicio", "primero", "inicialmente", "originalmente",
         ),
+        earlier=("antes", r"hace\s+un\s+rato", "anteriormente", r"previamente"),
         labels={
             "birthdate": ("Su fecha de nacimiento", "Las fechas de nacimiento"),
             "email": ("Su correo electrónico", "Los correos electrónicos"),
             "phone": ("Su número de teléfono", "Los números de teléfono"),
             "postcode": ("Su código postal", "Los códigos postales"),
             "address": ("Su dirección", "Las direcciones"),
+            "customer_id": ("Su número de cliente", "Los números de cliente"),
+            "member_number": ("Su número de socio", "Los números de socio"),
+            "member_level": ("Su nivel", "Los niveles"),
+            "username": ("Su nombre de usuario", "Los nombres de usuario"),
+            "ticket": ("Su número de ticket", "Los números de ticket"),
+            "card": ("Su tarjeta termina en {}.", "Sus tarjetas terminan en {}."),
             "account": ("Su número de cuenta", "Los números de cuenta"),
             "train": ("El tren", "Los trenes"),
             "order": ("Su número de pedido", "Los números de pedido"),
@@ -111,6 +129,19 @@ LEXICON = Lexicon(
     ),
     names=Names(
         self_cues=(r"me\s+llamo", r"mi\s+nombre\s+es", "soy"),
+        firm_cues=(r"me\s+llamo", r"mi\s+nombre\s+(?:completo\s+)?es"),
+        sign_offs=(
+            "saludos", r"un\s+saludo", "atentamente", "cordialmente", "gracias", r"muchas\s+gracias", r"un\s+abrazo",
+        ),
+        common_words=tuple(
+            """
+            yo me mi mis tú te ti tu tus él ella usted nosotros vosotros ellos ellas le les lo la los las un una
+            unos unas el de del y o pero no sí si que qué quién cómo dónde cuándo cuál por porque para con sin en
+            es soy eres somos son era fue he ha han tengo tiene quiero quisiera puedo puede prefiero necesito sé
+            saber decir decirlo digo doy gracias hola hoy mañana ayer ahora aquí allí muy bien también todavía ya
+            nada todo algo más muchas
+            """.split()
+        ),
         self_hints=("llamo", "nombre", "soy"),
         your_cues=(r"su\s+nombre\s+es", r"usted\s+se\s+llama", r"te\s+llamas"),
         your_hints=("nombre", "llama"),
@@ -123,16 +154,45 @@ LEXICON = Lexicon(
         after=("y",),
         leads=("s[ií]", "claro", "hola"),
         it_is=("es",),
-        not_names=("si", "sí", "sr", "sra", "srta", "señor", "señora"),
+        not_names=("si", "sí", "sr", "sra", "srta", "señor", "señora", "mil"),
         not_bare=tuple("calle estación aeropuerto banco avenida gracias hola vale claro bueno".split()),
+    ),
+    ledger=Ledger(
+        corrections=(
+            "perdón", "perdona", r"disculpe?", r"lo\s+siento", r"quise\s+decir", r"quería\s+decir", "corrección",
+            r"en\s+realidad", r"me\s+equivoqué", r"no\s+espere?", r"mejor\s+dicho",
+        ),
+        denials=("no", r"no\s+es\s+(?:correcto|así)", "incorrecto"),
+        additions=(r"otra?", "también", r"segund[ao]"),
+        value_labels={
+            "account": ("corriente", r"ahorros?", "nómina", "conjunta", "empresa", "negocio"),
+            "phone": ("móvil", "celular", "fijo", "casa", "trabajo", "oficina"),
+            "email": ("trabajo", "personal"),
+            "address": ("casa", "trabajo", "envío", "facturación"),
+            "card": ("débito", "crédito", "visa"),
+        },
+        subjects=(
+            "hotel", "restaurante", "taxi", "museo", "banco", "sucursal", "oficina", "tienda", "clínica", "farmacia",
+            "aeropuerto", "estación", "cine", "teatro", "recepción", "centralita",
+        ),
+        not_subjects=tuple("el la los las un una su sus usted ustedes nosotros yo él ella gracias sí no".split()),
     ),
     entities=Entities(
         labels={
             "reference": ("reserva",),
             "order": ("pedido", "factura"),
             "case": ("caso",),
+            "ticket": ("ticket",),
             "account": ("cuenta",),
+            "card": ("tarjeta",),
+            "customer_id": ("cliente",),
+            "member_number": ("socio", "miembro", "afiliado"),
         },
+        username_labels=(r"nombre\s+de\s+usuario", "usuario", "login"),
+        level_labels=(r"nivel\s+de\s+(?:socio|membresía|miembro)", r"categoría\s+de\s+socio"),
+        card_words=("tarjeta", "visa", "mastercard"),
+        card_tails=(r"terminada\s+en", r"(?:que\s+)?termina\s+en", r"acabada\s+en", r"(?:que\s+)?acaba\s+en"),
+        card_last=(r"últimos\s+(?:cuatro|4)\s+dígitos\s+de\s+(?:mi|la|su)\s+tarjeta\s*(?:son|:)",),
         label_verbs=("es",),
         months=(
             ("enero",), ("febrero",), ("marzo",), ("abril",), ("mayo",), ("junio",), ("julio",), ("agosto",),

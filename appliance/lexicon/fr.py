@@ -1,6 +1,6 @@
 """French."""
 
-from appliance.lexicon.schema import Entities, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
 
 # fmt: off
 LEXICON = Lexicon(
@@ -10,11 +10,16 @@ LEXICON = Lexicon(
             "name": (
                 "votre nom", "votre nom complet", "vos nom et prénom", "votre prénom", "comment vous appelez vous",
             ),
-            "account": ("numéro de compte", "numéro client", "iban", "numéro d'adhérent"),
-            "card": ("numéro de carte",),
+            "account": ("numéro de compte", "iban"),
+            "card": ("numéro de carte", "quatre derniers chiffres", "4 derniers chiffres"),
+            "customer_id": ("numéro client", "numéro de client", "identifiant client"),
+            "member_number": ("numéro d'adhérent", "numéro de membre", "numéro de fidélité"),
+            "member_level": ("niveau d'adhésion", "niveau de fidélité", "statut de membre", "niveau de membre"),
+            "username": ("nom d'utilisateur", "identifiant", "login", "pseudo"),
+            "ticket": ("numéro de ticket", "numéro du ticket"),
             "reference": ("numéro de réservation", "référence", "numéro de confirmation", "code de réservation"),
             "order": ("numéro de commande", "numéro de facture", "numéro de suivi"),
-            "case": ("numéro de ticket", "numéro de dossier", "numéro de réclamation"),
+            "case": ("numéro de dossier", "numéro de réclamation"),
             "birthdate": ("date de naissance",),
             "phone": ("numéro de téléphone", "numéro de portable", "téléphone"),
             "email": ("adresse e mail", "e mail", "email", "courriel", "adresse électronique", "adresse mail"),
@@ -37,10 +42,16 @@ LEXICON = Lexicon(
             "phone": r"numero\s+de\s+(?:telephone|portable)|telephone|portable",
             "postcode": r"code\s+postal",
             "address": r"adresse",
-            "account": r"numero\s+de\s+(?:compte|carte)|compte|carte|iban",
+            "customer_id": r"numero\s+(?:de\s+)?client|identifiant\s+client",
+            "member_number": r"numero\s+d'adherent|numero\s+de\s+(?:membre|fidelite)",
+            "member_level": r"niveau(?:\s+d'adhesion|\s+de\s+fidelite|\s+de\s+membre)?|statut(?:\s+de\s+membre)?",
+            "username": r"nom\s+d'utilisateur|identifiant|login|pseudo",
+            "ticket": r"(?:numero\s+d[eu]\s+)?ticket",
+            "card": r"numero\s+de\s+carte|carte",
+            "account": r"numero\s+de\s+compte|compte|iban",
             "train": r"(?:numero\s+de\s+)?train",
             "order": r"numero\s+de\s+(?:commande|suivi|facture)|commande",
-            "case": r"numero\s+de\s+(?:dossier|ticket|reclamation)|dossier",
+            "case": r"numero\s+de\s+(?:dossier|reclamation)|dossier",
             "reference": (
                 r"(?:numero\s+de\s+)?reference|numero\s+de\s+(?:reservation|confirmation)|code\s+de\s+reservation"
             ),
@@ -58,12 +69,19 @@ LEXICON = Lexicon(
         again=(r"a\s+nouveau", r"de\s+nouveau", r"encore\s+une\s+fois", "encore"),
         asking=("quel(?:le)?s?", "combien", "dire", "dites", "donner", "donnez", "confirmer", "confirmez"),
         first=(r"au\s+debut", "d'abord", r"au\s+depart", "initialement", r"en\s+premier"),
+        earlier=(r"plus\s+tot", r"tout\s+a\s+l'heure", "avant", "auparavant", r"precedemment"),
         labels={
             "birthdate": ("Votre date de naissance", "Les dates de naissance"),
             "email": ("Votre adresse e-mail", "Les adresses e-mail"),
             "phone": ("Votre numéro de téléphone", "Les numéros de téléphone"),
             "postcode": ("Votre code postal", "Les codes postaux"),
             "address": ("Votre adresse", "Les adresses"),
+            "customer_id": ("Votre numéro client", "Les numéros client"),
+            "member_number": ("Votre numéro d'adhérent", "Les numéros d'adhérent"),
+            "member_level": ("Votre niveau", "Les niveaux"),
+            "username": ("Votre nom d'utilisateur", "Les noms d'utilisateur"),
+            "ticket": ("Votre numéro de ticket", "Les numéros de ticket"),
+            "card": ("Votre carte se termine par {}.", "Vos cartes se terminent par {}."),
             "account": ("Votre numéro de compte", "Les numéros de compte"),
             "train": ("Le train", "Les trains"),
             "order": ("Votre numéro de commande", "Les numéros de commande"),
@@ -104,6 +122,20 @@ LEXICON = Lexicon(
     ),
     names=Names(
         self_cues=(r"je\s+m\s*['’]\s*appelle", r"je\s+suis", r"mon\s+nom\s+est"),
+        firm_cues=(r"je\s+m\s*['’]\s*appelle", r"mon\s+(?:nom|nom\s+complet)\s+(?:est|c\s*['’]\s*est)"),
+        sign_offs=(
+            "cordialement", r"bien\s+(?:cordialement|à\s+vous)", r"salutations(?:\s+distinguées)?", "amicalement",
+            "merci", r"merci\s+beaucoup", r"bonne\s+journée",
+        ),
+        common_words=tuple(
+            """
+            je j' me m' moi mon ma mes tu te toi ton ta tes il elle on nous vous ils elles le la les l' un une des
+            du de et ou mais ne pas plus rien non oui si que qui quoi quel quelle pourquoi comment où quand est
+            suis es sommes êtes sont était ai as avons avez ont avait veux voudrais peux pouvez préfère dois faut
+            sais savoir dire dis donne merci bonjour aujourd'hui demain hier maintenant ici là très bien aussi
+            encore déjà avec sans pour par dans sur sous chez ça cela ce cette c'est bonne journée soirée
+            """.split()
+        ),
         self_hints=("appelle", "je suis", "nom"),
         your_cues=(r"votre\s+nom\s+est", r"vous\s+vous\s+appelez"),
         your_hints=("nom", "appelez"),
@@ -116,16 +148,50 @@ LEXICON = Lexicon(
         after=("et", "ici"),
         leads=("oui", r"bien\s+s[uû]r", "bonjour"),
         it_is=(r"c\s*['’]\s*est",),
-        not_names=("oui", "non", "mme", "mlle", "monsieur", "madame"),
+        not_names=("oui", "non", "mme", "mlle", "monsieur", "madame", "beaucoup", "infiniment", "bien"),
         not_bare=tuple("rue gare aéroport hôtel banque merci bonjour bonsoir salut oui".split()),
+    ),
+    ledger=Ledger(
+        corrections=(
+            "pardon", r"désolée?", r"je\s+me\s+suis\s+trompée?", r"je\s+voulais\s+dire", "correction", r"en\s+fait",
+            "plutôt", r"non\s+attendez", "erreur",
+        ),
+        denials=("non", r"ce\s+n\s*['’]\s*est\s+pas\s+(?:ça|correct|bon)", "faux"),
+        additions=("autre", "aussi", "deuxième", "second"),
+        value_labels={
+            "account": ("courant", "épargne", "joint", "commun", "professionnel", "livret"),
+            "phone": (
+                "portable", "mobile", "fixe", "domicile", "travail", "bureau", "professionnel", r"perso(?:nnel)?",
+            ),
+            "email": ("professionnel", r"perso(?:nnel)?", "travail"),
+            "address": ("domicile", "livraison", "facturation", "travail"),
+            "card": ("débit", "crédit", "visa", "mastercard"),
+        },
+        subjects=(
+            "hôtel", "restaurant", "taxi", "musée", "banque", "agence", "magasin", "boutique", "cabinet", "clinique",
+            "pharmacie", "aéroport", "gare", "cinéma", "théâtre", "réception", "standard",
+        ),
+        not_subjects=tuple("le la les l un une des leur leurs son sa ses vous nous je il elle on merci oui non".split()),
     ),
     entities=Entities(
         labels={
             "reference": ("référence",),
             "order": ("commande", "facture"),
             "case": ("dossier",),
+            "ticket": ("ticket",),
             "account": ("compte",),
+            "card": ("carte",),
+            "customer_id": ("client",),
+            "member_number": ("adhérent", "membre", "fidélité"),
         },
+        username_labels=(r"nom\s+d\s*['’]\s*utilisateur", "identifiant", "login", "pseudo"),
+        level_labels=(r"niveau\s+(?:d\s*['’]\s*adhésion|de\s+fidélité|de\s+membre)", r"statut\s+de\s+membre"),
+        card_words=("carte", r"carte\s+bancaire", r"carte\s+de\s+crédit", "visa", "mastercard"),
+        card_tails=(
+            r"se\s+terminant\s+par", r"(?:qui\s+)?se\s+termine\s+par", r"(?:qui\s+)?termine\s+par",
+            r"(?:qui\s+)?finit\s+par", r"finissant\s+par",
+        ),
+        card_last=(r"(?:quatre|4)\s+derniers\s+chiffres\s+de\s+(?:ma|la|votre)\s+carte\s*(?:sont|:)",),
         label_verbs=("est",),
         months=(
             ("janvier",), ("février", "fevrier"), ("mars",), ("avril",), ("mai",), ("juin",), ("juillet",),

@@ -1,6 +1,6 @@
 """Dutch."""
 
-from appliance.lexicon.schema import Entities, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
 
 # fmt: off
 LEXICON = Lexicon(
@@ -8,11 +8,16 @@ LEXICON = Lexicon(
     requests=Requests(
         cues={
             "name": ("uw naam", "je naam", "uw volledige naam", "hoe heet u", "hoe heet je", "uw voor en achternaam"),
-            "account": ("rekeningnummer", "klantnummer", "iban", "lidnummer"),
-            "card": ("kaartnummer",),
+            "account": ("rekeningnummer", "iban"),
+            "card": ("kaartnummer", "pasnummer", "laatste vier cijfers", "laatste 4 cijfers"),
+            "customer_id": ("klantnummer", "klant id"),
+            "member_number": ("lidnummer", "lidmaatschapsnummer"),
+            "member_level": ("lidmaatschapsniveau", "niveau van uw lidmaatschap"),
+            "username": ("gebruikersnaam", "inlognaam", "login"),
+            "ticket": ("ticketnummer",),
             "reference": ("reserveringsnummer", "boekingsnummer", "referentienummer", "bevestigingsnummer"),
             "order": ("bestelnummer", "ordernummer", "factuurnummer", "trackingnummer"),
-            "case": ("zaaknummer", "ticketnummer", "klachtnummer", "dossiernummer"),
+            "case": ("zaaknummer", "klachtnummer", "dossiernummer"),
             "birthdate": ("geboortedatum",),
             "phone": ("telefoonnummer", "mobiele nummer", "gsm nummer"),
             "email": ("e mailadres", "e mail", "email", "emailadres"),
@@ -35,10 +40,16 @@ LEXICON = Lexicon(
             "phone": r"telefoonnummer|telefoon|mobiel(?:e)?\s+nummer|gsm(?:-?nummer)?",
             "postcode": r"postcode",
             "address": r"adres",
-            "account": r"rekeningnummer|rekening|kaartnummer|pasnummer|iban",
+            "customer_id": r"klantnummer",
+            "member_number": r"lidnummer|lidmaatschapsnummer",
+            "member_level": r"lidmaatschapsniveau|niveau",
+            "username": r"gebruikersnaam|inlognaam|login",
+            "ticket": r"ticketnummer|ticket",
+            "card": r"kaartnummer|pasnummer|kaart|pas",
+            "account": r"rekeningnummer|rekening|iban",
             "train": r"treinnummer|trein",
             "order": r"bestelnummer|bestelling|trackingnummer|factuurnummer",
-            "case": r"zaaknummer|dossiernummer|ticketnummer",
+            "case": r"zaaknummer|dossiernummer",
             "reference": r"referentie(?:nummer)?|boekingsnummer|reserveringsnummer|bevestigingsnummer|boekingscode",
             "amount": r"hoeveel|bedrag|geld|som|prijs|kosten",
             "name": r"(?:volledige\s+|achter|voor)?naam",
@@ -53,12 +64,19 @@ LEXICON = Lexicon(
         again=(r"nog\s+(?:een\s+keer|eens)", "nogmaals", "opnieuw"),
         asking=("wat", "welke", "hoeveel", "zeggen", "zeg", "geven", "bevestigen"),
         first=(r"in\s+het\s+begin", r"aan\s+het\s+begin", "eerst", "oorspronkelijk", "aanvankelijk"),
+        earlier=("eerder", "daarnet", "zonet", "voorheen"),
         labels={
             "birthdate": ("Uw geboortedatum", "De geboortedata"),
             "email": ("Uw e-mailadres", "De e-mailadressen"),
             "phone": ("Uw telefoonnummer", "De telefoonnummers"),
             "postcode": ("Uw postcode", "De postcodes"),
             "address": ("Uw adres", "De adressen"),
+            "customer_id": ("Uw klantnummer", "De klantnummers"),
+            "member_number": ("Uw lidnummer", "De lidnummers"),
+            "member_level": ("Uw lidmaatschapsniveau", "De niveaus"),
+            "username": ("Uw gebruikersnaam", "De gebruikersnamen"),
+            "ticket": ("Uw ticketnummer", "De ticketnummers"),
+            "card": ("Uw kaart eindigt op {}.", "Uw kaarten eindigen op {}."),
             "account": ("Uw rekeningnummer", "De rekeningnummers"),
             "train": ("De trein", "De treinen"),
             "order": ("Uw bestelnummer", "De bestelnummers"),
@@ -98,6 +116,20 @@ LEXICON = Lexicon(
     ),
     names=Names(
         self_cues=(r"ik\s+heet", r"mijn\s+naam\s+is", r"ik\s+ben"),
+        firm_cues=(r"ik\s+heet", r"mijn\s+(?:volledige\s+)?naam\s+is"),
+        sign_offs=(
+            "groeten", "groetjes", r"met\s+vriendelijke\s+groet(?:en)?", r"vriendelijke\s+groet(?:en)?", "mvg",
+            "bedankt", r"alvast\s+bedankt", r"dank\s+(?:je|u)(?:\s+wel)?",
+        ),
+        common_words=tuple(
+            """
+            ik me mij mijn jij je jou jouw u uw hij zij ze het wij we ons onze jullie hun haar zijn de een en of
+            maar niet geen nee ja wel ook nog al alleen heel erg waarom wat wie hoe waar wanneer welke is ben bent
+            was waren heb hebt heeft hebben had kan kunt kunnen wil wilt willen moet moeten weet weten zeggen zeg
+            geef geven dank bedankt alvast hallo hoi vandaag morgen gisteren nu hier daar met van voor op in aan bij
+            naar uit over onder om dat dit die deze
+            """.split()
+        ),
         self_hints=("heet", "naam", "ik ben"),
         your_cues=(r"uw\s+naam\s+is", r"je\s+naam\s+is", r"u\s+heet"),
         your_hints=("naam", "heet"),
@@ -110,16 +142,49 @@ LEXICON = Lexicon(
         after=("en", "hier"),
         leads=("zeker", "natuurlich", "jazeker", "hallo"),
         it_is=(r"dat\s+is", r"het\s+is"),
-        not_names=("nee", "dhr", "mevr"),
+        not_names=("nee", "dhr", "mevr", "wel"),
         not_bare=tuple("straat plein luchthaven laan gracht dank hoi goedemorgen zeker prima".split()),
+    ),
+    ledger=Ledger(
+        corrections=(
+            "sorry", "excuses", "pardon", r"ik\s+bedoelde", r"ik\s+bedoel", "correctie", "eigenlijk", r"nee\s+wacht",
+            "wacht", r"ik\s+vergiste\s+me", "foutje",
+        ),
+        denials=("nee", r"dat\s+klopt\s+niet", "fout"),
+        additions=(r"andere?", "ook", "tweede", "nog"),
+        value_labels={
+            "account": (
+                "betaalrekening", "spaarrekening", "zakelijke", "gezamenlijke", "privérekening", "en/of-rekening",
+            ),
+            "phone": (
+                "mobiel", "mobiele", "werk", "thuis", "vast", "vaste", "zakelijk", "zakelijke", "privé", "kantoor",
+            ),
+            "email": ("werk", "privé", "zakelijk"),
+            "address": ("thuis", "werk", "bezorgadres", "factuuradres"),
+            "card": ("creditcard", "betaalpas", "pinpas"),
+        },
+        subjects=(
+            "hotel", "restaurant", "taxi", "museum", "bank", "filiaal", "winkel", "kantoor", "kliniek", "apotheek",
+            "luchthaven", "station", "bioscoop", "theater", "receptie", "centrale",
+        ),
+        not_subjects=tuple("de het een hun haar zijn u uw wij we ik ze zij dank ja nee".split()),
     ),
     entities=Entities(
         labels={
             "reference": ("boeking",),
             "order": ("bestelling", "factuur"),
             "case": ("zaak",),
-            "account": ("rekening", "klant"),
+            "ticket": ("ticket",),
+            "account": ("rekening",),
+            "card": ("kaart", "pas"),
+            "customer_id": ("klant",),
+            "member_number": ("lid", "lidmaatschaps"),
         },
+        username_labels=("gebruikersnaam", "inlognaam", "login"),
+        level_labels=("lidmaatschapsniveau", r"niveau\s+van\s+(?:mijn|uw)\s+lidmaatschap"),
+        card_words=("kaart", "pas", "pinpas", "bankpas", "creditcard", "betaalpas"),
+        card_tails=(r"eindigend\s+op", r"(?:die\s+)?eindigt\s+op", r"met\s+eind(?:cijfers|nummer)"),
+        card_last=(r"laatste\s+(?:vier|4)\s+cijfers\s+van\s+(?:mijn|de|uw)\s+(?:kaart|pas)\s*(?:zijn|:)",),
         compounds=("nummer", "nr"),
         number_words=("nr",),
         months=(

@@ -42,6 +42,9 @@ class ReadBack:
     """Patterns of question words and verbs of telling ("what", "tell") that make ``again`` a request."""
     first: tuple[str, ...] = ()
     """Patterns that ask for the first value given rather than the current one ("at the start")."""
+    earlier: tuple[str, ...] = ()
+    """Patterns that point at values given earlier ("earlier", "vorhin"): the older current values
+    are read back before the newer ones."""
     labels: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     """Per topic, the phrase's subject for one value and for several ("Your name", "The names I have")."""
     verbs: tuple[str, str] = ("", "")
@@ -103,6 +106,14 @@ class Names:
     """Patterns after which a name is the listener's ("your name is", "Sie heißen")."""
     your_hints: tuple[str, ...] = ()
     """Lower-case pieces of text of which every ``your_cues`` cue holds one."""
+    firm_cues: tuple[str, ...] = ()
+    """Patterns of the ``self_cues`` that always introduce a name ("my name is", not "I'm"): after
+    them a name counts in any case ("my name is mei lin chen")."""
+    sign_offs: tuple[str, ...] = ()
+    """Patterns of the words that close a message before a signature ("regards", "viele Grüße")."""
+    common_words: tuple[str, ...] = ()
+    """Lower-case common words of the language that are no one's name (pronouns, question words,
+    verbs, negations): where case cannot tell a name ("mei lin chen"), they end it or rule it out."""
     here: tuple[str, ...] = ()
     """Patterns after a name that introduce its speaker ("Tom here", "Tom speaking")."""
     here_hints: tuple[str, ...] = ()
@@ -140,8 +151,21 @@ class Entities:
     patterns are matched without case."""
 
     labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Patterns by identifier kind (``reference``, ``order``, ``case``, ``account``) of the words
-    that label a code ("booking", "Bestell"); a compound's "nummer" is added by the extractor."""
+    """Patterns by identifier kind (``reference``, ``order``, ``case``, ``ticket``, ``account``,
+    ``card``, ``customer_id``, ``member_number``) of the words that label a code ("booking",
+    "Bestell"); a compound's "nummer" is added by the extractor."""
+    username_labels: tuple[str, ...] = ()
+    """Patterns of the words that label a username ("username", "Benutzername")."""
+    level_labels: tuple[str, ...] = ()
+    """Patterns of the words that label a membership level ("membership level", "statut")."""
+    levels: tuple[str, ...] = ()
+    """Patterns of the words of membership levels ("gold", "platinum"): "a gold member" states one."""
+    card_words: tuple[str, ...] = ()
+    """Patterns of the words for a payment card ("card", "visa", "Karte")."""
+    card_tails: tuple[str, ...] = ()
+    """Patterns between a card word and its last digits ("ending in", "mit der Endung")."""
+    card_last: tuple[str, ...] = ()
+    """Patterns that name a card's last digits before them ("last four digits of my card are")."""
     compounds: tuple[str, ...] = ()
     """Patterns that a label may be joined to in one word ("Kunden" + "nummer")."""
     number_words: tuple[str, ...] = ()
@@ -180,6 +204,28 @@ class Entities:
 
 
 @dataclass(frozen=True)
+class Ledger:
+    """How the ledger (``appliance.facts.ledger``) tells a correction from a new value, a label from
+    a subject; patterns are matched without case."""
+
+    corrections: tuple[str, ...] = ()
+    """Patterns that make the value after them correct an earlier one ("sorry, it's", "I meant")."""
+    denials: tuple[str, ...] = ()
+    """Patterns that open a reply denying what the agent just read back ("no", "nein")."""
+    additions: tuple[str, ...] = ()
+    """Patterns that make a value one more rather than a correction or a replacement ("another",
+    "also"; not "new": "my new number is ..." replaces the old one)."""
+    value_labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Patterns by kind (``account``, ``phone``, ``email``, ``address``, ``card``) of the words that
+    tell several values of one kind apart ("savings", "mobile", "Girokonto")."""
+    subjects: tuple[str, ...] = ()
+    """Patterns of the words of places and services that a value may be about ("hotel", "taxi");
+    in a compound too ("Taxizentrale")."""
+    not_subjects: tuple[str, ...] = ()
+    """Lower-case words that open or make a capitalised run without naming a subject ("the", "Sie")."""
+
+
+@dataclass(frozen=True)
 class Lexicon:
     """The words of one language that the appliance matches, by the part that reads them."""
 
@@ -194,6 +240,7 @@ class Lexicon:
     secrets: Secrets = field(default_factory=Secrets)
     names: Names = field(default_factory=Names)
     entities: Entities = field(default_factory=Entities)
+    ledger: Ledger = field(default_factory=Ledger)
     language_names: Mapping[str, str] = field(default_factory=dict)
     """Names of languages in this language, by ISO 639-1 code (the summarizer's prompt, in English,
     names the conversation's language with the English ones)."""

@@ -311,7 +311,8 @@ class Store:
 
     def ledger(self, session_id: str) -> tuple[LedgerEntry, ...]:
         rows = self._rows(
-            "SELECT kind, value, turn, speaker, slot, norm FROM ledger WHERE session_id = ? ORDER BY turn, id",
+            "SELECT kind, value, turn, speaker, slot, norm, label, subject FROM ledger WHERE session_id = ? "
+            "ORDER BY turn, id",
             [session_id],
         )
         return tuple(LedgerEntry(**r) for r in rows)

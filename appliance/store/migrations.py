@@ -126,3 +126,12 @@ def m004_owner(db: sqlite_utils.Database) -> None:
     # Which client (a kiosk or integration token's digest, never the token) started a session, so that
     # its rights to the session survive a restart; empty for operators' sessions.
     db.execute("ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+
+
+@migrations()
+def m006_ledger_labels(db: sqlite_utils.Database) -> None:
+    # What tells several values of one kind apart ("savings", "mobile") and what a value is about
+    # ("Lakeside Hotel"); rows written before have neither. Which value is superseded is not stored:
+    # it follows from the slots (appliance.types.current_facts), so it can never disagree with them.
+    db.execute("ALTER TABLE ledger ADD COLUMN label TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE ledger ADD COLUMN subject TEXT NOT NULL DEFAULT ''")

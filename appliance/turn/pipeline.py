@@ -214,7 +214,8 @@ class Pipeline:
         with timer.phase("recall"):
             # A provisional index for the check and an unsaved result; the store assigns the real one.
             customer = Turn(snap.session.id, len(snap.turns), "customer", message)
-            facts = snap.ledger + ledger.entries_for(customer, snap.turns[-1] if snap.turns else None, cues=cues)
+            asked = snap.turns[-1] if snap.turns else None
+            facts = snap.ledger + ledger.entries_for(customer, asked, cues=cues, prior=snap.ledger)
             req = readback.request(message, cues=cues)
             wanted = readback.wanted(req, facts) if req is not None else ()
             if wanted:  # a read-back question: the facts it asks for go right before it, and are named after it
@@ -290,7 +291,8 @@ class Pipeline:
             plan.message,
             agent.text,
             record,
-            ledger=plan.facts[len(plan.snapshot.ledger) :] + ledger.entries_for(agent, customer, cues=cues),
+            ledger=plan.facts[len(plan.snapshot.ledger) :]
+            + ledger.entries_for(agent, customer, cues=cues, prior=plan.facts),
             expect_index=customer.index,  # a turn stored since the snapshot is a conflict, not a mislabel
         )
 
@@ -369,7 +371,8 @@ class Pipeline:
         if self.settings.mask_secrets:
             message = slots.mask(message, before, role=said, cues=cues)
         asked = before[-1] if before else None
-        facts = ledger.entries_for(Turn(session_id, -1, said, message), asked, cues=cues)  # -1: stamped by the store
+        said_turn = Turn(session_id, -1, said, message)  # -1: stamped by the store
+        facts = ledger.entries_for(said_turn, asked, cues=cues, prior=self.store.ledger(session_id))
         turn = self.store.append_turn(session_id, said, message, ledger=facts)
         self._stored(session_id)
         return turn

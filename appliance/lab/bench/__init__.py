@@ -1,6 +1,7 @@
 """The benchmarks: each measures one property and prints ratios measured side by side in one run.
 
-``guards`` (the entity check and the stage guess on real dialogues), ``context`` (the early facts
-each context policy keeps, and at what size), ``load`` (concurrent sessions against a running
-daemon), ``perf`` (the appliance's own cost beside the model's).
+``guards`` (the entity check and the stage guess on real dialogues), ``facts`` (the ledger alone, on
+a written table and the dev probes), ``context`` (the early facts each context policy keeps, and at
+what size), ``load`` (concurrent sessions against a running daemon), ``perf`` (the appliance's own
+cost beside the model's).
 """

@@ -1,0 +1,103 @@
+"""Handles and cards by their label: a username, a membership level, a card named by its last digits.
+
+"my username is rkowalski77", "Benutzername: jbecker_91", "I'm a gold member", "membership level:
+Platinum", "my card ending 4821", "la carte qui finit par 3390", "last four digits of my visa are
+7710". Codes with a digit after a label (a customer id, a membership or ticket number) are read by
+the extractor's labelled codes (:mod:`appliance.facts.entities`); a bare reply to a request for one
+of these is read in :mod:`appliance.facts.slots` with :func:`username_at` and :func:`level_at`.
+
+A value's shape is checked: a username is one token of letters, digits and ``._-`` that is not a
+common word; a level is one or two words; a card's last digits are two to six digits. The words of
+each language are in its lexicon (:mod:`appliance.lexicon`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from appliance.lexicon import LEXICONS, either
+from appliance.lexicon.text import fold
+
+Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
+
+_USERNAME = r"(?P<value>[^\W_][\w.\-]{1,31}[^\W_]|[^\W_]{3})"
+_VERB = r"(?:\s*(?P<verb>(?:is|ist|lautet|est|es)(?!\w)|[:=]))?\s*['\"“]?"
+_USERNAME_LABEL = re.compile(
+    r"(?i)(?<![\w-])(?:" + either(lambda lex: lex.entities.username_labels) + r")" + _VERB + _USERNAME + r"(?![\w@])"
+)
+_LEVEL_LABEL = re.compile(
+    r"(?i)(?<![\w-])(?:"
+    + either(lambda lex: lex.entities.level_labels)
+    + r")"
+    + _VERB
+    + r"(?P<value>[^\W\d_]{2,20}(?:\s+(?:plus|\+|elite|premier))?)(?!\w)"
+)
+_A_LEVEL_MEMBER = re.compile(
+    r"(?i)(?<!\w)(?:a|an)\s+(?P<value>"
+    + either(lambda lex: lex.entities.levels)
+    + r")\s+(?:member|cardholder|customer)\b"
+)
+_CARD_WORD = r"(?:" + either(lambda lex: lex.entities.card_words) + r")"
+# "card ending 4821", "Karte mit der Endung 4821", "the card that ends in 0937": a few words may stand
+# between the card word and the tail ("my Visa debit ending in 7710").
+_CARD_TAIL = re.compile(
+    r"(?i)(?<!\w)"
+    + _CARD_WORD
+    + r"(?:\s+[^\W\d_]+){0,2}?\s*,?\s+(?:"
+    + either(lambda lex: lex.entities.card_tails)
+    + r")\s*:?\s*(?P<value>\d{2,6})(?!\w|[.,]\d)"
+)
+_CARD_LAST = re.compile(
+    r"(?i)(?<!\w)(?:" + either(lambda lex: lex.entities.card_last) + r")\s*(?P<value>\d{2,6})(?!\w|[.,]\d)"
+)
+_ANY_DIGIT = re.compile(r"\d")
+
+# Words that are no username or level: every lexicon's common words and fillers.
+COMMON = frozenset(fold(w) for lex in LEXICONS.values() for w in (*lex.names.common_words, *lex.names.not_names))
+
+
+def find(text: str, add: Add) -> None:
+    """``add(kind, start, end, norm)`` for each labelled username and level and each card's last digits."""
+    if _ANY_DIGIT.search(text):
+        for pattern in (_CARD_LAST, _CARD_TAIL):
+            for m in pattern.finditer(text):
+                add("card", m.start("value"), m.end("value"), m["value"])
+    for m in _USERNAME_LABEL.finditer(text):
+        # without "is" or ":" a word after the label says something of it ("login failed")
+        if username(m["value"]) and (m["verb"] or not m["value"].isalpha()):
+            add("username", m.start("value"), m.end("value"), m["value"].casefold())
+    for m in _LEVEL_LABEL.finditer(text):
+        if m["verb"] and fold(m["value"].split()[0]) not in COMMON:
+            add("member_level", m.start("value"), m.end("value"), fold(m["value"]))
+    for m in _A_LEVEL_MEMBER.finditer(text):
+        add("member_level", m.start("value"), m.end("value"), fold(m["value"]))
+
+
+def username(value: str) -> bool:
+    """Whether ``value`` has a username's shape: one token, not a common word, not all digits."""
+    return 3 <= len(value) <= 32 and fold(value) not in COMMON and not value.isdigit() and " " not in value
+
+
+_TOKEN = re.compile(r"[^\s,;!?]+")
+
+
+def username_at(text: str, pos: int) -> tuple[int, int] | None:
+    """The span of a username given bare at ``pos`` ("sure.  it's rkowalski77" after the lead)."""
+    m = _TOKEN.match(text, pos)
+    if m is None:
+        return None
+    value = m.group().rstrip(".")
+    return (m.start(), m.start() + len(value)) if value and username(value) and "@" not in value else None
+
+
+_LEVEL_WORDS = re.compile(r"[^\W\d_]{2,20}(?:\s+(?:plus|elite|premier))?")
+
+
+def level_at(text: str, pos: int) -> tuple[int, int] | None:
+    """The span of a membership level given bare at ``pos`` ("gold", "It's Platinum.")."""
+    m = _LEVEL_WORDS.match(text, pos)
+    if m is None or fold(m.group().split()[0]) in COMMON:
+        return None
+    rest = text[m.end() :].strip(" .!,;")
+    return (m.start(), m.end()) if len(rest.split()) <= 3 else None
