@@ -21,7 +21,8 @@ Section = tuple[str, str, int, tuple[int, ...]]
 
 
 def render_facts(facts: Sequence[LedgerEntry]) -> str:
-    """The ledger compactly, one line per turn: ``turn 13: reference TR3396; time 9:29``.
+    """The ledger compactly, one line per turn: ``turn 13: reference TR3396; time 9:29``; a value's
+    label or subject tells two of a kind apart (``account (savings) 33334444``).
 
     Grouping by turn costs about two thirds of one line per entry, and the ledger is the part
     that must fit most facts into a small budget.
@@ -29,9 +30,9 @@ def render_facts(facts: Sequence[LedgerEntry]) -> str:
     lines: list[str] = []
     for i, e in enumerate(facts):
         if i and facts[i - 1].turn == e.turn:
-            lines[-1] += f"; {e.kind} {e.value}"
+            lines[-1] += f"; {e.about} {e.value}"
         else:
-            lines.append(f"turn {e.turn}: {e.kind} {e.value}")
+            lines.append(f"turn {e.turn}: {e.about} {e.value}")
     return "\n".join(lines)
 
 
@@ -45,7 +46,7 @@ READBACK_HEADER = "The customer asks for these again; give them exactly as writt
 
 def render_readback(entry: LedgerEntry) -> str:
     """One fact the question asks for, as the read-back part shows it."""
-    return f"{entry.kind} {entry.value} (said in turn {entry.turn})"
+    return f"{entry.about} {entry.value} (said in turn {entry.turn})"
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,6 @@ _VENUE = re.compile(r"(?i)(?<![\w-])[^\W\d_]*(?:" + either(lambda lex: lex.ledge
 _NOT_SUBJECT = frozenset(
     fold(w) for lex in LEXICONS.values() for w in (*lex.ledger.not_subjects, *lex.names.common_words)
 )
-_STARTS = frozenset(fold(w) for lex in LEXICONS.values() for w in lex.names.sentence_starts)
 _TOKEN = re.compile(r"[^\s,;:()!?]+")
 _SENTENCE_START = re.compile(r"(?:^|[.!?\n])\s*$")
 
@@ -98,8 +97,8 @@ def _named(text: str, begin: int, end: int, taken: Sequence[Entity]) -> str:
     for run in reversed([r for r in runs if r]):
         first = run[0]
         at_start = bool(_SENTENCE_START.search(text, begin, first.start())) or first.start() == begin
-        if len(run) == 1 and at_start and fold(first.group()) in _STARTS:
-            continue
+        if len(run) == 1 and at_start:
+            continue  # "Booked, contact number ...": one capitalised word opening a sentence is no name of a place
         value = text[first.start() : run[-1].end()]
         return value.removesuffix("'s").removesuffix("’s").strip()
     venues = list(_VENUE.finditer(text, begin, end))
