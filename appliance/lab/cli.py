@@ -141,15 +141,22 @@ def bench_guards_cmd(obj: Context, conversations_file: Path, limit: int | None, 
     show_default=True,
     help="Folder of the dev dialogues and probes (as shared/data).",
 )
+@click.option(
+    "--table",
+    "table_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A table of cases in the written table's format (default: the one beside the bench).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @edge
-def bench_facts_cmd(data_dir: Path, as_json: bool) -> None:
+def bench_facts_cmd(data_dir: Path, table_file: Path | None, as_json: bool) -> None:
     """The fact ledger alone: facts held and false facts per kind, on the written table and the dev probes."""
     import json
 
-    from appliance.lab.bench.facts import format_table, run_bench
+    from appliance.lab.bench.facts import TABLE, format_table, run_bench
 
-    report = run_bench(data_dir)
+    report = run_bench(data_dir, table_file or TABLE)
     click.echo(json.dumps(report, ensure_ascii=False) if as_json else format_table(report))
 
 
