@@ -21,12 +21,22 @@ import importlib
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from appliance.lexicon.schema import Entities, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import (
+    Entities,
+    KnowledgeCues,
+    Lexicon,
+    Names,
+    ReadBack,
+    Requests,
+    Secrets,
+    StageCues,
+)
 
 __all__ = [
     "CODES",
     "LEXICONS",
     "Entities",
+    "KnowledgeCues",
     "Lexicon",
     "Names",
     "ReadBack",
