@@ -44,12 +44,15 @@ def chunks(parsed: Parsed, counter: TokenCounter, max_tokens: int) -> list[Chunk
 
 
 def _sections(parsed: Parsed) -> Iterator[tuple[tuple[str, ...], list[Block]]]:
-    """(heading path, body blocks) of each section that has a body; the title's own heading is not
-    part of the path (every chunk carries the title anyway)."""
+    """(heading path, body blocks) of each section that has a body, a section cut where a PDF's page
+    ends; the title's own heading is not part of the path (every chunk carries the title anyway)."""
     path: list[tuple[int, str]] = []
     body: list[Block] = []
     for block in parsed.blocks:
         if block.kind != "heading":
+            if body and block.page != body[-1].page:  # a chunk stays on its page, to be cited by it
+                yield _path(path, parsed.title), body
+                body = []
             body.append(block)
             continue
         if body:

@@ -12,6 +12,9 @@ giving their details without asking anything, a greeting or thanks alone. Otherw
   small base): a question of a kind the documents often answer ("is there parking?") matches many;
 * ``acts``: whether it asks for something to be done (booked, found, recommended) rather than told.
 
+A best passage with a cosine of at least ``CLEAR_MATCH`` is a fetch whatever the score (unless the
+message asks for an action): a base of a few documents has no density to speak of.
+
 Whether it is worded as a question (the lexicons' question words) decides only whether a message
 that gives details also asks something: as a weight it added nothing on the dev set.
 
@@ -36,10 +39,14 @@ from appliance.types import FetchDecision
 # Logistic weights (bias, best, density, acts), fitted as the module's docstring says.
 WEIGHTS = (-4.66, 3.37, 6.75, -3.87)
 DENSITY_TOP = 20  # at most; a small base takes its best 2 % (at least 3)
+# A best passage this similar makes a question a knowledge question whatever the rest says: a small
+# base has no density to speak of.
+CLEAR_MATCH = 0.65
 
 
 def _alternation(patterns: Iterable[str]) -> re.Pattern[str] | None:
-    found = [p for p in dict.fromkeys(patterns) if p]
+    # Longer patterns first, so "merci beaucoup" is tried before "merci".
+    found = sorted((p for p in dict.fromkeys(patterns) if p), key=len, reverse=True)
     if not found:
         return None
     return re.compile(r"(?<!\w)(?:" + "|".join(found) + r")(?!\w)")
@@ -143,7 +150,7 @@ def decide(
     if _only(text, cues.thanks, cues.greetings, cues.fillers):
         return no("thanks")
     score = _score(evidence, acts)
-    if score >= threshold:
+    if score >= threshold or (evidence.best >= CLEAR_MATCH and not acts):
         return FetchDecision(True, "match", score, threshold, evidence.best, subject)
     return FetchDecision(False, "action" if acts else "weak", score, threshold, evidence.best, subject)
 

@@ -13,6 +13,7 @@ SKIP = {"script", "style", "noscript", "template", "nav", "head", "svg", "iframe
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 LEAVES = {"p": "paragraph", "li": "item", "dt": "item", "dd": "paragraph", "pre": "code", "blockquote": "paragraph"}
 LEAVES |= {"caption": "paragraph", "figcaption": "paragraph", "address": "paragraph", "summary": "paragraph"}
+NESTED = "table, ul, ol, dl, div, p, pre, blockquote, section, h1, h2, h3, h4, h5, h6"
 INLINE = {"a", "b", "i", "em", "strong", "span", "code", "small", "sup", "sub", "abbr", "mark", "u", "s", "q", "time"}
 INLINE |= {"cite", "kbd", "var", "label", "font", "big", "wbr", "img", "data"}
 
@@ -49,6 +50,9 @@ def _walk(node: LexborNode, out: list[Block]) -> None:
             loose.append(child.text(separator=" ") or "")
         elif tag == "br":
             loose.append("\n")
+        elif tag in LEAVES and child.css_first(NESTED) is not None:
+            flush()
+            _walk(child, out)  # a paragraph or item holding blocks (a table in an unclosed <p>, a sub-list)
         elif tag in HEADINGS or tag in LEAVES or tag == "tr":
             flush()
             if tag == "tr":

@@ -138,7 +138,7 @@ LEXICON = Lexicon(
         balance=("saldo",),
     ),
     knowledge=KnowledgeCues(
-        greetings=("hallo", "hoi", r"goede(?:n)?\s+(?:morgen|middag|avond)", "dag", r"hoe\s+gaat\s+het"),
+        greetings=("hallo", "hoi", r"goede(?:n)?\s*(?:morgen|middag|avond)", "dag", r"hoe\s+gaat\s+het"),
         thanks=("dank", r"dank\s+(?:je|u)(?:\s+wel)?", "bedankt", r"tot\s+ziens", "doei", r"dat\s+was\s+het"),
         fillers=("ok", "oke", "goed", "prima", "mooi", "super", "ja", "dus", "en", "eh", "ah", "oh", "bedankt"),
         questions=(

@@ -115,15 +115,16 @@ def run_bench(
     *,
     limit: int | None = None,
     progress: Progress | None = None,
-    knowledge: Knowledge | None = None,
+    encoder: Any = None,
+    counter: Any = None,
 ) -> dict[str, Any]:
-    """The report (see the module's docstring); ``knowledge`` replaces the one built here (tests)."""
+    """The report (see the module's docstring); ``encoder`` and ``counter`` replace the configured ones (tests)."""
     say = progress or (lambda _msg: None)
     items = load_items(dialogues, limit)
     with tempfile.TemporaryDirectory(prefix="bench-knowledge-") as tmp:
         store = Store.open(Path(tmp) / "bench.db")
         try:
-            kb = knowledge or open_knowledge(settings, store)
+            kb = open_knowledge(settings, store, encoder=encoder, counter=counter)
             say(f"syncing {docs}")
             first = kb.sync(docs, say)
             started = time.monotonic()
