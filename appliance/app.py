@@ -325,8 +325,7 @@ def build(
     ``worker=False`` builds no summary worker (an evaluation drives one itself); ``prewarm`` overrides
     ``responder.prewarm`` (the next prefix warmed while idle). With no policy that reads a summary, no
     summarizer is loaded at all. If a part fails to load, the parts already open are closed again.
-    ``imports`` names modules the caller needs next (the daemon's HTTP server), imported beside the
-    loads like the appliance's own.
+    ``imports`` names modules the caller needs next (the daemon's HTTP server), loaded beside the models.
     """
     configured = policies(settings)
     summarized = {name for name, p in configured.items() if p.uses_summary}
@@ -364,10 +363,10 @@ def build(
             )
             undo.callback(prewarmer.stop)
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
-        knowledge = _knowledge(settings, store, model, pipeline.recall or loaded.get("encoder"))
-        server = settings.server
-        queue = FairQueue(model.name, max_waiting=server.queue_max, retry_after=server.retry_after_s).start()
+        cfg = settings.server
+        queue = FairQueue(model.name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s).start()
         undo.pop_all()
+    knowledge = _knowledge(settings, store, model, pipeline.recall or loaded.get("encoder"))
     return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, knowledge)
 
 
