@@ -24,10 +24,11 @@ from appliance import stage
 from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
 from appliance.context import ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
-from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling
+from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling, TokenCounter
 
 # The rest of the appliance, imported by build() beside the model loads (see above).
 PARTS = (
+    "appliance.knowledge",
     "appliance.store",
     "appliance.turn.pipeline",
     "appliance.turn.prewarm",
@@ -36,6 +37,7 @@ PARTS = (
 )
 
 if TYPE_CHECKING:
+    from appliance.knowledge import Knowledge
     from appliance.store import Store
     from appliance.turn.pipeline import Pipeline, PipelineSettings
     from appliance.turn.prewarm import Prewarmer
@@ -119,6 +121,40 @@ def load_recall(settings: Settings) -> Recaller | None:
     return Recall(files.model, files.tokenizer, name=files.name, cues=settings.recall.cues)
 
 
+def load_encoder(settings: Settings) -> Recaller:
+    """The all-MiniLM-L6-v2 encoder (recall's model, files verified), whether or not recall is on:
+    the knowledge base embeds with it too."""
+    from appliance.context.recall import Recall
+    from appliance.models.files import embedding_files
+
+    files = embedding_files(settings.models_dir)
+    return Recall(files.model, files.tokenizer, name=files.name, cues=settings.recall.cues)
+
+
+def token_counter(settings: Settings) -> TokenCounter:
+    """The responder's token counter without its weights (a vocab-only load of its verified file, or
+    the remote backend's counting): passages are sized in the tokens the responder will see."""
+    from appliance.context.tokens import ResponderCounter
+    from appliance.models.llama import LlamaChatModel
+
+    r = settings.responder
+    if r.backend == "remote":
+        return ResponderCounter(load_remote(settings, r.model, r))
+    entry = find(settings.models_dir, r.model)
+    model = LlamaChatModel(verified_path(settings.models_dir, entry), name=entry.name, n_ctx=r.n_ctx, vocab_only=True)
+    return ResponderCounter(model)
+
+
+def open_knowledge(
+    settings: Settings, store: Store, *, encoder: Recaller | None = None, counter: TokenCounter | None = None
+) -> Knowledge:
+    """The knowledge base over an open store, for the commands and benches that need it without a
+    whole appliance; the encoder and the counter are loaded when not given."""
+    from appliance.knowledge import Knowledge
+
+    return Knowledge(store, encoder or load_encoder(settings), counter or token_counter(settings), settings.knowledge)
+
+
 def policies(settings: Settings) -> dict[str, ContextPolicy]:
     c = settings.context
     threshold_counter = None
@@ -199,6 +235,7 @@ class Appliance:
     worker: SummaryWorker | None
     queue: FairQueue
     prewarmer: Prewarmer | None = None
+    knowledge: Knowledge | None = None  # the operator's documents (None: knowledge.enabled is off, or no encoder)
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
@@ -234,6 +271,8 @@ def _loads(
         loads["summarizer"] = lambda: load_summarizer(settings)
     if recall is True:
         loads["recall"] = lambda: load_recall(settings)
+        if settings.knowledge.enabled and not settings.recall.enabled:
+            loads["encoder"] = lambda: load_encoder(settings)  # recall's model, for the knowledge base alone
     if settings.routing.early:
         loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)
     if settings.refine.enabled:
@@ -286,8 +325,7 @@ def build(
     ``worker=False`` builds no summary worker (an evaluation drives one itself); ``prewarm`` overrides
     ``responder.prewarm`` (the next prefix warmed while idle). With no policy that reads a summary, no
     summarizer is loaded at all. If a part fails to load, the parts already open are closed again.
-    ``imports`` names modules the caller needs next (the daemon's HTTP server), imported beside the
-    loads like the appliance's own.
+    ``imports`` names modules the caller needs next (the daemon's HTTP server), loaded beside the models.
     """
     configured = policies(settings)
     summarized = {name for name, p in configured.items() if p.uses_summary}
@@ -325,7 +363,19 @@ def build(
             )
             undo.callback(prewarmer.stop)
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
-        server = settings.server
-        queue = FairQueue(model.name, max_waiting=server.queue_max, retry_after=server.retry_after_s).start()
+        cfg = settings.server
+        queue = FairQueue(model.name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s).start()
         undo.pop_all()
-    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer)
+    knowledge = _knowledge(settings, store, model, pipeline.recall or loaded.get("encoder"))
+    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, knowledge)
+
+
+def _knowledge(settings: Settings, store: Store, model: ChatModel, encoder: Recaller | None) -> Knowledge | None:
+    """The knowledge base, embedding with recall's encoder (never a second copy of it) and counting with
+    the responder; None when it is off or no encoder was loaded (``build(recall=False)``)."""
+    if not settings.knowledge.enabled or encoder is None:
+        return None
+    from appliance.context.tokens import ResponderCounter
+    from appliance.knowledge import Knowledge
+
+    return Knowledge(store, encoder, ResponderCounter(model), settings.knowledge)

@@ -44,6 +44,7 @@ class _Names:
 
 # A file or folder ("" for none in the text ones): relative to the config file's folder until loaded.
 FilePath = Annotated[Path, _Names()]
+FilePaths = Annotated[tuple[Path, ...], _Names()]
 OptionalFile = Annotated[str, _Names()]
 
 
@@ -534,6 +535,72 @@ class FactsSettings(_Section):
         return self
 
 
+NOT_FOUND: dict[str, str] = {
+    "en": "I don't have that information here; a colleague at the counter can help you.",
+    "de": "Diese Information habe ich hier nicht; eine Kollegin oder ein Kollege am Schalter hilft Ihnen gern.",
+    "fr": "Je n'ai pas cette information ici ; un collègue au guichet pourra vous aider.",
+    "es": "No tengo esa información aquí; un compañero en el mostrador puede ayudarle.",
+    "nl": "Die informatie heb ik hier niet; een collega aan de balie helpt u graag.",
+}
+
+
+class KnowledgeSettings(_Section):
+    enabled: bool = Field(
+        True,
+        description="Answer from the operator's documents (Markdown, text, HTML, PDF): a fetch check on each question, then passages retrieved from the knowledge base (`appliance knowledge ...`). Off: no check, no passages.",
+    )
+    paths: FilePaths = Field(
+        (),
+        description="Folders the daemon syncs into the knowledge base at start and when asked (`POST /v1/knowledge/sync`): new files added, changed ones replaced, deleted ones removed. Relative paths start at the config file's folder.",
+    )
+    budget_tokens: int = Field(
+        256,
+        ge=0,
+        description="Tokens of `context.budget_tokens` kept for passages, after the summary, the ledger and the recent turns have taken their guaranteed shares (at most half of `context.budget_tokens`).",
+    )
+    min_score: float = Field(
+        0.3,
+        ge=-1.0,
+        le=1.0,
+        description="Least cosine similarity (all-MiniLM-L6-v2) between a question and a passage for the passage to be given to the model; a question that needs the documents and finds none gets `knowledge.not_found`.",
+    )
+    fetch_threshold: float = Field(
+        0.45,
+        ge=0.0,
+        le=1.0,
+        description="The fetch check's score (0..1, from how well the best passages match and the message's form; `appliance/knowledge/fetch.py`) at which a question is taken to need the documents.",
+    )
+    max_file_mb: float = Field(
+        20.0, gt=0, le=1024, description="Largest document file taken in, in MB; a larger one is refused, naming it."
+    )
+    chunk_tokens: int = Field(
+        200,
+        ge=32,
+        le=2048,
+        description="Largest passage in the responder's tokens: a section longer than this is split at its paragraphs and list items (a FAQ question stays with its answer).",
+    )
+    k: int = Field(12, ge=1, le=100, description="Most passages retrieved for one question, best first.")
+    subject_turns: int = Field(
+        12,
+        ge=0,
+        le=200,
+        description="The recent turns read for what the conversation is about (the documents whose titles they name), newest first; the summary is read too.",
+    )
+    not_found: dict[str, str] = Field(
+        default_factory=lambda: dict(NOT_FOUND),
+        description="The fixed answer, by language, to a question that needs the documents when no passage reaches `knowledge.min_score`; a language given here replaces the built-in text (en, de, fr, es, nl).",
+    )
+
+    @model_validator(mode="after")
+    def _texts(self) -> KnowledgeSettings:
+        for lang, text in self.not_found.items():
+            if not _LANGUAGE.fullmatch(lang):
+                raise ValueError(f"knowledge.not_found: {lang!r} is not a language code such as 'en' or 'de'")
+            if not text.strip():
+                raise ValueError(f"knowledge.not_found.{lang} is empty")
+        return self
+
+
 class TuiSettings(_Section):
     url: str = Field(
         "",
@@ -619,6 +686,10 @@ class Settings(_Section):
     facts: FactsSettings = Field(
         default_factory=FactsSettings, description="How the facts a customer gives are read from the conversation."
     )
+    knowledge: KnowledgeSettings = Field(
+        default_factory=KnowledgeSettings,
+        description="The operator's documents, and the passages answers are grounded in.",
+    )
     source: str = Field("<defaults>", exclude=True, description="internal")
 
     @model_validator(mode="after")
@@ -643,6 +714,12 @@ class Settings(_Section):
                 f"context.threshold_tokens to at most {max(1, c.budget_tokens - cap)} or raise context.budget_tokens"
             )
         return self
+
+    @property
+    def passage_tokens(self) -> int:
+        """``knowledge.budget_tokens``, but never more than half of ``context.budget_tokens``: the
+        passages' share leaves the conversation room in a small budget."""
+        return min(self.knowledge.budget_tokens, self.context.budget_tokens // 2)
 
     @property
     def threshold_tokens(self) -> int:
@@ -786,9 +863,11 @@ def _resolve_paths(settings: Settings, file: Path) -> Settings:
 
 
 def _absolute(base: Path, value: Any, marker: _Names) -> Any:
-    """``value`` with its path(s) absolute: a ``Path``, a text ("" stays "": none), or a table's keys."""
+    """``value`` with its path(s) absolute: a ``Path``, a text ("" stays "": none), a tuple of them, or a table's keys."""
     if marker.keys:
         return {_absolute(base, key, _Names()): item for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_absolute(base, item, marker) for item in value)
     if isinstance(value, str) and not value:
         return value
     path = Path(value).expanduser()

@@ -62,6 +62,19 @@ class StoreError(ApplianceError):
     title = "Storage problem"
 
 
+class DocumentError(ApplianceError):
+    """A knowledge document cannot be taken in (unreadable, encrypted, binary, empty, too large, an
+    unknown format); the message names the file, and nothing was changed."""
+
+    title = "Unusable document"
+
+
+class DocumentNotFound(ApplianceError):
+    """No knowledge document has the given name."""
+
+    title = "Unknown document"
+
+
 class GenerationError(ApplianceError):
     """The model failed while generating an answer."""
 

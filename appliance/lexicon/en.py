@@ -1,6 +1,16 @@
 """English."""
 
-from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import (
+    Entities,
+    KnowledgeCues,
+    Ledger,
+    Lexicon,
+    Names,
+    ReadBack,
+    Requests,
+    Secrets,
+    StageCues,
+)
 
 # fmt: off
 LEXICON = Lexicon(
@@ -391,5 +401,24 @@ LEXICON = Lexicon(
         "cs": "Czech", "tr": "Turkish", "ru": "Russian", "uk": "Ukrainian", "ar": "Arabic", "zh": "Chinese",
         "ja": "Japanese", "ko": "Korean", "hi": "Hindi", "el": "Greek", "ro": "Romanian", "hu": "Hungarian",
     },
+    knowledge=KnowledgeCues(
+        greetings=(
+            "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)", r"how\s+are\s+you", r"nice\s+to\s+meet\s+you",
+        ),
+        thanks=(r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much|\s+a\s+lot)?", "cheers", "bye", "goodbye", r"see\s+you", r"that'?s\s+all", r"have\s+a\s+nice\s+day"),
+        fillers=(
+            "ok", "okay", "um+", "uh+", "hm+", "hh", "er+", "ah", "oh", "so", "and", "well", "great", "perfect", "awesome",
+            "cool", "nice", "excellent", "fine", "good", "sure", "yes", "yeah", "right", r"all\s+right", "alright",
+            r"thanks?(?:\s+you)?", r"got\s+it", r"sounds?\s+(?:good|great|perfect)", "also", "then",
+        ),
+        questions=(
+            r"(?:do|does|did|is|are|was|were|can|could|will|would|may|have|has)\s+(?:they|you|i|we|it|there|this|that|he|she)",
+            "what", "whats", "when", "where", "which", "who", "how", "why", "whether", "if",
+        ),
+        actions=(
+            "book", "booking", "reserve", r"find\s+(?:me|us|a|an|one|another|something|somewhere)", r"look(?:ing)?\s+for",
+            "recommend", "suggest", r"search\s+for",
+        ),
+    ),
 )
 # fmt: on

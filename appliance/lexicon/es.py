@@ -1,6 +1,16 @@
 """Spanish."""
 
-from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import (
+    Entities,
+    KnowledgeCues,
+    Ledger,
+    Lexicon,
+    Names,
+    ReadBack,
+    Requests,
+    Secrets,
+    StageCues,
+)
 
 # fmt: off
 LEXICON = Lexicon(
@@ -211,6 +221,16 @@ LEXICON = Lexicon(
         credit=(r"de\s+saldo",),
         balance=("saldo",),
         balance_verbs=("es",),
+    ),
+    knowledge=KnowledgeCues(
+        greetings=("hola", r"buen(?:os|as)\s+(?:dias|tardes|noches)", r"que\s+tal", r"como\s+esta(?:s)?"),
+        thanks=("gracias", r"muchas\s+gracias", "adios", r"hasta\s+luego", r"eso\s+es\s+todo"),
+        fillers=("ok", "vale", "bueno", "bien", "perfecto", "genial", "si", "pues", "y", "eh", "ah", "oh", "gracias"),
+        questions=(
+            r"(?:tienen|tiene|hay|puedo|puede|pueden|aceptan|acepta|ofrecen|ofrece)",
+            "que", "cuando", "donde", "como", "cual(?:es)?", "cuanto", "cuanta", r"por\s+que", "si",
+        ),
+        actions=("reservar", r"busc(?:o|ar|ame)", "recomendar", "recomienda", r"encontrar(?:me)?"),
     ),
 )
 # fmt: on

@@ -1,6 +1,16 @@
 """French."""
 
-from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import (
+    Entities,
+    KnowledgeCues,
+    Ledger,
+    Lexicon,
+    Names,
+    ReadBack,
+    Requests,
+    Secrets,
+    StageCues,
+)
 
 # fmt: off
 LEXICON = Lexicon(
@@ -208,6 +218,16 @@ LEXICON = Lexicon(
         credit=(r"de\s+cr[ée]dit",),
         balance=("solde",),
         balance_verbs=("est",),
+    ),
+    knowledge=KnowledgeCues(
+        greetings=("bonjour", "bonsoir", "salut", r"comment\s+allez[- ]vous", r"enchante(?:e)?"),
+        thanks=("merci", r"merci\s+beaucoup", r"au\s+revoir", r"bonne\s+journee", r"c'?est\s+tout"),
+        fillers=("ok", "d'accord", "bon", "bien", "super", "parfait", "oui", "alors", "et", "euh", "ah", "oh", "merci"),
+        questions=(
+            r"est[- ]ce\s+que", r"y\s+a[- ]t[- ]il", r"(?:avez|pouvez|acceptez|faites|proposez)[- ]vous",
+            "quel(?:le)?s?", "quand", "ou", "comment", "combien", "pourquoi", "si",
+        ),
+        actions=("reserver", r"trouve[rz]?\s+(?:moi|nous|un|une)", "recommander", "conseiller", "chercher"),
     ),
 )
 # fmt: on

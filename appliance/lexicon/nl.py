@@ -1,6 +1,16 @@
 """Dutch."""
 
-from appliance.lexicon.schema import Entities, Ledger, Lexicon, Names, ReadBack, Requests, Secrets, StageCues
+from appliance.lexicon.schema import (
+    Entities,
+    KnowledgeCues,
+    Ledger,
+    Lexicon,
+    Names,
+    ReadBack,
+    Requests,
+    Secrets,
+    StageCues,
+)
 
 # fmt: off
 LEXICON = Lexicon(
@@ -201,6 +211,16 @@ LEXICON = Lexicon(
         address_cues=(r"mijn\s+adres", r"uw\s+adres"),
         address_joins=("en",),
         balance=("saldo",),
+    ),
+    knowledge=KnowledgeCues(
+        greetings=("hallo", "hoi", r"goede(?:n)?\s*(?:morgen|middag|avond)", "dag", r"hoe\s+gaat\s+het"),
+        thanks=("dank", r"dank\s+(?:je|u)(?:\s+wel)?", "bedankt", r"tot\s+ziens", "doei", r"dat\s+was\s+het"),
+        fillers=("ok", "oke", "goed", "prima", "mooi", "super", "ja", "dus", "en", "eh", "ah", "oh", "bedankt"),
+        questions=(
+            r"(?:hebben|heeft|is|zijn|kan|kunnen|mag|accepteren|bieden)\s+(?:jullie|u|je|ik|het|er|we)",
+            "wat", "wanneer", "waar", "hoe", "welke", "waarom", "of",
+        ),
+        actions=("boeken", "reserveren", r"zoek(?:en)?\s+(?:een|voor)", "aanraden", "vinden"),
     ),
 )
 # fmt: on

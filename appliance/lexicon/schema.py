@@ -226,6 +226,24 @@ class Ledger:
 
 
 @dataclass(frozen=True)
+class KnowledgeCues:
+    """The fetch check of the knowledge base (``appliance.knowledge.fetch``): patterns matched without
+    case as whole words, on text folded like the read-back's (no accents, straight apostrophes)."""
+
+    greetings: tuple[str, ...] = ()
+    """Patterns of greetings and small talk that need no document ("hello", "how are you")."""
+    thanks: tuple[str, ...] = ()
+    """Patterns of thanks and goodbyes that need no document ("thank you", "bye")."""
+    fillers: tuple[str, ...] = ()
+    """Patterns of the words a message may open with before its point ("ok", "um", "great"): left
+    out of the question that is matched against the documents."""
+    questions: tuple[str, ...] = ()
+    """Patterns that make a message a question ("do you", "is there", "what", "whether")."""
+    actions: tuple[str, ...] = ()
+    """Patterns of a request to do something rather than to be told something ("book", "find me")."""
+
+
+@dataclass(frozen=True)
 class Lexicon:
     """The words of one language that the appliance matches, by the part that reads them."""
 
@@ -241,6 +259,7 @@ class Lexicon:
     names: Names = field(default_factory=Names)
     entities: Entities = field(default_factory=Entities)
     ledger: Ledger = field(default_factory=Ledger)
+    knowledge: KnowledgeCues = field(default_factory=KnowledgeCues)
     language_names: Mapping[str, str] = field(default_factory=dict)
     """Names of languages in this language, by ISO 639-1 code (the summarizer's prompt, in English,
     names the conversation's language with the English ones)."""

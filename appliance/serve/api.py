@@ -30,7 +30,7 @@ from appliance.serve.auth import BearerAuth, Gate, OnRefuse, Role, normal_origin
 from appliance.serve.deps import Api, api_of
 from appliance.serve.errors import error_response, status_of
 from appliance.serve.limits import BodyLimit
-from appliance.serve.routes import health, openai, sessions, summary
+from appliance.serve.routes import health, knowledge, openai, sessions, summary
 
 
 def create_app(
@@ -59,7 +59,8 @@ def create_app(
         api.metrics.failed(status)
 
     everyone: dict[str, Role] = {**(tokens or {}), **({token: "operator"} if token else {})}
-    _add_doors(app, appliance.settings.server, everyone, api.limits.max_body_bytes, refused)
+    uploads = {"/v1/knowledge/documents/": int(appliance.settings.knowledge.max_file_mb * 1_000_000)}
+    _add_doors(app, appliance.settings.server, everyone, api.limits.max_body_bytes, refused, uploads)
     app.exception_handler(ApplianceError)(_typed)
     app.exception_handler(RequestValidationError)(_invalid)
     app.exception_handler(StarletteHTTPException)(_http)
@@ -67,15 +68,21 @@ def create_app(
     app.include_router(sessions.router)
     app.include_router(summary.router)
     app.include_router(openai.router)
+    app.include_router(knowledge.router)
     return app
 
 
 def _add_doors(
-    app: FastAPI, cfg: ServerSettings, tokens: Mapping[str, Role], max_body_bytes: int, refused: OnRefuse
+    app: FastAPI,
+    cfg: ServerSettings,
+    tokens: Mapping[str, Role],
+    max_body_bytes: int,
+    refused: OnRefuse,
+    larger: Mapping[str, int],
 ) -> None:
     """The doors, outermost last: Host and Origin, then CORS (configured origins only), then the token,
     then the body's size. A CORS preflight carries no token, so it is answered before the token door."""
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, on_refuse=refused)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, on_refuse=refused, larger=larger)
     app.add_middleware(BearerAuth, tokens=tokens, on_refuse=refused)
     if cfg.allowed_origins:
         app.add_middleware(

@@ -43,11 +43,11 @@ if TYPE_CHECKING:
     from appliance.store import Store
 
 Role = Literal["operator", "kiosk", "integration"]
-Action = Literal["create", "list", "read", "talk", "record", "summary", "erase", "openai"]
+Action = Literal["create", "list", "read", "talk", "record", "summary", "erase", "openai", "knowledge"]
 
 # What each role may do. Session routes also need the session to be the caller's own (operators: any).
 RIGHTS: dict[Role, frozenset[Action]] = {
-    "operator": frozenset(("create", "list", "read", "talk", "record", "summary", "erase", "openai")),
+    "operator": frozenset(("create", "list", "read", "talk", "record", "summary", "erase", "openai", "knowledge")),
     "kiosk": frozenset(("create", "read", "talk")),
     "integration": frozenset(("create", "read", "talk", "record", "openai")),
 }
@@ -60,6 +60,7 @@ WHAT: dict[Action, str] = {
     "summary": "change summaries",
     "erase": "erase sessions",
     "openai": "use the OpenAI endpoint",
+    "knowledge": "read or change the knowledge base",
 }
 
 OnRefuse = Callable[[str, int], None]  # (reason, HTTP status): counted in /metrics

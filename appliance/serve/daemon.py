@@ -31,6 +31,7 @@ from appliance.errors import ConfigError
 from appliance.serve.sdnotify import Notifier
 
 if TYPE_CHECKING:
+    from appliance.knowledge import Knowledge
     from appliance.serve.auth import Role
 
 log = logging.getLogger("appliance.daemon")
@@ -56,6 +57,7 @@ def serve(settings: Settings, *, notifier: Notifier | None = None) -> None:
     # FastAPI and uvicorn (about half a second of imports on a small box) import beside the model loads.
     appliance = build(settings, imports=("appliance.serve.server",))
     try:
+        sync_knowledge(appliance.knowledge, settings, notifier)
         from appliance.serve.server import run
 
         sockets, where = bind(host, port, unix)
@@ -66,6 +68,40 @@ def serve(settings: Settings, *, notifier: Notifier | None = None) -> None:
         if unix is not None and unix.is_socket():
             unix.unlink()
     log.info("stopped cleanly")
+
+
+# While the knowledge folders sync before READY, each step of progress asks systemd for this much more.
+SYNC_EXTEND_S = 90.0
+
+
+def sync_knowledge(knowledge: Knowledge | None, settings: Settings, notifier: Notifier) -> None:
+    """Sync ``knowledge.paths`` before READY, so that the first answers already have the documents.
+
+    Unchanged folders take seconds. A first ingest can take minutes: each batch of documents read asks
+    systemd for ``SYNC_EXTEND_S`` more start-up time (``EXTEND_TIMEOUT_USEC``) and says how far it got,
+    so the start limit follows progress, and a sync that hangs still fails the start. The watchdog only
+    runs from READY on, when the serving loop pings it; later syncs (``POST /v1/knowledge/sync``) run
+    on a worker thread, off that loop.
+    """
+    if knowledge is None or not settings.knowledge.paths:
+        return
+
+    def progress(text: str) -> None:
+        notifier.extend(SYNC_EXTEND_S, text)
+        log.info("%s", text)
+
+    progress("syncing the knowledge folders")
+    report = knowledge.sync_configured(progress)
+    log.info(
+        "knowledge: %d added, %d replaced, %d removed, %d unchanged in %.1f s",
+        len(report.added),
+        len(report.replaced),
+        len(report.removed),
+        len(report.unchanged),
+        report.seconds,
+    )
+    for name, error in report.failed:
+        log.warning("knowledge: not taken in: %s", error if error.startswith(name) else f"{name}: {error}")
 
 
 def read_tokens(cfg: ServerSettings) -> dict[str, Role]:

@@ -19,6 +19,8 @@ from appliance.errors import (
     Busy,
     Cancelled,
     ConfigError,
+    DocumentError,
+    DocumentNotFound,
     GenerationError,
     InputError,
     MessageTooLong,
@@ -66,6 +68,12 @@ class TurnLimit(InputError):
     title = "Turn limit"
 
 
+class KnowledgeOff(ApplianceError):
+    """The appliance runs without a knowledge base (``knowledge.enabled`` is false)."""
+
+    title = "No knowledge base"
+
+
 class RateLimited(Busy):
     """One client started more sessions than ``server.sessions_per_minute`` allows."""
 
@@ -79,7 +87,10 @@ STATUS: dict[type[Exception], tuple[int, str]] = {
     TooLarge: (413, "too_large"),
     TurnLimit: (409, "turn_limit"),
     InputError: (422, "invalid_request"),
+    DocumentError: (422, "unusable_document"),
     SessionNotFound: (404, "not_found"),
+    DocumentNotFound: (404, "not_found"),
+    KnowledgeOff: (404, "knowledge_off"),
     TurnConflict: (409, "conflict"),
     RateLimited: (429, "rate_limited"),
     Busy: (429, "busy"),

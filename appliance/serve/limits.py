@@ -16,7 +16,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from starlette.datastructures import Headers
@@ -168,21 +168,36 @@ class QueueShare:
 class BodyLimit:
     """Refuse a request body over ``max_bytes`` with 413, before anything parses it.
 
-    A declared ``Content-Length`` over the limit is refused at once; a body without one is counted
+    A path under one of ``larger``'s prefixes has that limit instead (a document upload, up to
+    ``knowledge.max_file_mb``). A declared ``Content-Length`` over the limit is refused at once; a body without one is counted
     as it arrives. The body is read here, whole and bounded, and handed on as one message. The
     rest of an oversized body (up to ``DRAIN_CAP_BYTES``, within ``DRAIN_TIMEOUT_S``) is read and
     dropped, so that a client still sending sees the 413 rather than a reset connection; one that
     waits for ``100 Continue`` is answered at once.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int, on_refuse: Callable[[str, int], None]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        on_refuse: Callable[[str, int], None],
+        larger: Mapping[str, int] | None = None,
+        setting: str = "server.max_body_bytes",
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.on_refuse = on_refuse
+        self.larger = dict(larger or {})  # path prefix -> its own limit (a document upload)
+        self.setting = setting  # where the limit comes from, for the refusal's message
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        path = str(scope.get("path", ""))
+        limit = next((n for prefix, n in self.larger.items() if path.startswith(prefix)), self.max_bytes)
+        if limit != self.max_bytes:
+            await BodyLimit(self.app, limit, self.on_refuse, setting="knowledge.max_file_mb")(scope, receive, send)
             return
         headers = Headers(scope=scope)
         declared = headers.get("content-length")
@@ -214,7 +229,7 @@ class BodyLimit:
     async def refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.on_refuse("body", 413)
         exc = TooLarge(
-            f"the request body is larger than the limit of {self.max_bytes} bytes (server.max_body_bytes)",
+            f"the request body is larger than the limit of {self.max_bytes} bytes ({self.setting})",
             field="body",
             limit=self.max_bytes,
         )

@@ -71,6 +71,10 @@ class Notifier:
     def status(self, text: str) -> bool:
         return self.send(f"STATUS={text}")
 
+    def extend(self, seconds: float, status: str = "") -> bool:
+        """Ask for ``seconds`` more to start (``EXTEND_TIMEOUT_USEC``): a long start that is making progress."""
+        return self.send(f"EXTEND_TIMEOUT_USEC={int(seconds * 1_000_000)}", *([f"STATUS={status}"] if status else []))
+
     def stopping(self, status: str = "") -> bool:
         return self.send("STOPPING=1", *([f"STATUS={status}"] if status else []))
 

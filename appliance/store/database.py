@@ -22,6 +22,7 @@ from typing import Any
 import sqlite_utils
 
 from appliance.errors import SessionNotFound, StoreError, TurnConflict
+from appliance.store.knowledge import KnowledgeTables
 from appliance.store.migrations import migrations
 from appliance.types import (
     LedgerEntry,
@@ -37,8 +38,9 @@ from appliance.types import (
 )
 
 
-class Store:
-    """Thread-safe access to one database file (one connection, one lock)."""
+class Store(KnowledgeTables):
+    """Thread-safe access to one database file (one connection, one lock); the knowledge base's
+    methods are in :mod:`appliance.store.knowledge`."""
 
     def __init__(self, db: sqlite_utils.Database, path: Path | None) -> None:
         self.db = db

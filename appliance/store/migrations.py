@@ -129,6 +129,68 @@ def m004_owner(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m005_knowledge(db: sqlite_utils.Database) -> None:
+    # The operator's documents, their chunks, an FTS5 index over the chunks and the chunks' vectors.
+    # ``key`` names a document's source (its absolute path, or ``upload:<name>``); ``folder`` the synced
+    # folder it came from ('' for one added by hand or uploaded), so a sync removes only its own.
+    db.execute(
+        """CREATE TABLE knowledge_documents (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            folder TEXT NOT NULL DEFAULT '',
+            title TEXT NOT NULL,
+            format TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            chunks INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            added_at REAL NOT NULL
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE knowledge_chunks (
+            id INTEGER PRIMARY KEY,
+            doc_id INTEGER NOT NULL REFERENCES knowledge_documents(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            heading TEXT NOT NULL,
+            location TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            text_sha TEXT NOT NULL,
+            vector BLOB NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX knowledge_chunks_doc ON knowledge_chunks(doc_id, ord)")
+    db.execute("CREATE INDEX knowledge_chunks_sha ON knowledge_chunks(text_sha)")
+    db.execute(
+        """CREATE VIRTUAL TABLE knowledge_fts USING fts5(
+            title, heading, text, content='knowledge_chunks', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2'
+        )"""
+    )
+    # The index follows its chunks below any code, so no stale chunk is ever found by a search.
+    db.execute(
+        """CREATE TRIGGER knowledge_chunks_ai AFTER INSERT ON knowledge_chunks BEGIN
+            INSERT INTO knowledge_fts(rowid, title, heading, text) VALUES (new.id, new.title, new.heading, new.text);
+        END"""
+    )
+    db.execute(
+        """CREATE TRIGGER knowledge_chunks_ad AFTER DELETE ON knowledge_chunks BEGIN
+            INSERT INTO knowledge_fts(knowledge_fts, rowid, title, heading, text)
+            VALUES ('delete', old.id, old.title, old.heading, old.text);
+        END"""
+    )
+    db.execute(
+        "CREATE TRIGGER knowledge_chunks_no_update BEFORE UPDATE ON knowledge_chunks BEGIN SELECT RAISE(ABORT, 'a chunk is replaced, never edited'); END"
+    )
+    # Bumped by every change, so that each process's in-memory index knows when to reload.
+    db.execute("CREATE TABLE knowledge_state (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL)")
+    db.execute("INSERT INTO knowledge_state (id, generation) VALUES (1, 0)")
+
+
+@migrations()
 def m006_ledger_labels(db: sqlite_utils.Database) -> None:
     # What tells several values of one kind apart ("savings", "mobile") and what a value is about
     # ("Lakeside Hotel"); rows written before have neither. Which value is superseded is not stored:

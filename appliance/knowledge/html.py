@@ -1,0 +1,71 @@
+"""HTML documents, read with selectolax (the lexbor engine: an HTML5 parser, so broken markup reads as
+a browser would read it): the only importer. Scripts, styles and navigation are left out; headings,
+paragraphs, list items, preformatted text and table rows become blocks, and loose text in other
+elements a paragraph."""
+
+from __future__ import annotations
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from appliance.knowledge.document import Block, Parsed, Source, decode, tidy, title_of
+
+SKIP = {"script", "style", "noscript", "template", "nav", "head", "svg", "iframe", "object", "button", "form"}
+HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+LEAVES = {"p": "paragraph", "li": "item", "dt": "item", "dd": "paragraph", "pre": "code", "blockquote": "paragraph"}
+LEAVES |= {"caption": "paragraph", "figcaption": "paragraph", "address": "paragraph", "summary": "paragraph"}
+NESTED = "table, ul, ol, dl, div, p, pre, blockquote, section, h1, h2, h3, h4, h5, h6"
+INLINE = {"a", "b", "i", "em", "strong", "span", "code", "small", "sup", "sub", "abbr", "mark", "u", "s", "q", "time"}
+INLINE |= {"cite", "kbd", "var", "label", "font", "big", "wbr", "img", "data"}
+
+
+def read(source: Source) -> Parsed:
+    tree = LexborHTMLParser(decode(source))
+    root = tree.body or tree.root
+    blocks: list[Block] = []
+    if root is not None:
+        _walk(root, blocks)
+    head = tree.css_first("title")
+    found = tuple(blocks)
+    named = tidy(head.text()) if head is not None else ""
+    title = named if named and not any(b.kind == "heading" and b.level == 1 for b in found) else ""
+    return Parsed(title=title or title_of(found, source.name), blocks=found, format="html")
+
+
+def _walk(node: LexborNode, out: list[Block]) -> None:
+    loose: list[str] = []
+
+    def flush() -> None:
+        text = tidy(" ".join(loose))
+        if text:
+            out.append(Block("paragraph", text))
+        loose.clear()
+
+    for child in node.iter(include_text=True):
+        tag = child.tag or ""
+        if tag == "-text":
+            loose.append(child.text(deep=False) or "")
+        elif tag in SKIP or tag.startswith("-"):
+            continue
+        elif tag in INLINE:
+            loose.append(child.text(separator=" ") or "")
+        elif tag == "br":
+            loose.append("\n")
+        elif tag in LEAVES and child.css_first(NESTED) is not None:
+            flush()
+            _walk(child, out)  # a paragraph or item holding blocks (a table in an unclosed <p>, a sub-list)
+        elif tag in HEADINGS or tag in LEAVES or tag == "tr":
+            flush()
+            if tag == "tr":
+                cells = [tidy(c.text(separator=" ")) for c in child.css("td, th")]
+                text = " | ".join(c for c in cells if c)
+                kind = "row"
+            else:
+                separator = "\n" if tag == "pre" else " "
+                text = tidy(child.text(separator=separator))
+                kind = "heading" if tag in HEADINGS else LEAVES[tag]
+            if text:
+                out.append(Block(kind, text, level=HEADINGS.get(tag, 0)))  # type: ignore[arg-type]
+        else:
+            flush()
+            _walk(child, out)
+    flush()

@@ -1,0 +1,168 @@
+"""``appliance bench knowledge``: the knowledge base on a dialogue set with its documents.
+
+Input: a folder of documents and dialogues in the format of ``shared/data/knowledge_dev/`` (each item:
+the turns up to a customer's message, ``needs_knowledge``, and the ``gold`` document and section).
+The documents are synced into a fresh database in a temporary folder (``ingest``: seconds and chunks),
+then synced again unchanged (``resync_s``). Each item's last message is then looked up as the turn
+would look it up (its earlier turns, newest first, as the conversation's recent text):
+
+* ``fetch``: precision and recall of the fetch check against ``needs_knowledge``;
+* ``retrieval`` (items that need knowledge): ``at_1`` and ``at_3``, the gold section among the first one
+  or three passages; ``gold_placed``, among the best passages that fit ``knowledge.budget_tokens``
+  (their tokens added in rank order, as the context gives them room).
+
+The same figures are given for the odd- and even-numbered items (``halves``): the fetch check's
+weights were chosen on the odd ones, so the even ones are held out. The answers' figures (agreement,
+not-found, TTFT) need the turn's use of the passages, which comes later.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from appliance.app import open_knowledge
+from appliance.config import Settings
+from appliance.knowledge import Knowledge, Query, Retrieval
+from appliance.store import Store
+
+Progress = Callable[[str], None]
+
+
+def load_items(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    items = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                items.append(json.loads(line))
+            if limit is not None and len(items) >= limit:
+                break
+    return items
+
+
+def query_of(item: dict[str, Any], turns: int) -> Query:
+    """The item's last customer message, with the turns before it (newest first) as its recent text."""
+    said = [t["text"] for t in item["turns"]]
+    recent = tuple(reversed(said[:-1]))[:turns]
+    return Query(message=said[-1], recent=recent)
+
+
+def placed(retrieval: Retrieval, budget: int) -> list[int]:
+    """Positions of the passages that fit ``budget`` tokens, taken in rank order (one that does not
+    fit is skipped and a smaller one after it may still go in)."""
+    used, out = 0, []
+    for i, passage in enumerate(retrieval.passages):
+        if used + passage.tokens <= budget:
+            used += passage.tokens
+            out.append(i)
+    return out
+
+
+def is_gold(passage: Any, gold: Sequence[dict[str, Any]]) -> bool:
+    return any(passage.doc == g["doc"] and passage.heading.split(" > ")[-1] == g["section"] for g in gold)
+
+
+def score(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Fetch precision and recall, and retrieval at 1, at 3 and placed, over ``rows``."""
+    fetched = [r for r in rows if r["fetch"]]
+    needed = [r for r in rows if r["needs"]]
+    hits = [r for r in fetched if r["needs"]]
+    golds = [r for r in needed if r["gold"]]
+    share = lambda n, d: round(n / d, 3) if d else None  # noqa: E731
+    return {
+        "items": len(rows),
+        "fetch": {"precision": share(len(hits), len(fetched)), "recall": share(len(hits), len(needed))},
+        "retrieval": {
+            "items": len(golds),
+            "gold_placed": share(sum(r["placed"] for r in golds), len(golds)),
+            "at_1": share(sum(r["rank"] == 1 for r in golds), len(golds)),
+            "at_3": share(sum(0 < r["rank"] <= 3 for r in golds), len(golds)),
+        },
+    }
+
+
+def evaluate(knowledge: Knowledge, items: Sequence[dict[str, Any]], budget: int, turns: int) -> list[dict[str, Any]]:
+    rows = []
+    for item in items:
+        query = query_of(item, turns)
+        found = knowledge.search(query)
+        decision = found.decision
+        ranks = [i + 1 for i, p in enumerate(found.passages) if is_gold(p, item.get("gold", ()))]
+        rows.append(
+            {
+                "id": item.get("id", ""),
+                "needs": bool(item.get("needs_knowledge")),
+                "gold": bool(item.get("gold")),
+                "fetch": decision.fetch,
+                "reason": decision.reason,
+                "score": round(decision.score, 4),
+                "best": round(decision.best, 4),
+                "rank": ranks[0] if ranks else 0,
+                "placed": any(is_gold(found.passages[i], item.get("gold", ())) for i in placed(found, budget)),
+            }
+        )
+    return rows
+
+
+def run_bench(
+    settings: Settings,
+    dialogues: Path,
+    docs: Path,
+    *,
+    limit: int | None = None,
+    progress: Progress | None = None,
+    encoder: Any = None,
+    counter: Any = None,
+) -> dict[str, Any]:
+    """The report (see the module's docstring); ``encoder`` and ``counter`` replace the configured ones (tests)."""
+    say = progress or (lambda _msg: None)
+    items = load_items(dialogues, limit)
+    with tempfile.TemporaryDirectory(prefix="bench-knowledge-") as tmp:
+        store = Store.open(Path(tmp) / "bench.db")
+        try:
+            kb = open_knowledge(settings, store, encoder=encoder, counter=counter)
+            say(f"syncing {docs}")
+            first = kb.sync(docs, say)
+            started = time.monotonic()
+            again = kb.sync(docs)
+            resync_s = time.monotonic() - started
+            say(f"{first.chunks} chunks in {first.seconds:.1f} s; looking up {len(items)} items")
+            rows = evaluate(kb, items, settings.passage_tokens, settings.knowledge.subject_turns)
+        finally:
+            store.close()
+    whole = score(rows)
+    return {
+        "ingest": {"seconds": round(first.seconds, 2), "chunks": first.chunks, "documents": len(first.added)},
+        "failed": [{"document": n, "error": e} for n, e in first.failed],
+        "resync_s": round(resync_s, 3),
+        "resync_unchanged": len(again.unchanged),
+        "fetch": whole["fetch"],
+        "retrieval": whole["retrieval"],
+        "halves": {"odd": score(rows[1::2]), "even": score(rows[0::2])},
+        "budget_tokens": settings.passage_tokens,
+        "items": len(rows),
+        "rows": rows,
+    }
+
+
+def format_text(report: dict[str, Any]) -> str:
+    f, r = report["fetch"], report["retrieval"]
+    lines = [
+        f"ingest: {report['ingest']['documents']} documents, {report['ingest']['chunks']} chunks in "
+        f"{report['ingest']['seconds']:.1f} s; unchanged re-sync {report['resync_s']:.2f} s",
+        f"fetch check: precision {f['precision']}, recall {f['recall']} ({report['items']} items)",
+        f"retrieval: gold placed in {report['budget_tokens']} tokens {r['gold_placed']}, at 1 {r['at_1']}, "
+        f"at 3 {r['at_3']} ({r['items']} items)",
+    ]
+    for name, half in report["halves"].items():
+        lines.append(
+            f"  {name} items: fetch P {half['fetch']['precision']} R {half['fetch']['recall']}; "
+            f"placed {half['retrieval']['gold_placed']}, at 1 {half['retrieval']['at_1']}, at 3 {half['retrieval']['at_3']}"
+        )
+    for failed in report["failed"]:
+        lines.append(f"  not taken in: {failed['document']}: {failed['error']}")
+    return "\n".join(lines)
