@@ -1129,7 +1129,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("tui-daemon")
     config = write_config(
         tmp,
-        f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\n'
+        # one thread each: the test process draws the app on the same two cores
+        f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\nn_threads = 1\n'
         # the default summarizer, after the first exchange already
         '[context]\npolicy = "rolling"\nrecent_pairs = 0\n'
         "[summarizer]\nevery_turns = 2\nn_threads = 1\ntimeout_s = 300\n",
