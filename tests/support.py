@@ -1,4 +1,5 @@
-"""Helpers the tests share: paths, a config writer, and the plumbing for tests that start real servers.
+"""Helpers the tests share: paths, a config writer, one way to wait for something (:func:`eventually`),
+and the plumbing for tests that start real servers.
 
 Fixtures live in conftest.py; fakes of the models in fakes.py.
 """
