@@ -30,6 +30,8 @@ def patterns(lexicon: Lexicon) -> list[str]:
     found += [*n.firm_cues, *n.sign_offs, *r.earlier, *lexicon.ledger.corrections, *lexicon.ledger.denials]
     found += [*lexicon.ledger.additions, *lexicon.ledger.subjects]
     found += [p for words in lexicon.ledger.value_labels.values() for p in words]
+    found += [*n.labels, *n.introductions, *n.unmarked_cues, *n.word_forms]
+    found += [*e.level_nouns, *e.card_ends_before, *e.card_ends, *e.counts, *e.number_nouns]
     return found
 
 
