@@ -143,6 +143,9 @@ def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cu
     span = None
     if not cued and "name" in kinds:
         span = names.reply_name(text)
+        named = [e.start for e in found if e.kind == "name"]
+        if span is None and named:
+            own.add(named[0])  # "... and the name is rosa delgado": the name asked for, whatever its cue
     elif not cued and (asked is None or "open" in kinds or not _ASKS.search(asked)):
         span = names.opening_name(text)
     signed = None
