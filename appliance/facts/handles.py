@@ -39,6 +39,7 @@ def _level_nouns(lex: Lexicon) -> re.Pattern[str]:
     """A level next to a word of membership, in either order ("premium tier", "Platin-Mitglied",
     "socio oro", "Gold-abonnement"), in one word where the language joins nouns ("Goldkunde")."""
     levels, nouns = "|".join(lex.entities.levels), "|".join(lex.entities.level_nouns)
+    levels = rf"(?:{levels})(?:\s+(?:plus|\+))?"  # "Gold Plus member"
     join = r"[\s-]?" if lex.compounding else r"[\s-]+"
     return re.compile(
         rf"(?i)(?<![\w-])(?:(?P<before>{levels}){join}(?:{nouns})|(?:{nouns}){join}(?P<after>{levels}))(?![\w-])"
@@ -55,7 +56,7 @@ _CARD_WORD = r"(?:" + either(lambda lex: lex.entities.card_words) + r")"
 _CARD_TAIL = re.compile(
     r"(?i)(?<!\w)"
     + _CARD_WORD
-    + r"(?:\s+[^\W\d_]+){0,2}?\s*,?\s+(?:"
+    + r"(?:\s+[^\W\d_]+){0,2}?\s*[,(]?\s*(?:"
     + either(lambda lex: lex.entities.card_tails)
     + r")\s*:?\s*(?P<value>\d{2,6})(?!\w|[.,]\d)"
 )

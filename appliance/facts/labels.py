@@ -123,9 +123,11 @@ _USERNAMES = re.compile(
     + _kind_words(lambda e: e.username_labels)
     + r")s?(?!\w)"
 )
-# What a count and a kind make of a value after them: plain numbers, and a number written without
-# separators that looked like a phone's; a code keeps the kind its own label gave it.
-_PLAIN = frozenset({"number"})
+# What a count and a kind make of a value after them: plain numbers and codes, and a number
+# written without separators that looked like a phone's.
+_PLAIN = frozenset({"number", "reference"})
+# A kind's label after the count ends what it announces.
+_KIND_WORD = re.compile(r"(?i)(?<!\w)(?:" + _KIND_LABEL + r")")
 
 
 def announced(text: str, found: Sequence[Entity]) -> list[Entity]:
@@ -142,6 +144,8 @@ def announced(text: str, found: Sequence[Entity]) -> list[Entity]:
         kind = next(k for k in _KINDS if m[k])
         stop = _SENTENCE_END.search(text, m.end())
         end = stop.start() if stop else len(text)
+        other = next((x for x in _KIND_WORD.finditer(text, m.end(), end) if not x[kind]), None)
+        end = other.start() if other else end  # "4 tickets, reference number 65LWDB9Q": another kind's label
         for i, e in enumerate(out):
             plain = e.kind in _PLAIN or (e.kind == "phone" and e.text.isdigit())
             if plain and m.end() <= e.start < end:

@@ -97,6 +97,15 @@ _INTRO = re.compile(
     + r")\s+"
     + _NAME_BODY
 )
+# "Hi, it's Priya Nair", "Goedemorgen, met Kees Mulder": ordinary words that introduce only after a greeting.
+_GREETED = re.compile(
+    r"(?i:"
+    + _either(lambda n: n.greetings)
+    + r")\W+(?i:"
+    + (_either(lambda n: n.greeted) or "(?!)")
+    + r")\s+"
+    + _NAME_BODY
+)
 # "Oluwaseun Adeyemi here", "Tom speaking": a clause of its own, at the start of the message or a sentence.
 _HERE = re.compile(
     r"(?:^|[.!?;]\s+|(?i:" + _either(lambda n: n.greetings) + r")\W+)"
@@ -152,7 +161,7 @@ def find_cued(text: str, add: Add) -> None:
 
 # Cues after which a name counts in any case; patterns whose name must be a clause of its own.
 _FIRM = (_FIRM_CUES, _YOUR_NAME, _NAME_LABEL)
-_CLAUSE = (_INTRO, _HERE)
+_CLAUSE = (_INTRO, _GREETED, _HERE)
 
 
 def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) -> tuple[int, int] | None:
@@ -185,11 +194,11 @@ def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) ->
         return None
     if pattern is _HERE and end != m.end("name"):
         return None
-    if pattern is _INTRO and _A_SIGN_OFF.match(text, start):
+    if pattern in _CLAUSE and _A_SIGN_OFF.match(text, start):
         return None  # "Bedankt. Met vriendelijke groet"
     if not firm and blind and words < 2:
         return None  # "im fine", "this is ridiculous"
-    if not firm and pattern is not _HERE and (blind or pattern is _INTRO) and not _FOLLOW.match(text, end):
+    if not firm and pattern is not _HERE and (blind or pattern in _CLAUSE) and not _FOLLOW.match(text, end):
         return None
     return start, end
 
@@ -214,7 +223,7 @@ def case_blind(text: str) -> bool:
 def introduces_self(text: str, start: int) -> bool:
     """Whether the name at ``start`` of ``text`` is the speaker's own ("my name is Dana", "this is
     Tom", "Tom here") rather than the name of the person spoken to ("Thanks, Dana", "Mr. Whitfield")."""
-    own = (_FIRM_CUES, _NAME_CUES, _UNMARKED, _NAME_LABEL, _INTRO, _HERE)
+    own = (_FIRM_CUES, _NAME_CUES, _UNMARKED, _NAME_LABEL, _INTRO, _GREETED, _HERE)
     return any(m.start("name") == start for p in _patterns(text) if p in own for m in p.finditer(text))
 
 
@@ -231,6 +240,7 @@ _HINTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (_NAME_LABEL, re.compile(_either(lambda n: n.labels))),
     (_YOUR_NAME, _hint(lambda n: n.your_hints)),
     (_INTRO, re.compile(_either(lambda n: n.introductions))),
+    (_GREETED, re.compile(_either(lambda n: n.greeted) or "(?!)")),
     (_HERE, _hint(lambda n: n.here_hints)),
     (_HONORIFIC, None),
     (_GREETING_NAME, re.compile(_ADDRESSING)),  # the greetings and thanks themselves

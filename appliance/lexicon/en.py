@@ -13,6 +13,7 @@ LEXICON = Lexicon(
                 "who am i speaking to", "who is calling", "whom am i speaking", "who's calling", "what name",
                 "which name", "name on the", "name for the", "a name for", "may i ask who", "name please",
                 "holder's name", "policyholder's name", "patient's name", "customer's name", "member's name",
+                "the account holder", "the policyholder", "the policy holder", "the cardholder",
                 "and the name", "whose name",
             ),
             "account": (
@@ -223,6 +224,7 @@ LEXICON = Lexicon(
         firm_cues=(r"my\s+(?:full\s+)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s"),
         labels=(r"(?:full\s+)?name\s*(?:is|:)", r"name\s*['’]\s*s"),
         introductions=(r"this\s+is",),
+        greeted=(r"it\s*['’]\s*s", r"it\s+is"),
         sign_offs=(
             r"(?:kind|best|warm|warmest|many)\s+regards", "regards", "best", "thanks", r"thanks\s+again",
             r"thank\s+you", r"many\s+thanks", "cheers", r"(?:yours\s+)?sincerely", r"yours\s+truly", "rgds", "ta",
@@ -257,10 +259,10 @@ LEXICON = Lexicon(
         ),
         assent=("yes", "sure", "okay", "ok", "certainly"),
         titles=("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof"),
-        after=("and", "here", "speaking", r"is\s+my\s+name"),
+        after=("and", "here", "speaking", r"is\s+my\s+name", "again"),
         leads=(
             "yes", "yeah", "yep", "yup", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", "right", "well", "so",
-            "um+", "uh+", "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)",
+            "um+", "uh+", "er+m*", "hmm+", "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)", "me",
         ),
         it_is=(
             r"it\s*['’]?\s*s", r"it\s+is", r"that\s*['’]?\s*s", r"that\s+is", r"this\s+is", r"it\s+was",
@@ -335,7 +337,7 @@ LEXICON = Lexicon(
             r"(?:card|visa|master\s?card|amex)\s*(?:are|is|:)",
         ),
         counts=("two", "three", "four", "both", "several", "multiple"),
-        number_words=("number", "num", "no", "id", "code"),
+        number_words=("number", "num", "no", "id", "code", "ref"),
         label_verbs=("is", "was", "of", "reads"),
         months=(
             ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),

@@ -129,7 +129,7 @@ LEXICON = Lexicon(
         self_cues=(r"je\s+m\s*['’]\s*appelle", r"je\s+suis", r"mon\s+nom\s+est"),
         firm_cues=(r"je\s+m\s*['’]\s*appelle", r"mon\s+(?:nom|nom\s+complet)\s+(?:est|c\s*['’]\s*est)"),
         labels=(r"nom(?:\s+complet)?\s*(?:est|:)",),
-        introductions=("ici", r"c\s*['’]\s*est"),
+        introductions=("ici", r"c\s*['’]\s*est", r"moi\s*,?\s*c\s*['’]\s*est"),
         sign_offs=(
             "cordialement", r"bien\s+(?:cordialement|à\s+vous)", r"salutations(?:\s+distinguées)?", "amicalement",
             "merci", r"merci\s+beaucoup", r"bonne\s+journée", r"merci\s+d\s*['’]\s*avance", r"bonne\s+soirée",
@@ -154,8 +154,8 @@ LEXICON = Lexicon(
         addressing=("bonjour", "merci"),
         titles=("Mme", "Mlle", "Monsieur", "Madame"),
         particles=("de", "du", "la", "le"),
-        after=("et", "ici"),
-        leads=("oui", r"bien\s+s[uû]r", r"d['’]accord", "alors", "euh", "bonjour"),
+        after=("et", "ici", "encore"),
+        leads=("oui", r"bien\s+s[uû]r", r"d['’]accord", "alors", "euh+", "bah", "bonjour", "moi"),
         it_is=(r"c\s*['’]\s*est", r"au\s+nom\s+de"),
         not_names=("oui", "non", "mme", "mlle", "monsieur", "madame", "beaucoup", "infiniment", "bien"),
         sentence_starts=tuple(

@@ -123,7 +123,8 @@ LEXICON = Lexicon(
         self_cues=(r"ik\s+heet", r"mijn\s+naam\s+is", r"ik\s+ben"),
         firm_cues=(r"ik\s+heet", r"mijn\s+(?:volledige\s+)?naam\s+is"),
         labels=(r"(?:volledige\s+)?naam\s*(?:is|:)",),
-        introductions=(r"u\s+spreekt\s+met", r"je\s+spreekt\s+met", r"hier\s+is", "met"),
+        introductions=(r"u\s+spreekt\s+met", r"je\s+spreekt\s+met", r"hier\s+is"),
+        greeted=("met",),
         sign_offs=(
             r"groet(?:en|jes)?", r"met\s+vriendelijke\s+groet(?:en)?", r"vriendelijke\s+groet(?:en)?", "mvg",
             "bedankt", r"alvast\s+bedankt", r"dank\s+(?:je|u)(?:\s+wel)?", r"bij\s+voorbaat\s+dank",
@@ -147,8 +148,11 @@ LEXICON = Lexicon(
         addressing=("hallo",),
         titles=("Dhr", "Mevr"),
         particles=("van", "der", "den", "ten", "ter", "de"),
-        after=("en", "hier"),
-        leads=("zeker", "natuurlich", "jazeker", "ja", "jawel", "hoor", "oké", "prima", "tuurlijk", "nou", "hallo"),
+        after=("en", "hier", "weer", r"nog\s+een\s+keer"),
+        leads=(
+            "zeker", "natuurlich", "jazeker", "ja", "jawel", "hoor", "oké", "prima", "tuurlijk", "nou", "hallo", "eh+",
+            "uhm+", "ik",
+        ),
         it_is=(r"dat\s+is", r"het\s+is", r"op\s+(?:de\s+)?naam\s+van", "met"),
         not_names=("nee", "dhr", "mevr", "wel"),
         sentence_starts=tuple(

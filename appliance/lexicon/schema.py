@@ -119,6 +119,9 @@ class Names:
     """Patterns that introduce the speaker at the start of a message or a sentence, or after a
     greeting, when the name then ends the clause ("this is Tom from billing", "Bonjour, ici ...",
     "u spreekt met ...")."""
+    greeted: tuple[str, ...] = ()
+    """Patterns that introduce the speaker only right after a greeting, being ordinary words
+    elsewhere ("Hi, it's Priya Nair", "Goedemorgen, met Kees Mulder")."""
     sign_offs: tuple[str, ...] = ()
     """Patterns of the words that close a message before a signature ("regards", "viele Grüße")."""
     common_words: tuple[str, ...] = ()
