@@ -35,6 +35,8 @@ _LEAD = re.compile(
 _SHAPED = ("username", "member_level")
 # Kinds read bare after a cue, by their shape alone.
 BARE = ("name", *_SHAPED)
+# Kinds of a value read by its shape alone, which a correction may turn into the kind it corrects.
+_GENERIC = frozenset({"number", "reference"})
 # How far a cue reaches to the value it introduces.
 _REACH = 80
 
@@ -74,7 +76,7 @@ def target(e: Entity, candidates: Sequence[LedgerEntry], agent_turn: int | None)
     """The latest earlier value that ``e`` corrects, among ``candidates`` (oldest first): the
     customer's own, or one the agent stated in ``agent_turn`` (a read-back)."""
     for c in reversed(candidates):
-        own = c.speaker == "customer" and c.slot.startswith(f"{c.kind}:customer")
+        own = c.speaker == "customer" and (c.slot.startswith(f"{c.kind}:customer") or family(c.kind) == "id")
         if (own or c.turn == agent_turn) and _could_correct(e, c):
             return c
     return None
@@ -86,6 +88,8 @@ def _could_correct(e: Entity, c: LedgerEntry) -> bool:
     fam = family(e.kind)
     if fam != family(c.kind) or c.kind == "number":
         return False
+    if e.kind != c.kind and not {e.kind, c.kind} & _GENERIC:
+        return False  # "my order is ..., sorry, my account is ...": each has its own label
     if fam == "id":
         return abs(len(e.norm) - len(c.norm)) <= 2
     return fam in ("phone", "email")

@@ -56,7 +56,7 @@ _CARD_WORD = r"(?:" + either(lambda lex: lex.entities.card_words) + r")"
 _CARD_TAIL = re.compile(
     r"(?i)(?<!\w)"
     + _CARD_WORD
-    + r"(?:\s+[^\W\d_]+){0,2}?\s*[,(]?\s*(?:"
+    + r"s?(?:[\s,]+[^\W\d_]+){0,2}?\s*[,(]?\s*(?:"
     + either(lambda lex: lex.entities.card_tails)
     + r")\s*:?\s*(?P<value>\d{2,6})(?!\w|[.,]\d)"
 )

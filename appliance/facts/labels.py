@@ -81,11 +81,14 @@ def label(text: str, e: Entity, before: int, after: int, *, several: bool = Fals
     for kind in kinds:
         clause = _CLAUSE_END.search(text, e.end, after)
         later = _LABEL[kind].search(text, e.end, min(after, clause.start() if clause else after, e.end + 40))
-        if later:
+        # "0612345678 or my work number 0201234567": a label that opens the next value's words is its own
+        if later and (after >= len(text) or _JOIN.search(text, later.end(), after)):
             return Label(kind, later.group(), later.end())
     return None
 
 
+# What parts a value's words from the next value's ("... is mijn mobiel en 0031 ...").
+_JOIN = re.compile(r"(?i)[,;.]|(?<!\w)(?:" + either(lambda lex: lex.secrets.joins) + r")(?!\w)")
 _WORD_BEFORE = re.compile(r"(?<![\w-])(?P<word>[^\W\d_]{2,})[^\S\n]+$")
 
 
@@ -126,6 +129,7 @@ _USERNAMES = re.compile(
 # What a count and a kind make of a value after them: plain numbers and codes, and a number
 # written without separators that looked like a phone's.
 _PLAIN = frozenset({"number", "reference"})
+_LAST_DIGITS = re.compile(r"(?<![\w.,/:-])\d{4}(?![\w/:-]|[.,]\d)")
 # A kind's label after the count ends what it announces.
 _KIND_WORD = re.compile(r"(?i)(?<!\w)(?:" + _KIND_LABEL + r")")
 
@@ -147,9 +151,15 @@ def announced(text: str, found: Sequence[Entity]) -> list[Entity]:
         other = next((x for x in _KIND_WORD.finditer(text, m.end(), end) if not x[kind]), None)
         end = other.start() if other else end  # "4 tickets, reference number 65LWDB9Q": another kind's label
         for i, e in enumerate(out):
-            plain = e.kind in _PLAIN or (e.kind == "phone" and e.text.isdigit())
+            plain = (
+                e.kind in _PLAIN or (e.kind == "phone" and e.text.isdigit()) or (kind == "card" and e.kind == "account")
+            )
             if plain and m.end() <= e.start < end:
                 out[i] = Entity(kind, e.text, e.start, e.end, e.norm)
+        if kind == "card":  # "dos tarjetas, una acabada en 1111 y otra en 2222": their last digits
+            for d in _LAST_DIGITS.finditer(text, m.end(), end):
+                if not any(d.start() < e.end and e.start < d.end() for e in out):
+                    out.append(Entity("card", d.group(), d.start(), d.end(), d.group()))
     for m in _USERNAMES.finditer(text):
         stop = _SENTENCE_END.search(text, m.end())
         for token in _TOKEN.finditer(text, m.end(), stop.start() if stop else len(text)):

@@ -28,7 +28,8 @@ Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
 # Possessive groups: a long run of digits must not make the engine try every way to split it.
 _PHONE = re.compile(
-    r"(?<![\w+@.,/:-])(?P<num>(?:\+|00)?(?:\(\d{1,5}\)\s?)?\d++(?:[ .\-\u00a0/](?:\(\d{1,5}\)\s?)?\d++){0,6}+)"
+    r"(?<![\w+@.,/:-])(?P<num>(?:\+|00)?(?:\(\d{1,5}\)\s?)?\d++"
+    r"(?:(?: ?[-–] ?|[ .\u00a0/])(?:\(\d{1,5}\)\s?)?\d++|\(\d{1,5}\)\s?\d++){0,6}+)"
     r"(?![\w@]|[.,:/]\d)"
 )
 _CUES = either(lambda lex: lex.entities.phone_cues)

@@ -185,7 +185,7 @@ LEXICON = Lexicon(
         not_bare=tuple(
             """
             straße strasse platz bahnhof flughafen gasse weg allee kirche klinik krankenhaus stadt
-            danke bitte hallo guten tag klar gerne genau doch also
+            danke bitte hallo guten tag klar gerne genau doch also moment augenblick sekunde familie team kundenservice
             """.split()
         ),
     ),

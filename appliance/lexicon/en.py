@@ -294,7 +294,7 @@ LEXICON = Lexicon(
         ),
         not_bare=tuple(
             """
-            nope nah yeah yep yup alright right well oh ah um uh hmm wait hold hang let one moment sec second maybe
+            nope nah yeah yep yup alright right well oh ah um uh hmm wait hold hang let one moment sec second maybe family
             perhaps actually anyway and but or so then if because though although however who whom whose
             i'm i'd i'll it's that's what's there's let's don't can't won't didn't isn't cool perfect
             awesome wonderful excellent nice fantastic brilliant lovely amazing correct exactly indeed true

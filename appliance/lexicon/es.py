@@ -170,7 +170,9 @@ LEXICON = Lexicon(
             """.split()
         ),
         word_forms=(r"[^\W\d_]{4,}mente",),
-        not_bare=tuple("calle estación aeropuerto banco avenida gracias hola vale claro bueno".split()),
+        not_bare=tuple(
+            "calle estación aeropuerto banco avenida gracias hola vale claro bueno momento segundo familia equipo".split()
+        ),
     ),
     ledger=Ledger(
         corrections=(

@@ -165,7 +165,9 @@ LEXICON = Lexicon(
             """.split()
         ),
         word_forms=(r"[^\W\d_]{4,}ment",),
-        not_bare=tuple("rue gare aéroport hôtel banque merci bonjour bonsoir salut oui".split()),
+        not_bare=tuple(
+            "rue gare aéroport hôtel banque merci bonjour bonsoir salut oui instant seconde moment famille équipe".split()
+        ),
     ),
     ledger=Ledger(
         corrections=(

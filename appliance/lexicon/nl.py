@@ -161,7 +161,10 @@ LEXICON = Lexicon(
             Heeft Heb Is Zijn Vandaag Morgen Gisteren Sinds Over Graag
             """.split()
         ),
-        not_bare=tuple("straat plein luchthaven laan gracht dank hoi goedemorgen zeker prima".split()),
+        not_bare=tuple(
+            "straat plein luchthaven laan gracht dank hoi goedemorgen zeker prima moment momentje ogenblik ogenblikje "
+            "familie team".split()
+        ),
     ),
     ledger=Ledger(
         corrections=(
