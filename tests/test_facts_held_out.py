@@ -326,6 +326,16 @@ class TestCorrections:
         assert [e.value for e in current_facts(ledger_) if e.kind == kind and e.speaker == "customer"] == [new]
         assert old in [e.value for e in superseded(ledger_)]
 
+    def test_a_ticket_the_customer_gave_is_corrected_like_their_own_values(self):
+        said = (agent("Quel est votre numéro de ticket ?"), customer("INC-5512"), customer("pardon, c'est INC-5521"))
+        ledger_ = ledger(*said)
+        assert [e.value for e in current_facts(ledger_) if e.kind == "ticket"] == ["INC-5521"]
+        assert [e.value for e in superseded(ledger_)] == ["INC-5512"]
+
+    def test_a_value_with_a_label_of_its_own_corrects_no_other_kind(self):
+        said = (customer("My order is 12345678."), agent("Thanks."), customer("Sorry, my account is 12345679."))
+        assert superseded(ledger(*said)) == ()
+
     def test_a_name_after_a_cue_needs_a_name_given_before(self):
         said = (customer("My account is 11223344."), agent("Thanks."), customer("sorry, what time do you open?"))
         assert facts(*said, kinds=("name",)) == []
@@ -364,6 +374,12 @@ class TestSeveralValues:
             ),
             ("I have two usernames: anna_k and anna.k2", "username", [("anna_k", ""), ("anna.k2", "")]),
             ("I have two tickets open, INC-2201 and INC-2290", "ticket", [("INC-2201", ""), ("INC-2290", "")]),
+            ("Tengo dos tarjetas, una acabada en 1111 y otra en 2222", "card", [("1111", ""), ("2222", "")]),
+            (
+                "You can reach me on 0612345678 or on my work number 0201234567",
+                "phone",
+                [("0612345678", ""), ("0201234567", "work")],
+            ),
             (
                 "Ich habe zwei Verträge: Strom 100200300 und Gas 100200399.",
                 "account",
@@ -412,6 +428,8 @@ class TestNumbersThatAreNoPhones:
             ("Meine Handynummer: 0171 1234567", "0171 1234567"),
             ("vous pouvez m'appeler au 06.12.34.56.78", "06.12.34.56.78"),
             ("Tel.: 0043 1 5124567", "0043 1 5124567"),
+            ("bel mij op +31(0)20 1234567", "+31(0)20 1234567"),
+            ("mijn nummer is 020 - 123 45 67", "020 - 123 45 67"),
         ],
     )
     def test_phones_by_the_cues_of_every_language(self, text: str, phone: str):
