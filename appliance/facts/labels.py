@@ -28,7 +28,7 @@ from appliance.lexicon.text import fold
 from appliance.types import Entity
 
 # Kinds whose values a label tells apart, and the kinds a plain number may turn out to be by its label.
-LABELLED = ("account", "card", "phone", "email", "address", "username", "customer_id")
+LABELLED = ("account", "card", "phone", "email", "address", "username", "customer_id", "name")
 _BY_LABEL = ("account", "card")
 # Kinds of values an agent gives about something (a hotel's phone, a restaurant's address).
 SUBJECT_KINDS = frozenset({"phone", "email", "postcode", "address"})
@@ -75,10 +75,10 @@ def label(text: str, e: Entity, before: int, after: int, *, several: bool = Fals
         near = list(_LABEL[kind].finditer(text, max(before, e.start - 40), e.start))
         if near:
             return Label(kind, near[-1].group(), near[-1].end())
-    word = _WORD_BEFORE.search(text, max(before, e.start - 30), e.start) if several else None
+    word = _WORD_BEFORE.search(text, max(before, e.start - 30), e.start) if several and e.kind != "name" else None
     if word is not None and fold(word["word"]) not in _NOT_LABEL:
         return Label(e.kind, word["word"], word.end("word"))
-    for kind in kinds:
+    for kind in kinds if e.kind != "name" else ():  # a part of a name is named before it ("my surname is")
         clause = _CLAUSE_END.search(text, e.end, after)
         later = _LABEL[kind].search(text, e.end, min(after, clause.start() if clause else after, e.end + 40))
         # "0612345678 or my work number 0201234567": a label that opens the next value's words is its own
@@ -170,6 +170,13 @@ def announced(text: str, found: Sequence[Entity]) -> list[Entity]:
             if any(c.isdigit() or c in "._" for c in value):
                 out.append(Entity("username", value, span[0], span[1], fold(value)))
     return sorted(out, key=lambda e: (e.start, e.end))
+
+
+def name_part(asked: str) -> str:
+    """The part of a name an agent's request asks for ("And your surname?"), as written; "" for none
+    or for both ("your first and last name")."""
+    found = {m.group().casefold() for m in _LABEL["name"].finditer(asked)}
+    return next(m.group() for m in _LABEL["name"].finditer(asked)) if len(found) == 1 else ""
 
 
 def subject(text: str, e: Entity, taken: Sequence[Entity]) -> str:

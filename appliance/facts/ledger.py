@@ -88,6 +88,10 @@ def entries_for(
         before = max(found[i - 1].end if i else 0, taken)
         after = found[i + 1].start if i + 1 < len(found) else len(turn.text)
         entry, taken = _entry(turn, e, reading, (before, after), out)
+        if e.start in reading.own_names and not entry.label and " " not in e.text.strip() and asked is not None:
+            part = labels.name_part(asked.text) if asked.role != turn.role else ""
+            if part:  # "And your surname?" → "Okonkwo": a part of the name, beside the first name given
+                entry = dataclasses.replace(entry, label=part, slot=slot_for("name", entry.norm, turn.role, part))
         cue = corrections.cue_before(turn.text, e.start, ends) if ends else None
         if cue is not None:
             candidates = [*prior, *(x for x, s in zip(out, starts, strict=True) if s < cue)]
@@ -159,7 +163,9 @@ def _slot(
     if kind == "name" and e.start not in reading.own_names:
         whose = names.role(turn.text, e.start, e.end)
         other: Role = "agent" if turn.role == "customer" else "customer"
-        return f"name={norm}" if whose == "other" else slot_for(kind, norm, turn.role if whose == "self" else other)
+        if whose == "other":
+            return f"name={norm}"
+        return slot_for(kind, norm, turn.role, label) if whose == "self" else slot_for(kind, norm, other)
     slot = slot_for(kind, norm, turn.role, label)
     if kind != "name" and any(x.slot == slot and x.norm != norm for x in out):
         return f"{slot}={norm}"  # several values of one kind in one turn: all current

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from appliance.facts.namewords import (
     COMMON,
@@ -149,7 +149,10 @@ def find_cued(text: str, add: Add) -> None:
     """Names after a cue, an honorific or a greeting (the extractor's names, in every turn)."""
     blind: bool | None = None  # whether case says nothing, found out at the first match
     for pattern in _patterns(text):
-        for m in pattern.finditer(text):
+        pos = 0
+        # each search starts after the name found, not after the words the pattern ran over: "My first
+        # name is Grace and my surname is Okonkwo"
+        while (m := pattern.search(text, pos)) is not None:
             if blind is None:
                 blind = case_blind(text)
             if pattern is _UNMARKED and not blind:
@@ -157,6 +160,7 @@ def find_cued(text: str, add: Add) -> None:
             span = _cued(text, m, pattern, blind)
             if span is not None:
                 add("name", span[0], span[1], norm(text[span[0] : span[1]]))
+            pos = max(m.start() + 1, span[1] if span else m.start("name"))
 
 
 # Cues after which a name counts in any case; patterns whose name must be a clause of its own.
@@ -182,6 +186,8 @@ def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) ->
             ok = capitalised(word)
         if not ok or word.casefold() in (NOT_NAMES if end is None else NOT_NAMES_AFTER):
             break
+        if fold(word) in WEEKDAYS or (end is not None and month(word)):
+            break  # "Dr Johnson Saturday 10am"
         if pattern in _CLAUSE and (fold(word) in NOT_BARE or (end is None and word in SENTENCE_STARTS)):
             break  # "Click here", "this is Holy Trinity Church", "Hier ist Ihre Bestellnummer"
         if IDENTIFIER_WORD.fullmatch(word):
@@ -224,7 +230,15 @@ def introduces_self(text: str, start: int) -> bool:
     """Whether the name at ``start`` of ``text`` is the speaker's own ("my name is Dana", "this is
     Tom", "Tom here") rather than the name of the person spoken to ("Thanks, Dana", "Mr. Whitfield")."""
     own = (_FIRM_CUES, _NAME_CUES, _UNMARKED, _NAME_LABEL, _INTRO, _GREETED, _HERE)
-    return any(m.start("name") == start for p in _patterns(text) if p in own for m in p.finditer(text))
+    return any(m.start("name") == start for p in _patterns(text) if p in own for m in _every(p, text))
+
+
+def _every(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """Every match of ``pattern`` in ``text``, overlapping ones too."""
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        yield m
+        pos = m.start() + 1
 
 
 # Words without which a pattern cannot match: a cheap search first spares most messages the

@@ -12,7 +12,8 @@ LEXICON = Lexicon(
                 "ihren namen", "ihr name", "ihren vollständigen namen", "ihr vollständiger name",
                 "ihren vor und nachnamen", "wie heißen sie", "wie ist ihr name", "wie lautet ihr name", "dein name",
                 "deinen namen", "wie heißt du", "mit wem spreche ich", "mit wem ich spreche", "auf welchen namen",
-                "unter welchem namen", "ihr nachname", "ihren nachnamen", "wer ist am apparat",
+                "unter welchem namen", "ihr nachname", "ihren nachnamen", "wer ist am apparat", "ihr vorname",
+                "ihren vornamen",
             ),
             "account": ("kontonummer", "iban", "vertragsnummer", "welches konto", "welchem konto"),
             "card": (
@@ -210,6 +211,7 @@ LEXICON = Lexicon(
                 "geschäftlich", "privat", "büro", "arbeit",
             ),
             "email": ("dienstlich", "geschäftlich", "privat", "arbeit"),
+            "name": ("vorname", "nachname", "familienname"),
             "address": ("privat", "geschäftlich", "lieferadresse", "rechnungsadresse"),
             "card": ("kreditkarte", "debitkarte", r"ec-?karte", "girocard"),
         },

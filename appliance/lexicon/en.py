@@ -14,7 +14,8 @@ LEXICON = Lexicon(
                 "which name", "name on the", "name for the", "a name for", "may i ask who", "name please",
                 "holder's name", "policyholder's name", "patient's name", "customer's name", "member's name",
                 "the account holder", "the policyholder", "the policy holder", "the cardholder",
-                "and the name", "whose name",
+                "and the name", "whose name", "first and last name", "full name", "first name", "last name",
+                "surname",
             ),
             "account": (
                 "account number", "your account", "account no", "policy number", "iban", "account id", "which account",
@@ -221,7 +222,9 @@ LEXICON = Lexicon(
             r"you\s+(?:are|were)\s+called",
         ),
         your_hints=("name", "called"),
-        firm_cues=(r"my\s+(?:full\s+)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s"),
+        firm_cues=(
+            r"my\s+(?:full\s+|first\s+|last\s+|given\s+|family\s+|sur)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s",
+        ),
         labels=(r"(?:full\s+)?name\s*(?:is|:)", r"name\s*['’]\s*s"),
         introductions=(r"this\s+is",),
         greeted=(r"it\s*['’]\s*s", r"it\s+is"),
@@ -392,6 +395,7 @@ LEXICON = Lexicon(
                 "main", "daytime", "evening",
             ),
             "email": ("work", "personal", "home", "business", "school"),
+            "name": (r"(?:first|given)\s+name", r"(?:last|family)\s+name", "surname"),
             "address": ("home", "work", "billing", "delivery", "shipping", "postal", "business"),
             "card": ("debit", "credit", "visa", r"master\s?card", "amex", "business", "personal"),
         },

@@ -10,7 +10,7 @@ LEXICON = Lexicon(
             "name": (
                 "su nombre", "tu nombre", "su nombre completo", "cómo se llama", "cómo te llamas", "nombre y apellido",
                 "a nombre de quién", "a qué nombre", "a nombre de", "con quién hablo", "con quién tengo el gusto",
-                "su apellido", "sus apellidos", "qué nombre",
+                "su apellido", "sus apellidos", "qué nombre", "su nombre de pila",
             ),
             "account": ("número de cuenta", "iban", "qué cuenta"),
             "card": ("número de tarjeta", "últimos cuatro dígitos", "últimos 4 dígitos", "qué tarjeta", "cuál tarjeta"),
@@ -188,6 +188,7 @@ LEXICON = Lexicon(
             "username": ("web", "app", "aplicación"),
             "phone": ("móvil", "celular", "fijo", "casa", "trabajo", "oficina"),
             "email": ("trabajo", "personal"),
+            "name": (r"apellidos?", r"nombre\s+de\s+pila"),
             "address": ("casa", "trabajo", "envío", "facturación"),
             "card": ("débito", "crédito", "visa"),
         },

@@ -188,6 +188,7 @@ LEXICON = Lexicon(
                 "portable", "mobile", "fixe", "domicile", "travail", "bureau", "professionnel", r"perso(?:nnel)?",
             ),
             "email": ("professionnel", r"perso(?:nnel)?", "travail"),
+            "name": ("prénom", r"nom\s+de\s+famille"),
             "address": ("domicile", "livraison", "facturation", "travail"),
             "card": ("débit", "crédit", "visa", "mastercard"),
         },

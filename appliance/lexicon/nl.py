@@ -11,7 +11,7 @@ LEXICON = Lexicon(
             "name": (
                 "uw naam", "je naam", "uw volledige naam", "hoe heet u", "hoe heet je", "uw voor en achternaam",
                 "op welke naam", "op wiens naam", "met wie spreek ik", "wie heb ik aan de lijn", "uw achternaam",
-                "welke naam",
+                "welke naam", "uw voornaam",
             ),
             "account": ("rekeningnummer", "iban", "welke rekening"),
             "card": ("kaartnummer", "pasnummer", "laatste vier cijfers", "laatste 4 cijfers", "welke kaart", "welke pas"),
@@ -185,6 +185,7 @@ LEXICON = Lexicon(
                 "mobiel", "mobiele", "werk", "thuis", "vast", "vaste", "zakelijk", "zakelijke", "privé", "kantoor",
             ),
             "email": ("werk", "privé", "zakelijk"),
+            "name": ("voornaam", "achternaam"),
             "address": ("thuis", "werk", "bezorgadres", "factuuradres"),
             "card": ("creditcard", "betaalpas", "pinpas"),
         },

@@ -247,8 +247,9 @@ class Ledger:
     """Patterns that make a value one more rather than a correction or a replacement ("another",
     "also"; not "new": "my new number is ..." replaces the old one)."""
     value_labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Patterns by kind (``account``, ``phone``, ``email``, ``address``, ``card``) of the words that
-    tell several values of one kind apart ("savings", "mobile", "Girokonto")."""
+    """Patterns by kind (``account``, ``phone``, ``email``, ``address``, ``card``, ``username``,
+    ``customer_id``, ``name``) of the words that tell several values of one kind apart ("savings",
+    "mobile", "Girokonto"; "surname" for a part of a name given on its own)."""
     subjects: tuple[str, ...] = ()
     """Patterns of the words of places and services that a value may be about ("hotel", "taxi");
     in a compound too ("Taxizentrale")."""
