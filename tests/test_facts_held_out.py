@@ -159,6 +159,35 @@ class TestNameInReplyToARequest:
         assert facts(agent(asked), customer(reply), kinds=("name",)) == []
 
 
+class TestPartsOfAName:
+    @pytest.mark.parametrize(
+        ("said", "expected"),
+        [
+            (
+                (customer("My first name is Grace and my surname is Okonkwo"),),
+                [("Grace", "first name"), ("Okonkwo", "surname")],
+            ),
+            (
+                (agent("May I have your name?"), customer("Grace"), agent("And your surname?"), customer("Okonkwo")),
+                [("Grace", ""), ("Okonkwo", "surname")],
+            ),
+            (
+                (agent("Wie ist Ihr Vorname?"), customer("Grace"), agent("Und Ihr Nachname?"), customer("Okonkwo")),
+                [("Grace", "Vorname"), ("Okonkwo", "Nachname")],
+            ),
+            ((agent("Could I have your first and last name?"), customer("Grace Okonkwo")), [("Grace Okonkwo", "")]),
+            ((customer("My name is Grace Okonkwo, Grace is my first name"),), [("Grace Okonkwo", "")]),
+        ],
+    )
+    def test_each_part_given_on_its_own_stays_current_with_its_label(self, said, expected):
+        current = current_facts(ledger(*said))
+        assert [(e.value, e.label) for e in current if e.kind == "name" and e.speaker == "customer"] == expected
+
+    def test_a_weekday_ends_a_name_after_a_title(self):
+        said = customer("My name is Alexis and the Dr is Dr Johnson Saturday 10am")
+        assert facts(said, kinds=("name",)) == [("name", "Alexis"), ("name", "Johnson")]
+
+
 class TestSignatures:
     @pytest.mark.parametrize(
         ("text", "name"),
