@@ -65,7 +65,12 @@ class TestEachLexicon:
     def test_cues_come_with_hints(self, code: str):
         """A hint is a cheap test before the cue patterns: cues without one would never be tried."""
         names = LEXICONS[code].names
-        for cues, hints in ((names.self_cues, names.self_hints), (names.your_cues, names.your_hints)):
+        pairs = (
+            (names.self_cues, names.self_hints),
+            (names.your_cues, names.your_hints),
+            (names.labels, names.label_hints),
+        )
+        for cues, hints in pairs:
             assert bool(cues) == bool(hints)
         assert bool(names.here) == bool(names.here_hints)
         assert bool(LEXICONS[code].secrets.cues) == bool(LEXICONS[code].secrets.hints)

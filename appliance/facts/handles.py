@@ -48,8 +48,10 @@ def _level_nouns(lex: Lexicon) -> re.Pattern[str]:
 
 # Each language's levels with its own nouns: "or" is a level in French, a conjunction in English.
 _LEVEL_NOUNS = tuple(_level_nouns(lex) for lex in LEXICONS.values() if lex.entities.levels and lex.entities.level_nouns)
-# A cheap test first: no level without one of these nouns.
-_A_LEVEL_NOUN = re.compile("(?i)" + either(lambda lex: lex.entities.level_nouns if lex.entities.levels else ()))
+# A cheap test first: no level without one of these nouns (as plain text: "cliente?" is "client").
+_LEVEL_HINTS = tuple(
+    {re.sub(r".\?", "", noun) for lex in LEXICONS.values() if lex.entities.levels for noun in lex.entities.level_nouns}
+)
 _CARD_WORD = r"(?:" + either(lambda lex: lex.entities.card_words) + r")"
 # "card ending 4821", "Karte mit der Endung 4821", "the card that ends in 0937": a few words may stand
 # between the card word and the tail ("my Visa debit ending in 7710").
@@ -103,7 +105,8 @@ def find(text: str, add: Add) -> None:
     for m in _LEVEL_LABEL.finditer(text):
         if m["verb"] and fold(m["value"].split()[0]) not in COMMON:
             add("member_level", m.start("value"), m.end("value"), fold(m["value"]))
-    for pattern in _LEVEL_NOUNS if _A_LEVEL_NOUN.search(text) else ():
+    folded = text.casefold()
+    for pattern in _LEVEL_NOUNS if any(h in folded for h in _LEVEL_HINTS) else ():
         for m in pattern.finditer(text):
             group = "before" if m["before"] else "after"
             add("member_level", m.start(group), m.end(group), fold(m[group]))

@@ -89,23 +89,21 @@ _YOUR_NAME = re.compile(r"(?<!\w)(?i:" + _either(lambda n: n.your_cues) + r")\s*
 # "This is Tom", "ici Jean-Baptiste de La Fontaine" introduce someone only at the start of a sentence
 # or after a greeting, and only when the name ends the clause (:data:`_FOLLOW`; "this is Tom from
 # billing", not "this is Holy Trinity Church").
-_INTRO = re.compile(
-    r"(?:^|[.!?,;]\s*|(?i:"
-    + _either(lambda n: n.greetings)
-    + r")\W+)(?i:"
-    + _either(lambda n: n.introductions)
-    + r")\s+"
-    + _NAME_BODY
-)
+_INTRO = re.compile(r"(?<![\w'’])(?i:" + _either(lambda n: n.introductions) + r")\s+" + _NAME_BODY)
 # "Hi, it's Priya Nair", "Goedemorgen, met Kees Mulder": ordinary words that introduce only after a greeting.
-_GREETED = re.compile(
-    r"(?i:"
-    + _either(lambda n: n.greetings)
-    + r")\W+(?i:"
-    + (_either(lambda n: n.greeted) or "(?!)")
-    + r")\s+"
-    + _NAME_BODY
-)
+_GREETED = re.compile(r"(?<![\w'’])(?i:" + (_either(lambda n: n.greeted) or "(?!)") + r")\s+" + _NAME_BODY)
+_GREETING_END = re.compile(r"(?i)(?<!\w)(?:" + _either(lambda n: n.greetings) + r")\W+$")
+
+
+def _opens(text: str, m: re.Match[str], pattern: re.Pattern[str]) -> bool:
+    """Whether the introduction ``m`` stands where one introduces its speaker: after a greeting,
+    or, for :data:`_INTRO`, at the start of the message or of a sentence or clause."""
+    if _GREETING_END.search(text, max(0, m.start() - 40), m.start()):
+        return True
+    before = text[: m.start()].rstrip()
+    return pattern is _INTRO and (not before or before[-1] in ".!?,;")
+
+
 # "Oluwaseun Adeyemi here", "Tom speaking": a clause of its own, at the start of the message or a sentence.
 _HERE = re.compile(
     r"(?:^|[.!?;]\s+|(?i:" + _either(lambda n: n.greetings) + r")\W+)"
@@ -172,6 +170,8 @@ def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) ->
     """The span of the name that ``m`` of ``pattern`` found. In a text where case says nothing
     (``blind``), a cue that does not always name ("I'm", "this is") needs two name words, not
     a form of a verb first, and then the end of the clause or a word that ends a name."""
+    if pattern in (_INTRO, _GREETED) and not _opens(text, m, pattern):
+        return None
     firm = pattern in _FIRM
     blind = blind and pattern is not _HONORIFIC  # a title is written with its case ("Dr. Morgan")
     start, end, words = m.start("name"), None, 0
@@ -217,7 +217,7 @@ def case_blind(text: str) -> bool:
     but at the start of a sentence and in "I" ("hi this is grace mwangi", "Hi, im wendell okafor")."""
     if not any(c.islower() for c in text):
         return any(c.isupper() for c in text)
-    for m in re.finditer(NAME_WORD, text):
+    for m in _A_NAME_WORD.finditer(text):
         word = m.group()
         if any(c.isupper() for c in word) and word.casefold() not in _FIRST_PERSON:
             before = text[: m.start()].rstrip(" \t\"'“‘(¿¡*-")
@@ -230,7 +230,12 @@ def introduces_self(text: str, start: int) -> bool:
     """Whether the name at ``start`` of ``text`` is the speaker's own ("my name is Dana", "this is
     Tom", "Tom here") rather than the name of the person spoken to ("Thanks, Dana", "Mr. Whitfield")."""
     own = (_FIRM_CUES, _NAME_CUES, _UNMARKED, _NAME_LABEL, _INTRO, _GREETED, _HERE)
-    return any(m.start("name") == start for p in _patterns(text) if p in own for m in _every(p, text))
+    return any(
+        m.start("name") == start and (p not in (_INTRO, _GREETED) or _opens(text, m, p))
+        for p in _patterns(text)
+        if p in own
+        for m in _every(p, text)
+    )
 
 
 def _every(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
@@ -251,7 +256,7 @@ _HINTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (_FIRM_CUES, _hint(lambda n: n.self_hints)),
     (_NAME_CUES, _hint(lambda n: n.self_hints)),
     (_UNMARKED, re.compile(r"(?<!\w)(?:" + (_either(lambda n: n.unmarked_cues) or "(?!)") + r")\s")),
-    (_NAME_LABEL, re.compile(_either(lambda n: n.labels))),
+    (_NAME_LABEL, _hint(lambda n: n.label_hints)),
     (_YOUR_NAME, _hint(lambda n: n.your_hints)),
     (_INTRO, re.compile(_either(lambda n: n.introductions))),
     (_GREETED, re.compile(_either(lambda n: n.greeted) or "(?!)")),
@@ -388,6 +393,7 @@ _SENTENCE_END = re.compile(r"(?:[.?!…)]|\n|\s[-–—])\s*$")
 # A dash opening the last line signs a message too ("... please help asap\n- dev patel").
 _DASH = re.compile(r"(?:^|\n)[^\S\n]*(?:--?|[–—~])[^\S\n]*$")
 _TOKEN = re.compile(r"\S+")
+_A_NAME_WORD = re.compile(NAME_WORD)
 
 
 def signature(text: str) -> tuple[int, int] | None:
@@ -405,7 +411,7 @@ def signature(text: str) -> tuple[int, int] | None:
         named = [m.group() for m in run if m.group().casefold() not in PARTICLES]
         if not 2 <= len(named) <= 3 or run[0].group().casefold() in PARTICLES:
             continue
-        if not all(re.fullmatch(NAME_WORD, m.group()) for m in run):
+        if not all(_A_NAME_WORD.fullmatch(m.group()) for m in run):
             continue
         before = text[: run[0].start()]
         if _A_SIGN_OFF.match(text, run[0].start()):

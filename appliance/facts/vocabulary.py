@@ -36,13 +36,13 @@ class RequestPatterns:
     pattern: re.Pattern[str]
     kinds_of: Mapping[str, frozenset[str]]
     compound: re.Pattern[str] = re.compile(_NEVER)
-    tails: tuple[str, ...] = ()
+    tails: frozenset[str] = frozenset()
 
     def kinds(self, text: str) -> Iterator[str]:
         """The kinds asked for by the cues in ``text``, once per cue found. Where two cues overlap the
         longer one counts ("votre nom d'utilisateur" asks for a username, not a name)."""
         folded = phrase_form(text)
-        compound = any(t in folded for t in self.tails)  # a cheap test first: the pattern tries every letter
+        compound = self.tails and _ends_in(folded, self.tails)  # a cheap test first: the pattern tries every letter
         found = sorted(
             (
                 (m.start(), m.start() + len(m[1]), m[1])
@@ -130,8 +130,14 @@ def _requests(configured: RequestCues) -> RequestPatterns:
         re.compile(r"(?<!\w)(?=(" + _longest_first(kinds_of) + r")(?!\w))"),
         {p: frozenset(k) for p, k in kinds_of.items()},
         re.compile(r"(?<=\w)(?=(" + _longest_first(tails) + r")(?!\w))"),
-        tuple(sorted(tails)),
+        frozenset(tails),
     )
+
+
+def _ends_in(text: str, tails: frozenset[str]) -> bool:
+    """Whether a word of ``text`` ends in one of ``tails`` after a letter or more."""
+    shortest = min(map(len, tails))
+    return any(w[i:] in tails for w in text.split() if len(w) > shortest for i in range(1, len(w) - shortest + 1))
 
 
 def _longest_first(phrases: Iterable[str]) -> str:

@@ -143,6 +143,7 @@ LEXICON = Lexicon(
         self_cues=(r"mein\s+name\s+ist", r"ich\s+heiße", r"ich\s+heisse", r"hier\s+spricht"),
         firm_cues=(r"mein\s+(?:vollständiger\s+)?name\s+ist", r"ich\s+heiße", r"ich\s+heisse"),
         labels=(r"(?:vollständiger\s+)?name\s*(?:ist|:)",),
+        label_hints=("name",),
         introductions=(r"hier\s+ist",),
         sign_offs=(
             r"(?:viele|liebe|beste|herzliche|freundliche)\s+gr(?:ü|ue)(?:ß|ss)e", r"mit\s+freundlichen\s+gr(?:ü|ue)(?:ß|ss)en",

@@ -226,6 +226,7 @@ LEXICON = Lexicon(
             r"my\s+(?:full\s+|first\s+|last\s+|given\s+|family\s+|sur)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s",
         ),
         labels=(r"(?:full\s+)?name\s*(?:is|:)", r"name\s*['’]\s*s"),
+        label_hints=("name",),
         introductions=(r"this\s+is",),
         greeted=(r"it\s*['’]\s*s", r"it\s+is"),
         sign_offs=(

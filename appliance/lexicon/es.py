@@ -135,6 +135,7 @@ LEXICON = Lexicon(
         self_cues=(r"me\s+llamo", r"mi\s+nombre\s+es", "soy"),
         firm_cues=(r"me\s+llamo", r"mi\s+nombre\s+(?:completo\s+)?es"),
         labels=(r"nombre(?:\s+completo)?\s*(?:es|:)",),
+        label_hints=("nombre",),
         introductions=(r"le\s+habla",),
         sign_offs=(
             "saludos", r"un\s+saludo", "atentamente", "cordialmente", "gracias", r"muchas\s+gracias", r"un\s+abrazo",

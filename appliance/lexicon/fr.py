@@ -129,6 +129,7 @@ LEXICON = Lexicon(
         self_cues=(r"je\s+m\s*['’]\s*appelle", r"je\s+suis", r"mon\s+nom\s+est"),
         firm_cues=(r"je\s+m\s*['’]\s*appelle", r"mon\s+(?:nom|nom\s+complet)\s+(?:est|c\s*['’]\s*est)"),
         labels=(r"nom(?:\s+complet)?\s*(?:est|:)",),
+        label_hints=("nom",),
         introductions=("ici", r"c\s*['’]\s*est", r"moi\s*,?\s*c\s*['’]\s*est"),
         sign_offs=(
             "cordialement", r"bien\s+(?:cordialement|à\s+vous)", r"salutations(?:\s+distinguées)?", "amicalement",

@@ -123,6 +123,7 @@ LEXICON = Lexicon(
         self_cues=(r"ik\s+heet", r"mijn\s+naam\s+is", r"ik\s+ben"),
         firm_cues=(r"ik\s+heet", r"mijn\s+(?:volledige\s+)?naam\s+is"),
         labels=(r"(?:volledige\s+)?naam\s*(?:is|:)",),
+        label_hints=("naam",),
         introductions=(r"u\s+spreekt\s+met", r"je\s+spreekt\s+met", r"hier\s+is"),
         greeted=("met",),
         sign_offs=(

@@ -115,6 +115,8 @@ class Names:
     labels: tuple[str, ...] = ()
     """Patterns of a name's label at the start of a clause ("name is", "Name:", "Nom :"): after one
     a name counts in any case ("name is bjorn lindqvist, ...")."""
+    label_hints: tuple[str, ...] = ()
+    """Lower-case pieces of text of which every ``labels`` pattern holds one."""
     introductions: tuple[str, ...] = ()
     """Patterns that introduce the speaker at the start of a message or a sentence, or after a
     greeting, when the name then ends the clause ("this is Tom from billing", "Bonjour, ici ...",
