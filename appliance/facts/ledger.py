@@ -83,10 +83,15 @@ def entries_for(
     found = list(reading.entities)
     out: list[LedgerEntry] = []
     starts: list[int] = []
+    taken = 0  # where the label the value before took ends: no label serves two values
     for i, e in enumerate(found):
-        before = found[i - 1].end if i else 0
+        before = max(found[i - 1].end if i else 0, taken)
         after = found[i + 1].start if i + 1 < len(found) else len(turn.text)
-        entry = _entry(turn, e, reading, (before, after), out)
+        entry, taken = _entry(turn, e, reading, (before, after), out)
+        if e.start in reading.own_names and not entry.label and " " not in e.text.strip() and asked is not None:
+            part = labels.name_part(asked.text) if asked.role != turn.role else ""
+            if part:  # "And your surname?" → "Okonkwo": a part of the name, beside the first name given
+                entry = dataclasses.replace(entry, label=part, slot=slot_for("name", entry.norm, turn.role, part))
         cue = corrections.cue_before(turn.text, e.start, ends) if ends else None
         if cue is not None:
             candidates = [*prior, *(x for x, s in zip(out, starts, strict=True) if s < cue)]
@@ -111,11 +116,15 @@ def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerE
     if reading.signed is not None and _signs_another(reading, prior):
         kept = tuple(e for e in reading.entities if e.start != reading.signed)
         reading = slots.Reading(kept, reading.own_names - {reading.signed})
-    ends = corrections.cues(turn.text, False) if customer and prior else ()
-    if ends and not any(e.start >= ends[-1] for e in reading.entities):
-        extra = corrections.bare(turn.text, ends[-1], prior)
-        if extra is not None:
-            return slots.Reading((*reading.entities, extra), reading.own_names)
+    ends = corrections.cues(turn.text, False) if customer else ()
+    if ends:
+        given = [p.kind for p in prior if p.slot.startswith(f"{p.kind}:customer")]
+        given += [e.kind for e in reading.entities if e.end <= ends[-1]]
+        extra = corrections.bare(turn.text, ends[-1], given)
+        if extra is not None and not any(extra.start < e.end and e.start < extra.end for e in reading.entities):
+            found = tuple(sorted((*reading.entities, extra), key=lambda e: (e.start, e.end)))
+            own = reading.own_names | ({extra.start} if extra.kind == "name" else set())
+            return slots.Reading(found, own, reading.signed)
     return reading
 
 
@@ -127,18 +136,23 @@ def _signs_another(reading: slots.Reading, prior: Sequence[LedgerEntry]) -> bool
     return bool(given) and not any(set(signed.norm.split()) & words for words in given)
 
 
-def _entry(turn: Turn, e: Entity, reading: slots.Reading, near: tuple[int, int], out: list[LedgerEntry]) -> LedgerEntry:
-    """The entry of one entity: its kind and value as recorded, its label or subject, and its slot."""
+def _entry(
+    turn: Turn, e: Entity, reading: slots.Reading, near: tuple[int, int], out: list[LedgerEntry]
+) -> tuple[LedgerEntry, int]:
+    """The entry of one entity: its kind and value as recorded, its label or subject, and its slot;
+    and where its label ends (0 without one)."""
     kind, value, norm = _recorded(e)
     label = subject = ""
+    taken = 0
     if turn.role == "customer" and kind != "secret":
-        found = labels.label(turn.text, e, *near)
+        several = sum(x.kind == e.kind for x in reading.entities) > 1
+        found = labels.label(turn.text, e, *near, several=several)
         if found is not None:
-            kind, label = found
+            kind, label, taken = found.kind, found.word, found.end
     elif turn.role == "agent" and kind in labels.SUBJECT_KINDS:
         subject = labels.subject(turn.text, e, reading.entities)
     slot = _slot(turn, e, kind, norm, label, reading, out)
-    return LedgerEntry(kind, value, turn.index, turn.role, slot, norm, label, subject)
+    return LedgerEntry(kind, value, turn.index, turn.role, slot, norm, label, subject), taken
 
 
 def _slot(
@@ -149,7 +163,9 @@ def _slot(
     if kind == "name" and e.start not in reading.own_names:
         whose = names.role(turn.text, e.start, e.end)
         other: Role = "agent" if turn.role == "customer" else "customer"
-        return f"name={norm}" if whose == "other" else slot_for(kind, norm, turn.role if whose == "self" else other)
+        if whose == "other":
+            return f"name={norm}"
+        return slot_for(kind, norm, turn.role, label) if whose == "self" else slot_for(kind, norm, other)
     slot = slot_for(kind, norm, turn.role, label)
     if kind != "name" and any(x.slot == slot and x.norm != norm for x in out):
         return f"{slot}={norm}"  # several values of one kind in one turn: all current
@@ -166,8 +182,14 @@ def _corrected(entry: LedgerEntry, target: LedgerEntry | None) -> LedgerEntry:
 
 
 def _read_back(entry: LedgerEntry, prior: Sequence[LedgerEntry]) -> LedgerEntry:
-    """An agent's value that reads back a customer's own value, or nearly (one or two characters
-    off), is filed in that value's slot: a wrong read-back the customer then corrects is superseded."""
+    """An agent's value that repeats a customer's code is of that code's kind and slot ("I can't find
+    TCK-88120" after the customer's ticket TCK-88120); one that reads back a customer's own value,
+    or nearly (one or two characters off), is filed in that value's slot: a wrong read-back the
+    customer then corrects is superseded."""
+    if family(entry.kind) == "id":
+        for c in reversed(current_facts(prior)):
+            if c.speaker == "customer" and family(c.kind) == "id" and c.norm == entry.norm and c.kind != "number":
+                return dataclasses.replace(entry, kind=c.kind, slot=c.slot, label=c.label)
     if entry.kind not in SINGLE_VALUED or entry.kind == "name":
         return entry
     for c in current_facts(prior):

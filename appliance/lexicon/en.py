@@ -20,12 +20,20 @@ LEXICON = Lexicon(
             "name": (
                 "your name", "your full name", "your first name", "your last name", "your surname",
                 "your family name", "name on the account", "name on the card", "who am i speaking with",
-                "who am i speaking to", "who is calling", "whom am i speaking",
+                "who am i speaking to", "who is calling", "whom am i speaking", "who's calling", "what name",
+                "which name", "name on the", "name for the", "a name for", "may i ask who", "name please",
+                "holder's name", "policyholder's name", "patient's name", "customer's name", "member's name",
+                "the account holder", "the policyholder", "the policy holder", "the cardholder",
+                "and the name", "whose name", "first and last name", "full name", "first name", "last name",
+                "surname",
             ),
-            "account": ("account number", "your account", "account no", "policy number", "iban", "account id"),
+            "account": (
+                "account number", "your account", "account no", "policy number", "iban", "account id", "which account",
+                "what account",
+            ),
             "card": (
                 "card number", "long number on the card", "number on your card", "last four digits", "last 4 digits",
-                "card ending",
+                "card ending", "which card", "what card", "which of your cards",
             ),
             "customer_id": ("customer number", "customer id", "customer no", "client number", "client id"),
             "member_number": (
@@ -33,7 +41,8 @@ LEXICON = Lexicon(
             ),
             "member_level": (
                 "membership level", "member level", "membership tier", "member tier", "membership status",
-                "loyalty tier", "loyalty level",
+                "loyalty tier", "loyalty level", "loyalty status", "which status", "what status",
+                "which tier", "what tier", "your tier",
             ),
             "username": ("username", "user name", "user id", "login", "login name", "handle", "screen name"),
             "ticket": ("ticket number", "ticket id", "support ticket", "ticket reference"),
@@ -215,6 +224,7 @@ LEXICON = Lexicon(
             r"i\s*['’]\s*m", r"i\s+am", r"speaking\s+with", r"you\s*['’]\s*re\s+speaking\s+to",
         ),
         self_hints=("name", "call me", "i'm", "i’m", "i am", "i ’m", "i 'm", "speaking"),
+        unmarked_cues=("im",),
         your_cues=(
             r"(?:your|the)\s+(?:full\s+)?name\s+(?:is|was|you\s+gave(?:\s+me)?\s+(?:is|was)|"
             r"on\s+(?:the|your)\s+(?:account|file|record|booking|reservation)\s+is)",
@@ -222,10 +232,17 @@ LEXICON = Lexicon(
             r"you\s+(?:are|were)\s+called",
         ),
         your_hints=("name", "called"),
-        firm_cues=(r"my\s+(?:full\s+)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s"),
+        firm_cues=(
+            r"my\s+(?:full\s+|first\s+|last\s+|given\s+|family\s+|sur)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s",
+        ),
+        labels=(r"(?:full\s+)?name\s*(?:is|:)", r"name\s*['’]\s*s"),
+        label_hints=("name",),
+        introductions=(r"this\s+is",),
+        greeted=(r"it\s*['’]\s*s", r"it\s+is"),
         sign_offs=(
             r"(?:kind|best|warm|warmest|many)\s+regards", "regards", "best", "thanks", r"thanks\s+again",
             r"thank\s+you", r"many\s+thanks", "cheers", r"(?:yours\s+)?sincerely", r"yours\s+truly", "rgds", "ta",
+            r"thanks\s+in\s+advance", r"thank\s+you\s+in\s+advance", r"all\s+the\s+best", r"best\s+wishes",
         ),
         common_words=tuple(
             """
@@ -243,25 +260,28 @@ LEXICON = Lexicon(
             number phone email name misspelled spelled spelt incorrect listed missing changed different correct
             fixed working works broken waiting rather prefer forgotten urgent request status update issue problem
             question query complaint feedback inquiry enquiry refund return delivery shipping payment invoice mail
-            post service support wishes regards greetings
+            post service support wishes regards greetings off up out down over super pretty quite totally
+            absolutely completely extremely bit little regarding concerning re since until asap probably
+            definitely honestly basically thing things stuff lol haha omg idk btw plz thx ty
             """.split()
         ),
         here=("here", "speaking"),
         here_hints=("here", "speaking"),
-        greetings=("hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)"),
+        greetings=("hi", "hello", "hey", r"h(?:i|ello|ey)\s+there", "hiya", r"good\s+(?:morning|afternoon|evening|day)"),
         addressing=(
             "hi", "hello", "hey", "dear", "thanks", r"thank\s+you", "welcome", "bye", "goodbye", "sorry",
         ),
         assent=("yes", "sure", "okay", "ok", "certainly"),
         titles=("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof"),
-        after=("and", "here", "speaking", r"is\s+my\s+name"),
+        after=("and", "here", "speaking", r"is\s+my\s+name", "again"),
         leads=(
             "yes", "yeah", "yep", "yup", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", "right", "well", "so",
-            "um+", "uh+", "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)",
+            "um+", "uh+", "er+m*", "hmm+", "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)", "me",
         ),
         it_is=(
             r"it\s*['’]?\s*s", r"it\s+is", r"that\s*['’]?\s*s", r"that\s+is", r"this\s+is", r"it\s+was",
-            r"(?:my\s+)?(?:full\s+)?name\s*(?:['’]\s*s|is|:)",
+            r"(?:my\s+)?(?:full\s+)?name\s*(?:['’]\s*s|is|:)", r"under(?:\s+the\s+name(?:\s+of)?)?",
+            r"(?:spelled|spelt|written)(?:\s+as)?", r"(?:that|it)\s+(?:would|will|should)\s+be", r"that\s*['’]\s*d\s+be",
         ),
         not_names=tuple(
             """
@@ -277,6 +297,7 @@ LEXICON = Lexicon(
             """.split()
         ),
         not_names_after=tuple("i you he she we they and or but from with at for to of by in on the this that".split()),
+        word_forms=(r"[^\W\d_]{3,}ing", r"[^\W\d_]{4,}ly"),
         sentence_starts=tuple(
             """
             Yes No Sure Please Thanks Thank Hello Hi Hey Okay Ok Great Good Fine Just Also Not Sorry Afraid
@@ -287,7 +308,7 @@ LEXICON = Lexicon(
         ),
         not_bare=tuple(
             """
-            nope nah yeah yep yup alright right well oh ah um uh hmm wait hold hang let one moment sec second maybe
+            nope nah yeah yep yup alright right well oh ah um uh hmm wait hold hang let one moment sec second maybe family
             perhaps actually anyway and but or so then if because though although however who whom whose
             i'm i'd i'll it's that's what's there's let's don't can't won't didn't isn't cool perfect
             awesome wonderful excellent nice fantastic brilliant lovely amazing correct exactly indeed true
@@ -322,13 +343,15 @@ LEXICON = Lexicon(
         username_labels=(r"user\s?name", r"user\s?id", r"login(?:\s+name)?", "handle", r"screen\s?name"),
         level_labels=(r"member(?:ship)?\s+(?:level|tier|status)", r"loyalty\s+(?:level|tier|status)", "tier"),
         levels=("bronze", "silver", "gold", "platinum", "diamond", "premium", "elite", "vip"),
+        level_nouns=("member", "membership", "tier", "level", "status", "cardholder", "customer"),
         card_words=("card", "visa", r"master\s?card", "amex", "maestro", "debit", "credit"),
-        card_tails=(r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends\s+(?:in|with)", r"ends\s+(?:in|with)"),
+        card_tails=(r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends(?:\s+(?:in|with))?", r"ends\s+(?:in|with)"),
         card_last=(
             r"last\s+(?:four|4)\s+(?:digits\s+)?(?:of|on)\s+(?:my|the|your)\s+(?:\w+\s+)?"
             r"(?:card|visa|master\s?card|amex)\s*(?:are|is|:)",
         ),
-        number_words=("number", "num", "no", "id", "code"),
+        counts=("two", "three", "four", "both", "several", "multiple"),
+        number_words=("number", "num", "no", "id", "code", "ref"),
         label_verbs=("is", "was", "of", "reads"),
         months=(
             ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
@@ -344,6 +367,7 @@ LEXICON = Lexicon(
             "phone", r"tel(?:ephone)?", "call", "ring", "mobile", "cell", "fax", "contact", "number", "whatsapp",
             "sms", "text", r"reach(?:ed)?",
         ),
+        number_nouns=("number",),
         birth_cues=(
             r"date\s+of\s+birth", r"birth\s*date", "birthday", r"d\.?\s?o\.?\s?b\.?", r"born(?:\s+on|\s+in)?",
         ),
@@ -364,20 +388,25 @@ LEXICON = Lexicon(
         corrections=(
             r"sorry(?!\s+(?:to|for|about|but)\b)", r"i\s+meant", r"i\s+mean", r"no\s+wait", "wait", "correction",
             "actually", r"wrong\s+(?:one|number|digits?)", r"(?:that|it)\s+was\s+wrong", r"my\s+(?:mistake|bad)",
-            r"correct\s+(?:that|myself)", r"scratch\s+that", "oops", "typo", r"not\s+\S+\s+but",
+            r"correct\s+(?:that|myself)", r"scratch\s+that", "oops", "typo", r"not\s+\S+\s+but", r"make\s+that",
+            r"or\s+rather", r"(?:it|that)\s+should\s+(?:be|have\s+been)", r"let\s+me\s+correct",
+            r"now\s+it\s*['’]?\s*s", r"now\s+it\s+is",
         ),
         denials=("no", "nope", r"that\s*['’]?s\s+(?:not\s+right|wrong|incorrect)", "incorrect", r"not\s+quite"),
         additions=("another", "other", "second", "also", r"as\s+well", "additional", "too"),
         value_labels={
             "account": (
                 "checking", "chequing", r"savings?", "current", "joint", "business", "personal", "credit", "loan",
-                "isa",
+                "isa", "home", "private",
             ),
+            "customer_id": ("business", "personal", "private", "home", "work"),
+            "username": ("web", "website", "online", "app", "mobile", "work", "personal", "game"),
             "phone": (
                 "mobile", r"cell(?:phone)?", "work", "office", "home", "landline", "business", "personal", "direct",
                 "main", "daytime", "evening",
             ),
             "email": ("work", "personal", "home", "business", "school"),
+            "name": (r"(?:first|given)\s+name", r"(?:last|family)\s+name", "surname"),
             "address": ("home", "work", "billing", "delivery", "shipping", "postal", "business"),
             "card": ("debit", "credit", "visa", r"master\s?card", "amex", "business", "personal"),
         },

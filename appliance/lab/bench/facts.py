@@ -10,6 +10,9 @@ Two measures, both per kind:
   superseded as the table says. An entry of a kind the table scores (:data:`SCORED`) that the
   case does not list is a *false fact*, whatever else it is: a date read as a phone, a product
   read as a name, a corrected value filed as a plain number. Rows with no facts are negatives.
+  The ``ho-`` cases were written blind to the code, in other domains (telecom, shop returns,
+  airline, insurance, utilities, city office, gym, helpdesk, pharmacy, parcels), and are kept as
+  they were written; ``--table`` scores another file of this format instead.
 - **The dev probes** (``shared/data``): at each probe, whether the ledger of the turns before it
   holds the expected value (``held``), and, where the probe's question is a read-back, whether
   the facts the read-back would give include it (``read_back``), each compared as the probe compares
