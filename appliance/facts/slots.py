@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from appliance.facts import handles, labels, names, secrets
+from appliance.facts import handles, labels, names, secrets, uncued
 from appliance.facts.entities import extract, spaced
 from appliance.facts.text import compact, digits
 from appliance.facts.vocabulary import Cues, vocabulary
@@ -139,18 +139,20 @@ def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cu
     found = _handle_values(text, kinds, found)
     found = _more_handles(text, found)
     own: set[int] = set()
-    cued = any(e.kind == "name" and names.introduces_self(text, e.start) for e in found)
+    roles = {names.role(text, e.start, e.end) for e in found if e.kind == "name"}
+    cued = "self" in roles
+    held = cued or "holder" in roles  # "first name Ayşe", "au nom de Martin, Sophie": no opening or signature
     span = None
     if not cued and "name" in kinds:
-        span = names.reply_name(text)
+        span = uncued.reply_name(text)
         named = [e.start for e in found if e.kind == "name"]
         if span is None and named:
             own.add(named[0])  # "... and the name is rosa delgado": the name asked for, whatever its cue
-    elif not cued and (asked is None or "open" in kinds or not _ASKS.search(asked)):
-        span = names.opening_name(text)
+    elif not held and (asked is None or "open" in kinds or not _ASKS.search(asked)):
+        span = uncued.opening_name(text)
     signed = None
-    if span is None and not cued:
-        span = names.signature(text)
+    if span is None and not held:
+        span = uncued.signature(text)
         signed = span[0] if span else None
     if span is not None and not any(span[0] < e.end and e.start < span[1] for e in found if e.kind not in _NAMED_OVER):
         start, end = span

@@ -24,7 +24,7 @@ LEXICON = Lexicon(
                 "name for the", "a name for", "may i ask who", "name please", "holder's name", "policyholder's name",
                 "patient's name", "customer's name", "member's name", "the account holder", "the policyholder",
                 "the policy holder", "the cardholder", "and the name", "whose name", "first and last name", "full name",
-                "first name", "last name", "surname",
+                "first name", "last name", "surname", "and you are", "you are mr", "you are mrs", "you are ms",
             ),
             "account": (
                 "account number", "your account", "account no", "policy number", "iban", "account id", "which account",
@@ -44,13 +44,13 @@ LEXICON = Lexicon(
                 "what tier", "your tier",
             ),
             "username": ("username", "user name", "user id", "login", "login name", "handle", "screen name"),
-            "ticket": ("ticket number", "ticket id", "support ticket", "ticket reference"),
+            "ticket": ("ticket number", "ticket id", "support ticket", "ticket reference", "incident number"),
             "reference": (
                 "booking reference", "booking number", "reference number", "reference code", "confirmation number",
                 "confirmation code", "reservation number", "booking code", "booking id", "your reference",
             ),
             "order": ("order number", "order id", "invoice number", "tracking number", "receipt number"),
-            "case": ("case number", "claim number", "complaint number", "incident number"),
+            "case": ("case number", "claim number", "complaint number"),
             "birthdate": (
                 "date of birth", "birth date", "birthdate", "your birthday", "dob", "d o b", "when were you born",
             ),
@@ -86,6 +86,7 @@ LEXICON = Lexicon(
             "yes", "yeah", "yep", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", r"it\s*['’]?s", r"it\s+is",
             r"that\s*['’]?s",
         ),
+        plurals=("s", "es"),
     ),
     readback=ReadBack(
         topics={
@@ -98,7 +99,7 @@ LEXICON = Lexicon(
             "member_number": r"member(?:ship)?\s+(?:number|id|no\.?)|loyalty\s+number",
             "member_level": r"member(?:ship)?\s+(?:level|tier|status)|loyalty\s+(?:level|tier)|tier",
             "username": r"user\s*name|user\s*id|login(?:\s+name)?|handle",
-            "ticket": r"ticket(?:\s+(?:number|no\.?|id))?",
+            "ticket": r"(?:ticket|incident)(?:\s+(?:number|no\.?|id|reference))?",
             "card": r"card(?:\s+(?:number|ending))?|last\s+(?:four|4)(?:\s+digits)?",
             "account": r"account(?:\s+(?:number|no\.?|#))?|acct|iban",
             "train": r"train(?:\s+(?:id|number|no\.?))?",
@@ -218,21 +219,26 @@ LEXICON = Lexicon(
         self_cues=(
             r"my\s+name\s+is", r"my\s+name\s*['’]\s*s", r"name\s*['’]\s*s", r"call\s+me", r"my\s+full\s+name\s+is",
             r"i\s*['’]\s*m", r"i\s+am", r"speaking\s+with", r"you\s*['’]\s*re\s+speaking\s+to",
+            r"i\s+go\s+by\s+the\s+name(?:\s+of)?", r"i\s+go\s+by",
         ),
-        self_hints=("name", "call me", "i'm", "i’m", "i am", "i ’m", "i 'm", "speaking"),
+        self_hints=("name", "call me", "i'm", "i’m", "i am", "i ’m", "i 'm", "speaking", "go by"),
         unmarked_cues=("im",),
         your_cues=(
             r"(?:your|the)\s+(?:full\s+)?name\s+(?:is|was|you\s+gave(?:\s+me)?\s+(?:is|was)|"
             r"on\s+(?:the|your)\s+(?:account|file|record|booking|reservation)\s+is)",
-            r"under\s+the\s+name(?:\s+of)?", r"you\s+(?:gave|told)\s+me\s+(?:the\s+name|your\s+name\s+as)",
-            r"you\s+(?:are|were)\s+called",
+            r"you\s+(?:gave|told)\s+me\s+(?:the\s+name|your\s+name\s+as)", r"you\s+(?:are|were)\s+called",
         ),
         your_hints=("name", "called"),
         firm_cues=(
             r"my\s+(?:full\s+|first\s+|last\s+|given\s+|family\s+|sur)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s",
+            r"i\s+go\s+by\s+the\s+name(?:\s+of)?", r"i\s+go\s+by",
         ),
         labels=(r"(?:full\s+)?name\s*(?:is|:)", r"name\s*['’]\s*s"),
         label_hints=("name",),
+        part_labels=(r"(?:first|last|given|family|middle|christian)\s+name", "surname", "forename"),
+        holder_cues=(r"in\s+the\s+name\s+of", r"under\s+the\s+name(?:\s+of)?", r"(?:booked|reserved|held)\s+under"),
+        holder_words=("under",),
+        reply_holders=("for", "under"),
         introductions=(r"this\s+is",),
         greeted=(r"it\s*['’]\s*s", r"it\s+is"),
         sign_offs=(
@@ -257,7 +263,8 @@ LEXICON = Lexicon(
             request status update issue problem question query complaint feedback inquiry enquiry refund return delivery
             shipping payment invoice mail post service support wishes regards greetings off up out down over super
             pretty quite totally absolutely completely extremely bit little regarding concerning re since until asap
-            probably definitely honestly basically thing things stuff lol haha omg idk btw plz thx ty
+            probably definitely honestly basically thing things stuff lol haha omg idk btw plz thx ty myself yourself
+            himself herself ourselves themselves
             """.split()
         ),
         here=("here", "speaking"),
@@ -313,10 +320,11 @@ LEXICON = Lexicon(
             market restaurant cafe café bar pub theatre theater cinema gallery hall tower bridge city town village
             county state north south east west central downtown apartments apartment flat building office gym club pool
             plaza international airlines airways express group ltd inc llc gmbh corp company co limited bus train taxi
-            cab uber lyft flight plane car ford bmw toyota honda tesla card visa mastercard amex paypal cash credit
-            debit account iphone android windows google apple amazon premium gold platinum silver plus pro service
-            services support team department desk los las el san santa saint fort port mount mt lake old great little
-            upper lower
+            cab uber lyft flight plane car ford bmw toyota honda tesla bike bicycle foot boat ferry tram metro subway
+            tube coach ship settings setting menu tab options preferences section page folder screen card visa
+            mastercard amex paypal cash credit debit account iphone android windows google apple amazon premium gold
+            platinum silver plus pro service services support team department desk los las el san santa saint fort port
+            mount mt lake old great little upper lower
             """.split()
         ),
     ),
@@ -324,8 +332,8 @@ LEXICON = Lexicon(
         labels={
             "reference": (r"ref(?:erence)?", "booking", "confirmation", "reservation"),
             "order": ("order", "invoice", "tracking", "parcel", "shipment", "receipt"),
-            "case": ("case", "claim", "complaint", "incident", "request"),
-            "ticket": ("ticket",),
+            "case": ("case", "claim", "complaint", "request"),
+            "ticket": ("ticket", "incident"),
             "account": ("account", "acct", "policy", "iban"),
             "card": ("card",),
             "customer_id": ("customer", "client"),
@@ -343,7 +351,8 @@ LEXICON = Lexicon(
         ),
         counts=("two", "three", "four", "both", "several", "multiple"),
         number_words=("number", "num", "no", "id", "code", "ref"),
-        label_verbs=("is", "was", "of", "reads"),
+        label_verbs=("is", "was", "of", "reads", r"it\s*['’]?\s*s"),
+        qualifiers=("for", "of"),
         months=(
             ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
             ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
