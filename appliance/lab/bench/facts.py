@@ -15,9 +15,11 @@ Two measures, both per kind:
   number an answer quotes against what was said, and it claims no kind that could be wrong. Where a
   case expects a kind for it (a ticket given with its label), filing it as a plain number is still
   a miss of that kind. ``false_with_plain`` counts them as false facts too, for comparison.
-  The ``ho-`` cases were written blind to the code, in other domains (telecom, shop returns,
-  airline, insurance, utilities, city office, gym, helpdesk, pharmacy, parcels), and are kept as
-  they were written; ``--table`` scores another file of this format instead.
+  The ``ho-`` and ``h2-`` cases were written blind to the code, in other domains (telecom, shop
+  returns, airline, insurance, utilities, city office, gym, helpdesk, pharmacy, parcels; then car
+  rental, dentist, registrar, phone shop, library, cinema club, lost property, energy, courier, IT
+  desk, travel agency, parking permits), and are kept as they were written; ``--table`` scores
+  another file of this format instead.
 - **The dev probes** (``shared/data``): at each probe, whether the ledger of the turns before it
   holds the expected value (``held``), and, where the probe's question is a read-back, whether
   the facts the read-back would give include it (``read_back``), each compared as the probe compares
