@@ -101,14 +101,22 @@ _HELD = re.compile(r"(?<!\w)(?i:" + (_either(lambda n: n.holder_words) or "(?!)"
 # "first name Ayşe last name Yılmaz", "surname's Wiśniewska", "Nachname: Müller": a part of the name,
 # the customer's whoever says it (not another's: "my mother's first name"); in any case after a verb or a colon.
 _PART_VERB = r"\s*[:=]|\s*['’]\s*s|\s+(?:" + either(lambda lexicon: lexicon.entities.label_verbs) + r")(?!\w)"
+_PART_LABEL = r"(?i:" + (_either(lambda n: n.part_labels) or "(?!)") + r")"
+# A surname may open with its particles ("nom de famille : de la fontaine", "achternaam: van 't Wout").
 _NAME_PART = re.compile(
-    r"(?<![\w'’])(?<!['’]s )(?i:"
-    + (_either(lambda n: n.part_labels) or "(?!)")
-    + r")(?:(?P<verb>"
+    r"(?<![\w'’])(?<!['’]s )"
+    + _PART_LABEL
+    + r"(?:(?P<verb>"
     + _PART_VERB
     + r")\s*|\s+)"
-    + _NAME_BODY
+    + rf"(?P<name>(?:{_PARTICLE}\s+){{0,2}}{NAME_WORD}(?:\s+(?:{_PARTICLE}\s+){{0,2}}{NAME_WORD}){{0,3}})"
 )
+# After a part given without a verb, the next part's label may follow ("first name Ayşe last name Yılmaz").
+_NEXT_PART = re.compile(r"\s+" + _PART_LABEL)
+# "my son, oliver grant", "meinen Mann, Klaus-Peter Zimmermann": the name of the one a word of kin names.
+_KIN = re.compile(r"(?<!\w)(?i:" + (_either(lambda n: n.kin) or "(?!)") + r")\s*,?\s+" + _NAME_BODY)
+# "auf den Namen Weiß, Gerda": a surname, then the given name closing the sentence.
+_GIVEN_AFTER = re.compile(r",[^\S\n]*(?P<given>" + NAME_WORD + r")(?=[^\S\n]*(?:$|[.!?\n]))")
 
 
 def _opens(text: str, m: re.Match[str], pattern: re.Pattern[str]) -> bool:
@@ -187,11 +195,28 @@ def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) ->
         return None
     firm = pattern in _FIRM or (pattern is _NAME_PART and m["verb"] is not None)
     blind = blind and pattern not in (_HONORIFIC, _HELD)  # a title is written with its case ("Dr. Morgan")
+    start = m.start("name")
+    end, words = _name_words(text, m, pattern, firm=firm, blind=blind)
+    if end is None:
+        return None
+    end = start + han_cut(text[start:end])
+    if not _kept(text, m, pattern, (start, end, words), firm=firm, blind=blind):
+        return None
+    given = _GIVEN_AFTER.match(text, end) if words == 1 and pattern in _FIRM else None
+    if given is not None and (firm or capitalised(given["given"])) and fold(given["given"]) not in NEVER_LOWER:
+        end = given.end("given")  # "auf den Namen Weiß, Gerda"
+    return start, end
+
+
+def _name_words(
+    text: str, m: re.Match[str], pattern: re.Pattern[str], *, firm: bool, blind: bool
+) -> tuple[int | None, int]:
+    """Where the name ``m`` found ends, and its number of words (particles aside)."""
     start, end, words = m.start("name"), None, 0
     for w in _TOKEN.finditer(m["name"]):
         word = w.group()
-        if word.casefold() in PARTICLES and end is not None:
-            continue
+        if word.casefold() in PARTICLES and (end is not None or pattern is _NAME_PART):
+            continue  # "de la fontaine" after a surname's label
         if blind or caseless(word, text):
             ok = (firm or blind) and fold(word) not in NEVER_LOWER
             ok = ok and (firm or words > 0 or not WORD_FORM.fullmatch(word))
@@ -206,20 +231,25 @@ def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) ->
         if IDENTIFIER_WORD.fullmatch(word):
             break
         end, words = start + w.end(), words + 1
-    if end is None:
-        return None
-    end = start + han_cut(text[start:end])
+    return end, words
+
+
+def _kept(
+    text: str, m: re.Match[str], pattern: re.Pattern[str], span: tuple[int, int, int], *, firm: bool, blind: bool
+) -> bool:
+    """Whether the name at ``span`` (start, end, words) stands where ``pattern`` gives one."""
+    start, end, words = span
     if pattern is not _HONORIFIC and words == 1 and sentence_start_word(text[start:end]):
-        return None
+        return False
     if pattern is _HERE and end != m.end("name"):
-        return None
+        return False
     if pattern in _CLAUSE and SIGN_OFF_WORD.match(text, start):
-        return None  # "Bedankt. Met vriendelijke groet"
+        return False  # "Bedankt. Met vriendelijke groet"
     if not firm and (blind or pattern is _HELD) and words < 2:
-        return None  # "im fine", "this is ridiculous", "under Settings"
-    if not firm and pattern is not _HERE and (blind or pattern in _CLAUSE) and not _FOLLOW.match(text, end):
-        return None
-    return start, end
+        return False  # "im fine", "this is ridiculous", "under Settings"
+    if pattern is _NAME_PART and not firm:  # "first name Ayşe last name ...", not "Der Vorname Feld ist leer"
+        return bool(_FOLLOW.match(text, end) or _NEXT_PART.match(text, end))
+    return firm or pattern is _HERE or not (blind or pattern in _CLAUSE) or bool(_FOLLOW.match(text, end))
 
 
 _TOKEN = re.compile(r"\S+")
@@ -281,6 +311,7 @@ _HINTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (_HOLDER, re.compile(_either(lambda n: n.holder_cues) or "(?!)")),
     (_HELD, re.compile(_either(lambda n: n.holder_words) or "(?!)")),
     (_NAME_PART, re.compile(_either(lambda n: n.part_labels) or "(?!)")),
+    (_KIN, re.compile(_either(lambda n: n.kin) or "(?!)")),
 )
 
 
@@ -300,6 +331,8 @@ def role(text: str, start: int, end: int) -> str:
         return "addressee"
     if any(m.start("name") == start for p in _HOLDERS for m in _every(p, text)):
         return "holder"
+    if any(m.start("name") == start for m in _every(_KIN, text)):
+        return "other"  # "it's for my son, Tom."
     before = _TITLE_BEFORE.sub("", text[:start])
     if _BEFORE_ADDRESSEE.search(before) and _AFTER_ADDRESSEE.match(text, end):
         return "addressee"

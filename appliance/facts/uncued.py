@@ -87,7 +87,8 @@ def _held_reply(text: str) -> tuple[int, int] | None:
     """The name a reply gives after the words of what it is held under, ending the clause: "the
     booking is for nguyen thi lan", "es para Lucía": capitalised, or of two words where case says nothing."""
     for m in _REPLY_HOLDER.finditer(text):
-        span = name_at(text, m.end())
+        title = _TITLES_AT.match(text, m.end())
+        span = name_at(text, title.end() if title else m.end())
         if span is None or not _CLAUSE_END.match(text, span[1]):
             continue
         named = [w for w in text[span[0] : span[1]].split() if w.casefold() not in PARTICLES]
@@ -105,7 +106,8 @@ def lead_end(text: str, pos: int) -> int:
     return title.end() if title else pos
 
 
-_TITLES_AT = re.compile(r"(?:" + TITLES + r"\.?\s+)+")
+# Titles before a name given in reply, in any case there ("c'est pour mme nguyen thi hoa").
+_TITLES_AT = re.compile(r"(?i:" + TITLES + r")\.?\s+(?:(?i:" + TITLES + r")\.?\s+)*")
 
 
 def name_at(text: str, pos: int) -> tuple[int, int] | None:

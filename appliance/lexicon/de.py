@@ -37,7 +37,9 @@ LEXICON = Lexicon(
                 "welcher stufe",
             ),
             "username": ("benutzername", "nutzername", "benutzerkennung", "login", "anmeldename"),
-            "ticket": ("ticketnummer", "ticket nummer", "ticket id", "störungsnummer", "meldungsnummer"),
+            "ticket": (
+                "ticketnummer", "ticket nummer", "ticket id", "störungsnummer", "meldungsnummer", "welches ticket",
+            ),
             "reference": (
                 "buchungsnummer", "referenznummer", "bestätigungsnummer", "reservierungsnummer", "buchungscode",
             ),
@@ -156,6 +158,10 @@ LEXICON = Lexicon(
         labels=(r"(?:vollständiger\s+)?name\s*(?:ist|:)",),
         label_hints=("name",),
         part_labels=("vorname", "nachname", "familienname", "rufname"),
+        kin=(
+            r"(?:mein(?:e[nmr]?)?|unser(?:e[nmr]?)?)\s+(?:sohn|tochter|frau|mann|partner(?:in)?|mutter|vater|bruder|"
+            r"schwester|kind|enkel(?:in)?|freund(?:in)?|verlobten?)",
+        ),
         holder_cues=(r"auf\s+den\s+namen(?:\s+von)?", r"unter\s+dem\s+namen"),
         reply_holders=("für", "auf"),
         introductions=(r"hier\s+ist",),
@@ -267,7 +273,7 @@ LEXICON = Lexicon(
         counts=("zwei", "drei", "vier", "beide", "beiden", "mehrere"),
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
-        label_verbs=("ist", "lautet"),
+        label_verbs=(r"(?:ist|lautet)(?:\s+die)?",),
         qualifiers=("für", "von", "vom"),
         months=(
             ("januar", "jänner"), ("februar",), ("märz", "maerz"), ("april",), ("mai",), ("juni",), ("juli",),

@@ -28,7 +28,7 @@ LEXICON = Lexicon(
             ),
             "account": (
                 "account number", "your account", "account no", "policy number", "iban", "account id", "which account",
-                "what account",
+                "what account", "contract number",
             ),
             "card": (
                 "card number", "long number on the card", "number on your card", "last four digits", "last 4 digits",
@@ -44,7 +44,9 @@ LEXICON = Lexicon(
                 "what tier", "your tier",
             ),
             "username": ("username", "user name", "user id", "login", "login name", "handle", "screen name"),
-            "ticket": ("ticket number", "ticket id", "support ticket", "ticket reference", "incident number"),
+            "ticket": (
+                "ticket number", "ticket id", "support ticket", "ticket reference", "incident number", "which ticket",
+            ),
             "reference": (
                 "booking reference", "booking number", "reference number", "reference code", "confirmation number",
                 "confirmation code", "reservation number", "booking code", "booking id", "your reference",
@@ -237,8 +239,8 @@ LEXICON = Lexicon(
         label_hints=("name",),
         part_labels=(r"(?:first|last|given|family|middle|christian)\s+name", "surname", "forename"),
         holder_cues=(r"in\s+the\s+name\s+of", r"under\s+the\s+name(?:\s+of)?", r"(?:booked|reserved|held)\s+under"),
-        holder_words=("under",),
-        reply_holders=("for", "under"),
+        kin=(r"(?:my|our)\s+(?:son|daughter|wife|husband|partner|mother|father|mum|mom|dad|brother|sister|kid)",),
+        holder_words=("under",), reply_holders=("for", "under"),
         introductions=(r"this\s+is",),
         greeted=(r"it\s*['’]\s*s", r"it\s+is"),
         sign_offs=(
@@ -334,7 +336,7 @@ LEXICON = Lexicon(
             "order": ("order", "invoice", "tracking", "parcel", "shipment", "receipt"),
             "case": ("case", "claim", "complaint", "request"),
             "ticket": ("ticket", "incident"),
-            "account": ("account", "acct", "policy", "iban"),
+            "account": ("account", "acct", "policy", "iban", "contract"),
             "card": ("card",),
             "customer_id": ("customer", "client"),
             "member_number": (r"member(?:ship)?", "loyalty", "rewards"),

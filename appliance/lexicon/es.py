@@ -23,7 +23,7 @@ LEXICON = Lexicon(
                 "su apellido", "sus apellidos", "qué nombre", "su nombre de pila",
                 "usted es el señor", "usted es la señora",
             ),
-            "account": ("número de cuenta", "iban", "qué cuenta"),
+            "account": ("número de cuenta", "iban", "qué cuenta", "número de contrato"),
             "card": ("número de tarjeta", "últimos cuatro dígitos", "últimos 4 dígitos", "qué tarjeta", "cuál tarjeta"),
             "customer_id": ("número de cliente", "id de cliente", "identificador de cliente"),
             "member_number": (
@@ -33,7 +33,9 @@ LEXICON = Lexicon(
                 "nivel de socio", "nivel de membresía", "categoría de socio", "qué nivel", "qué categoría",
             ),
             "username": ("nombre de usuario", "usuario", "login"),
-            "ticket": ("número de ticket", "número del ticket", "número de incidencia", "número de incidente"),
+            "ticket": (
+                "número de ticket", "número del ticket", "número de incidencia", "número de incidente", "qué ticket",
+            ),
             "reference": (
                 "número de reserva", "número de referencia", "código de reserva", "número de confirmación",
                 "localizador",
@@ -151,6 +153,7 @@ LEXICON = Lexicon(
         labels=(r"nombre(?:\s+completo)?\s*(?:es|:)",),
         label_hints=("nombre",),
         part_labels=(r"apellidos?", r"nombre\s+de\s+pila"),
+        kin=(r"(?:mi|nuestr[oa])\s+(?:hij[oa]|espos[oa]|marido|mujer|pareja|madre|padre|herman[oa]|niet[oa])",),
         holder_cues=(r"a\s+nombre\s+de",),
         reply_holders=("para",),
         introductions=(r"le\s+habla",),
@@ -222,7 +225,7 @@ LEXICON = Lexicon(
             "order": ("pedido", "factura"),
             "case": ("caso",),
             "ticket": ("ticket", "incidencia", "incidente"),
-            "account": ("cuenta",),
+            "account": ("cuenta", "contrato"),
             "card": ("tarjeta",),
             "customer_id": ("cliente",),
             "member_number": (r"soci[oa]", "miembro", r"afiliad[oa]"),
@@ -236,7 +239,7 @@ LEXICON = Lexicon(
         level_nouns=("socio", "socia", "miembro", "cliente", "nivel", "categoría", "estatus"),
         counts=("dos", "tres", "cuatro", "varias", "varios", "ambas", "ambos"),
         number_words=("número", "numero", r"n[uú]m", "nro"),
-        label_verbs=("es",),
+        label_verbs=(r"es(?:\s+el)?",),
         qualifiers=("de", "del", "para"),
         months=(
             ("enero",), ("febrero",), ("marzo",), ("abril",), ("mayo",), ("junio",), ("julio",), ("agosto",),

@@ -123,6 +123,10 @@ class Names:
     anywhere in a turn: the name right after one is the customer's, whoever says it; in any case
     after a verb or a colon ("surname's wiśniewska"), else capitalised ("first name Ayşe last name
     Yılmaz") or, where case says nothing, of two words."""
+    kin: tuple[str, ...] = ()
+    """Patterns of a possessive and a word of kin before the name of that person, a comma between
+    them or not ("my son, oliver grant", "meinen Mann, Klaus-Peter Zimmermann", "mijn vrouw Fatma"):
+    a name capitalised, or of two words where case says nothing."""
     holder_cues: tuple[str, ...] = ()
     """Patterns after which a name is the one something is held under, in any case ("in the name
     of", "au nom de", "a nombre de", "op naam van"): the customer's, whoever says it."""
