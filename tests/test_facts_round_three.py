@@ -79,6 +79,7 @@ class TestNameSomethingIsHeldUnder:
             ("el abono está a nombre de íñigo arriaga", "íñigo arriaga"),
             ("Die Reservierung läuft auf den Namen Herbert Gruber.", "Herbert Gruber"),
             ("het abonnement staat op naam van ayşe demir", "ayşe demir"),
+            ("Die Buchung läuft auf den Namen Weiß, Gerda", "Weiß, Gerda"),
         ],
     )
     def test_is_the_customers(self, text: str, name: str):
@@ -132,6 +133,8 @@ class TestReplyThatDoesNotOpenWithTheName:
             ("Au nom de qui est la réservation ?", "c'est pour Léa Fontaine", "Léa Fontaine"),
             ("¿A nombre de quién está la reserva?", "es para Lucía", "Lucía"),
             ("Op welke naam staat de reservering?", "die is voor sanne de wit", "sanne de wit"),
+            ("C'est à quel nom ?", "c'est pour mme nguyen thi hoa", "nguyen thi hoa"),
+            ("Could I get your name?", "yes it's mr tom hughes", "tom hughes"),
         ],
     )
     def test_after_the_word_of_what_it_is_for(self, asked: str, reply: str, name: str):
@@ -149,6 +152,36 @@ class TestReplyThatDoesNotOpenWithTheName:
     )
     def test_not_a_name(self, asked: str, reply: str):
         assert facts(agent(asked), customer(reply), kinds=("name",)) == []
+
+
+class TestNamesOfKin:
+    """ "my son, oliver grant", "meinen Mann, Klaus-Peter Zimmermann": the name of another, kept with a slot of its own."""
+
+    @pytest.mark.parametrize(
+        ("text", "name"),
+        [
+            ("it's for my son, oliver grant", "oliver grant"),
+            ("I also need an appointment for my daughter Emma", "Emma"),
+            ("auf meinen Mann, Klaus-Peter Zimmermann", "Klaus-Peter Zimmermann"),
+            ("c'est pour ma fille Inès, elle a 8 ans", "Inès"),
+            ("la cita es para mi hija, lucía gómez", "lucía gómez"),
+            ("het abonnement is van mijn dochter Noor", "Noor"),
+        ],
+    )
+    def test_the_name_after_a_word_of_kin(self, text: str, name: str):
+        (e,) = ledger(customer(text))
+        assert (e.kind, e.value, e.slot) == ("name", name, f"name={e.norm}")
+
+    @pytest.mark.parametrize(
+        "text",
+        ["it's for my son, who is 5", "my wife and I need two tickets", "Das ist für meinen Sohn, danke"],
+    )
+    def test_not_a_name(self, text: str):
+        assert facts(customer(text), kinds=("name",)) == []
+
+    def test_the_customers_own_name_stays_theirs(self):
+        found = ledger(customer("my name is Dana Whitfield and I'm calling for my son, Leo."))
+        assert {(e.value, e.slot) for e in found} == {("Dana Whitfield", "name:customer"), ("Leo", "name=leo")}
 
 
 class TestPartsOfANameByTheirLabel:
@@ -170,6 +203,14 @@ class TestPartsOfANameByTheirLabel:
                 [("núñez", "apellido"), ("begoña", "nombre de pila")],
             ),
             ((customer("voornaam Fenna achternaam Bakker"),), [("Fenna", "voornaam"), ("Bakker", "achternaam")]),
+            (
+                (customer("nom de famille : de la fontaine, prénom : marie-claire"),),
+                [("de la fontaine", "nom de famille"), ("marie-claire", "prénom")],
+            ),
+            (
+                (customer("achternaam: van 't Wout, voornaam: Joost"),),
+                [("van 't Wout", "achternaam"), ("Joost", "voornaam")],
+            ),
         ],
     )
     def test_each_part_with_its_label(self, said: tuple[tuple[str, str], ...], parts: list[tuple[str, str]]):
@@ -184,6 +225,7 @@ class TestPartsOfANameByTheirLabel:
             "my mother's first name is Anna",  # another's name
             "my first name is spelled wrong on the card",
             "Der Vorname auf der Karte ist falsch geschrieben",
+            "Der Vorname Feld ist leer im Formular",  # a noun, capitalised in German, is no name after a bare label
         ],
     )
     def test_not_a_name(self, text: str):
@@ -278,6 +320,11 @@ class TestIdentifiersByTheirLabel:
             ("das Konto für die Miete ist 12345678", ("account", "12345678")),
             ("le compte de l'association est 11223344", ("account", "11223344")),
             ("het klantnummer voor de zaak is 5520199", ("customer_id", "5520199")),
+            ("mon numéro d'adhérente est le 3390127", ("member_number", "3390127")),
+            ("mi número de afiliada es el 22019934", ("member_number", "22019934")),
+            ("meine Kundennummer ist die 7712034", ("customer_id", "7712034")),
+            ("my contract number is 500223311", ("account", "500223311")),
+            ("el contrato del gas es 500223399", ("account", "500223399")),
         ],
     )
     def test_a_labelled_code(self, text: str, fact: tuple[str, str]):
@@ -320,6 +367,7 @@ class TestSeveralValuesAskedFor:
             ("Quels sont vos numéros de compte ?", "11112222 et 33334444", "account"),
             ("Wie lauten Ihre Kundennummern?", "5520187 und 5520199", "customer_id"),
             ("Wat zijn uw klantnummers?", "5520187 en 5520199", "customer_id"),
+            ("Which tickets are still open?", "INC0012001 and INC0012002", "ticket"),
         ],
     )
     def test_a_request_in_the_plural(self, asked: str, reply: str, kind: str):

@@ -32,7 +32,7 @@ def patterns(lexicon: Lexicon) -> list[str]:
     found += [p for words in lexicon.ledger.value_labels.values() for p in words]
     found += [*n.labels, *n.introductions, *n.unmarked_cues, *n.word_forms]
     found += [*e.level_nouns, *e.card_ends_before, *e.card_ends, *e.counts, *e.number_nouns, *e.qualifiers]
-    found += [*n.part_labels, *n.holder_cues, *n.holder_words, *n.reply_holders, *n.greeted, *n.openers]
+    found += [*n.part_labels, *n.holder_cues, *n.holder_words, *n.reply_holders, *n.greeted, *n.openers, *n.kin]
     return found
 
 
