@@ -111,7 +111,7 @@ _VERB = r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*
 _LABELLED = re.compile(
     r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
     r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
-    r"(?:[\s-]*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
+    r"(?:[\s,-]*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
     r"(?:\s+(?:"
     + (_either(lambda e: e.qualifiers) or "(?!)")
     + r")(?:\s+|(?<=['’]))"

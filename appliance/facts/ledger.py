@@ -115,13 +115,14 @@ def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerE
     stated ("I have the rental under Daniel Okafor, is that right?" → "no its Daniela Okafor")."""
     customer = turn.role == "customer"
     before = asked.text if asked is not None and asked.role != turn.role else None
+    asked_at = asked.index if asked is not None else None
     reading = slots.read(turn.text, before, customer=customer, cues=cues)
     if reading.signed is not None and _signs_another(reading, prior):
         kept = tuple(e for e in reading.entities if e.start != reading.signed)
         reading = slots.Reading(kept, reading.own_names - {reading.signed})
     ends = corrections.cues(turn.text, stated) if customer else ()
     if ends:
-        given = [p.kind for p in prior if p.slot.startswith(f"{p.kind}:customer")]
+        given = [p.kind for p in prior if p.slot.startswith(f"{p.kind}:customer") or (stated and p.turn == asked_at)]
         given += [e.kind for e in reading.entities if e.end <= ends[-1]]
         extra = corrections.bare(turn.text, ends[-1], given)
         if extra is not None and not any(extra.start < e.end and e.start < extra.end for e in reading.entities):

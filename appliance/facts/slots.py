@@ -180,9 +180,15 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
             e = Entity("phone", e.text, e.start, e.end, e.norm)
         elif e.kind == "number" and "postcode" in kinds and id_kind is None:
             e = Entity("postcode", e.text, e.start, e.end, e.norm)
-        elif e.kind in _ID_FAMILY and id_kind is not None and e.kind != id_kind:
+        elif e.kind in _ID_FAMILY and id_kind is not None and e.kind != id_kind and _fits(id_kind, e.text):
             e = Entity(id_kind, e.text, e.start, e.end, e.norm)
-        elif e.kind == "phone" and id_kind is not None and "phone" not in kinds and e.text.isdigit():
+        elif (
+            e.kind == "phone"
+            and id_kind is not None
+            and "phone" not in kinds
+            and e.text.isdigit()
+            and _fits(id_kind, e.text)
+        ):
             e = Entity(id_kind, e.text, e.start, e.end, e.norm)
         out.append(e)
     if id_kind in ("card", "account"):
@@ -198,7 +204,8 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
                 continue
             number = digits(raw)
             if id_kind is not None and " " not in raw:
-                out.append(Entity(id_kind, raw, start, end, compact(raw)))
+                if _fits(id_kind, raw):
+                    out.append(Entity(id_kind, raw, start, end, compact(raw)))
             elif "phone" in kinds and 7 <= len(number) <= 15 and len(number) >= len(raw.replace(" ", "")) - 1:
                 out.append(Entity("phone", raw, start, end, ("+" if raw.startswith("+") else "") + number))
             elif "postcode" in kinds and 3 <= len(compact(raw)) <= 8:
@@ -208,6 +215,13 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
         if address is not None:
             out.append(address)
     return out
+
+
+def _fits(kind: str, value: str) -> bool:
+    """Whether a bare value has the shape of the identifier asked for: a card is named by its last
+    digits (a full number is a secret, masked before), so "LB-0043312" after "your library card
+    number?" is none; the other codes take any shape."""
+    return kind != "card" or (value.isdigit() and 2 <= len(value) <= 6)
 
 
 def _handle_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[Entity]:

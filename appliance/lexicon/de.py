@@ -274,7 +274,7 @@ LEXICON = Lexicon(
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
         label_verbs=(r"(?:ist|lautet)(?:\s+die)?",),
-        qualifiers=("für", "von", "vom"),
+        qualifiers=("für", "von", "vom", "bei", "beim", "im", "auf"),
         months=(
             ("januar", "jänner"), ("februar",), ("märz", "maerz"), ("april",), ("mai",), ("juni",), ("juli",),
             ("august",), ("september",), ("oktober",), ("november",), ("dezember",),

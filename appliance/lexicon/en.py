@@ -37,6 +37,7 @@ LEXICON = Lexicon(
             "customer_id": ("customer number", "customer id", "customer no", "client number", "client id"),
             "member_number": (
                 "membership number", "member number", "member id", "membership id", "loyalty number", "rewards number",
+                "library card number", "loyalty card number", "membership card number",
             ),
             "member_level": (
                 "membership level", "member level", "membership tier", "member tier", "membership status",
@@ -170,9 +171,8 @@ LEXICON = Lexicon(
             "please book", "please send", "one more", "actually",
         ),
     ),
-    # No bare "that": it opens the gate on closing turns ("That is all I need."), and each recall
-    # evaluates its turns after the warmed prefix; "did you say" keeps the questions it rightly
-    # caught ("How much did you say that would cost?").
+    # No bare "that": it opens the gate on closing turns ("That is all I need."), each then costing a
+    # recall; "did you say" keeps the questions it rightly caught ("How much did you say that would cost?").
     recall=(
         "again", "earlier", "before", "previous", "you said", "you told", "you mentioned", "remind me", "what was",
         "which was", "did you say", "back then", "last time",
@@ -274,7 +274,7 @@ LEXICON = Lexicon(
         greetings=("hi", "hello", "hey", r"h(?:i|ello|ey)\s+there", "hiya", r"good\s+(?:morning|afternoon|evening|day)"),
         addressing=("hi", "hello", "hey", "dear", "thanks", r"thank\s+you", "welcome", "bye", "goodbye", "sorry"),
         assent=("yes", "sure", "okay", "ok", "certainly"),
-        titles=("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof"),
+        titles=("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof", "Fr", "Rev"),
         after=("and", "here", "speaking", r"is\s+my\s+name", "again"),
         leads=(
             "yes", "yeah", "yep", "yup", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", "right", "well", "so",
@@ -295,7 +295,7 @@ LEXICON = Lexicon(
             someone team guys folks again much lot lots everything anything nothing bye goodbye welcome hello hi hey yes
             no please thanks thank cheers customer service support agent calling from with in on at for to of by about
             american canadian british english german french spanish dutch italian irish scottish australian mr mrs ms mx
-            dr prof
+            dr prof fr rev
             """.split()
         ),
         not_names_after=tuple("i you he she we they and or but from with at for to of by in on the this that".split()),
@@ -354,7 +354,7 @@ LEXICON = Lexicon(
         counts=("two", "three", "four", "both", "several", "multiple"),
         number_words=("number", "num", "no", "id", "code", "ref"),
         label_verbs=("is", "was", "of", "reads", r"it\s*['’]?\s*s"),
-        qualifiers=("for", "of"),
+        qualifiers=("for", "of", "on", "in", "at", "with"),
         months=(
             ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
             ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),

@@ -240,7 +240,7 @@ LEXICON = Lexicon(
         counts=("dos", "tres", "cuatro", "varias", "varios", "ambas", "ambos"),
         number_words=("número", "numero", r"n[uú]m", "nro"),
         label_verbs=(r"es(?:\s+el)?",),
-        qualifiers=("de", "del", "para"),
+        qualifiers=("de", "del", "para", "en"),
         months=(
             ("enero",), ("febrero",), ("marzo",), ("abril",), ("mayo",), ("junio",), ("julio",), ("agosto",),
             ("septiembre",), ("octubre",), ("noviembre",), ("diciembre",),

@@ -238,7 +238,7 @@ LEXICON = Lexicon(
         counts=("deux", "trois", "quatre", "plusieurs"),
         number_words=("numéro", "numero", "num", "no"),
         label_verbs=(r"c\s*['’]\s*est(?:\s+le)?", r"est(?:\s+le)?"),
-        qualifiers=("de", "du", "des", r"d\s*['’]", "pour"),
+        qualifiers=("de", "du", "des", r"d\s*['’]", "pour", "sur", "chez"),
         months=(
             ("janvier",), ("février", "fevrier"), ("mars",), ("avril",), ("mai",), ("juin",), ("juillet",),
             ("août", "aout"), ("septembre",), ("octobre",), ("novembre",), ("décembre", "decembre"),

@@ -236,7 +236,7 @@ LEXICON = Lexicon(
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
         label_verbs=("is",),
-        qualifiers=("van", "voor"),
+        qualifiers=("van", "voor", "op", "bij", "in"),
         months=(
             ("januari",), ("februari",), ("maart",), ("april",), ("mei",), ("juni",), ("juli",), ("augustus",),
             ("september",), ("oktober",), ("november",), ("december",),
