@@ -239,6 +239,7 @@ class TestCuesAndRequestsOfNames:
             ("i go by Sasha, it's short for Alexandra", "Sasha"),
             ("hey i go by the name of kit", "kit"),
             ("met Jeroen Smit, ik bel over mijn factuur", "Jeroen Smit"),  # a Dutch call opens so
+            ("this is Fr. Tomasz Nowicki from St Mary's parish", "Tomasz Nowicki"),  # a title is no name
         ],
     )
     def test_a_cue(self, text: str, name: str):
@@ -325,10 +326,27 @@ class TestIdentifiersByTheirLabel:
             ("meine Kundennummer ist die 7712034", ("customer_id", "7712034")),
             ("my contract number is 500223311", ("account", "500223311")),
             ("el contrato del gas es 500223399", ("account", "500223399")),
+            ("username on the portal is j.okafor_88", ("username", "j.okafor_88")),
+            ("mein Benutzername bei der App ist h.schulz84", ("username", "h.schulz84")),
+            ("mon identifiant sur le site est claire.b2", ("username", "claire.b2")),
+            ("mi usuario en la app es m.garcia_77", ("username", "m.garcia_77")),
+            ("mijn gebruikersnaam op de website is pieter_vd_berg", ("username", "pieter_vd_berg")),
+            ("my account at Barclays is 40021178", ("account", "40021178")),
         ],
     )
     def test_a_labelled_code(self, text: str, fact: tuple[str, str]):
         assert facts(customer(text)) == [fact]
+
+    def test_a_level_then_the_number_of_its_membership(self):
+        said = facts(customer("I'm a platinum member, number PLT-778812"))
+        assert said == [("member_level", "platinum"), ("member_number", "PLT-778812")]
+
+    def test_a_card_asked_for_is_named_by_its_last_digits(self):
+        assert facts(agent("What's your library card number?"), customer("LB-0043312")) == [
+            ("member_number", "LB-0043312")
+        ]
+        assert facts(agent("Which card?"), customer("LB-55")) == []
+        assert facts(agent("Which card is it?"), customer("the visa, 4821")) == [("card", "4821")]
 
     def test_an_incident_asked_for_is_a_ticket(self):
         assert facts(agent("¿Tiene número de incidencia?"), customer("sí, INC0051277")) == [("ticket", "INC0051277")]
@@ -423,6 +441,23 @@ class TestCorrectionsOfAReadBack:
         found = ledger(customer(said[0]), agent(said[1]), customer(said[2]))
         assert [(e.kind, e.value) for e in superseded(found)] == [(kind, old)]
         assert [(e.kind, e.value) for e in current_facts(found)] == [(kind, new)]
+
+    @pytest.mark.parametrize(
+        ("asked", "reply", "old", "new"),
+        [
+            ("Is your username kmiller?", "no, it's kmiller1", "kmiller", "kmiller1"),
+            ("Ist Ihr Benutzername hschulz?", "nein, hschulz84", "hschulz", "hschulz84"),
+        ],
+    )
+    def test_a_handle_asked_about_and_denied(self, asked: str, reply: str, old: str, new: str):
+        found = ledger(agent(asked), customer(reply))
+        assert [(e.kind, e.value) for e in superseded(found)] == [("username", old)]
+        assert [(e.kind, e.value) for e in current_facts(found)] == [("username", new)]
+
+    def test_a_label_word_is_no_handle(self):
+        assert facts(agent("What's your login username?"), customer("jnguyen2 is the username")) == [
+            ("username", "jnguyen2")
+        ]
 
     def test_a_new_code_stated_by_the_agent_replaces_nothing(self):
         found = ledger(customer("my ticket is INC0033419"), agent("Your new ticket is INC0033420. Anything else?"))
