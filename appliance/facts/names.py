@@ -185,6 +185,8 @@ def find_cued(text: str, add: Add) -> None:
 _FIRM = (_FIRM_CUES, _YOUR_NAME, _NAME_LABEL, _HOLDER)
 _CLAUSE = (_INTRO, _GREETED, _HERE, _HELD)
 _HOLDERS = (_HOLDER, _HELD, _NAME_PART)
+# Patterns whose name is no word of a place or a product ("this is Holy Trinity Church", "my wife Visa card").
+_BARE_NAMED = (*_CLAUSE, _KIN)
 
 
 def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) -> tuple[int, int] | None:
@@ -226,7 +228,7 @@ def _name_words(
             break
         if fold(word) in WEEKDAYS or (end is not None and month(word)):
             break  # "Dr Johnson Saturday 10am"
-        if pattern in _CLAUSE and (fold(word) in NOT_BARE or (end is None and word in SENTENCE_STARTS)):
+        if pattern in _BARE_NAMED and (fold(word) in NOT_BARE or (end is None and word in SENTENCE_STARTS)):
             break  # "Click here", "this is Holy Trinity Church", "Hier ist Ihre Bestellnummer"
         if IDENTIFIER_WORD.fullmatch(word):
             break
