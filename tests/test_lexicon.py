@@ -31,7 +31,8 @@ def patterns(lexicon: Lexicon) -> list[str]:
     found += [*lexicon.ledger.additions, *lexicon.ledger.subjects]
     found += [p for words in lexicon.ledger.value_labels.values() for p in words]
     found += [*n.labels, *n.introductions, *n.unmarked_cues, *n.word_forms]
-    found += [*e.level_nouns, *e.card_ends_before, *e.card_ends, *e.counts, *e.number_nouns]
+    found += [*e.level_nouns, *e.card_ends_before, *e.card_ends, *e.counts, *e.number_nouns, *e.qualifiers]
+    found += [*n.part_labels, *n.holder_cues, *n.holder_words, *n.reply_holders, *n.greeted, *n.openers, *n.kin]
     return found
 
 
@@ -73,6 +74,7 @@ class TestEachLexicon:
         for cues, hints in pairs:
             assert bool(cues) == bool(hints)
         assert bool(names.here) == bool(names.here_hints)
+        assert set(names.openers) <= set(names.greeted)
         assert bool(LEXICONS[code].secrets.cues) == bool(LEXICONS[code].secrets.hints)
 
 

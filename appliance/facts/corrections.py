@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from appliance.facts import handles, names
+from appliance.facts import handles, names, uncued
 from appliance.facts.matching import family
 from appliance.lexicon import either
 from appliance.types import Entity, LedgerEntry
@@ -103,7 +103,7 @@ def bare(text: str, cue_end: int, given: Sequence[str]) -> Entity | None:
     pos = lead.end() if lead else cue_end
     for kind in dict.fromkeys(reversed([k for k in given if k in BARE])):
         if kind == "name":
-            span = names.name_at(text, pos)
+            span = uncued.name_at(text, pos)
         elif kind == "username":
             span = handles.username_at(text, pos)
             if span is not None and text[span[0] : span[1]].isalpha() and not _CLAUSE_END.match(text, span[1]):

@@ -105,11 +105,23 @@ _LABELS = {
     kind: _labels(kind)
     for kind in ("reference", "order", "case", "ticket", "account", "card", "customer_id", "member_number")
 }
+# What a label is of, a word or three before a code ("... de la luz es", "... for the flat", "... d'épargne")
+_QUALIFIED = r"(?:[^\W\d_]+(?:['’]\s*[^\W\d_]+)?\s+){0,2}?[^\W\d_]+(?:['’]\s*[^\W\d_]+)?"
+_VERB = r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*:?\s*"
 _LABELLED = re.compile(
     r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
     r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
-    r"(?:[\s-]*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
-    r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*:?\s*" + _ID_VALUE + r"(?!\w)"
+    r"(?:[\s,-]*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
+    r"(?:\s+(?:"
+    + (_either(lambda e: e.qualifiers) or "(?!)")
+    + r")(?:\s+|(?<=['’]))"
+    + _QUALIFIED
+    + r"(?="
+    + _VERB
+    + r"#?\s?[A-Za-z0-9/-]*\d))?"
+    + _VERB
+    + _ID_VALUE
+    + r"(?!\w)"
 )
 _ACCOUNT_TAIL = re.compile(
     r"(?i)(?<!\w)(?:end(?:ing|s)?(?:\s+(?:in|with))?|last\s+(?:four|4|two|2|three|3)(?:\s+digits)?"

@@ -23,9 +23,22 @@ Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
 _USERNAME = r"(?P<value>[^\W_][\w.\-]{1,31}[^\W_]|[^\W_]{3})"
 _VERB = r"(?:\s*(?P<verb>(?:is|ist|lautet|est|es)(?!\w)|[:=]))?\s*['\"“]?"
-_USERNAME_LABEL = re.compile(
-    r"(?i)(?<![\w-])(?:" + either(lambda lex: lex.entities.username_labels) + r")" + _VERB + _USERNAME + r"(?![\w@])"
+# What the username is of, before its verb: "username on the portal is j.okafor_88".
+_OF = (
+    r"(?:\s+(?:"
+    + either(lambda lex: lex.entities.qualifiers)
+    + r")\s+(?:[^\W\d_]+\s+){0,2}?[^\W\d_]+(?=\s+(?:is|ist|lautet|est|es)\s))?"
 )
+_USERNAME_LABEL = re.compile(
+    r"(?i)(?<![\w-])(?:"
+    + either(lambda lex: lex.entities.username_labels)
+    + r")"
+    + _OF
+    + _VERB
+    + _USERNAME
+    + r"(?![\w@])"
+)
+_ASKED = re.compile(r"[^\S\n]*\?")
 _LEVEL_LABEL = re.compile(
     r"(?i)(?<![\w-])(?:"
     + either(lambda lex: lex.entities.level_labels)
@@ -99,8 +112,9 @@ def find(text: str, add: Add) -> None:
             for m in pattern.finditer(text):
                 add("card", m.start("value"), m.end("value"), m["value"])
     for m in _USERNAME_LABEL.finditer(text):
-        # without "is" or ":" a word after the label says something of it ("login failed")
-        if username(m["value"]) and (m["verb"] or not m["value"].isalpha()):
+        # without "is" or ":" a word after the label says something of it ("login failed"), unless it
+        # ends a question about it ("Is your username kmiller?")
+        if username(m["value"]) and (m["verb"] or not m["value"].isalpha() or _ASKED.match(text, m.end())):
             add("username", m.start("value"), m.end("value"), m["value"].casefold())
     for m in _LEVEL_LABEL.finditer(text):
         if m["verb"] and fold(m["value"].split()[0]) not in COMMON:
@@ -119,8 +133,18 @@ def tails(text: str) -> list[tuple[int, int]]:
 
 
 def username(value: str) -> bool:
-    """Whether ``value`` has a username's shape: one token, not a common word, not all digits."""
-    return 3 <= len(value) <= 32 and fold(value) not in COMMON and not value.isdigit() and " " not in value
+    """Whether ``value`` has a username's shape: one token, not a common word nor a label's ("What's
+    your login username?"), not all digits."""
+    return (
+        3 <= len(value) <= 32
+        and fold(value) not in COMMON
+        and not value.isdigit()
+        and " " not in value
+        and not _LABEL_WORD.fullmatch(value)
+    )
+
+
+_LABEL_WORD = re.compile(r"(?i)(?:" + either(lambda lex: lex.entities.username_labels) + r")")
 
 
 _TOKEN = re.compile(r"[^\s,;!?]+")

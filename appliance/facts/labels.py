@@ -89,7 +89,10 @@ def label(text: str, e: Entity, before: int, after: int, *, several: bool = Fals
 
 # What parts a value's words from the next value's ("... is mijn mobiel en 0031 ...").
 _JOIN = re.compile(r"(?i)[,;.]|(?<!\w)(?:" + either(lambda lex: lex.secrets.joins) + r")(?!\w)")
-_WORD_BEFORE = re.compile(r"(?<![\w-])(?P<word>[^\W\d_]{2,})[^\S\n]+$")
+# The word right before a value, or before the verb that introduces it ("la cuenta de la luz es 500112233").
+_WORD_BEFORE = re.compile(
+    r"(?<![\w-])(?P<word>[^\W\d_]{2,})[^\S\n]+(?:(?i:" + either(lambda lex: lex.entities.label_verbs) + r")[^\S\n]+)?$"
+)
 
 
 def _kind_words(pick: Callable[[Entities], Sequence[str]]) -> str:

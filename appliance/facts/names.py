@@ -1,7 +1,7 @@
-"""Names of people: after a cue ("my name is", "this is", "Mr.", "ici", "u spreekt met", "Weber
-mein Name"), and without one, where a customer answers a request for their name, opens a message
-with it or signs it ("Yes, Sarah Brown.", "Katarina Miller, there has been ...", "Oluwaseun Adeyemi
-here", "... get a refund? Tomasz Wierzbicki", "... asap\n- dev patel").
+"""Names of people after a cue ("my name is", "this is", "Mr.", "ici", "u spreekt met", "Weber
+mein Name", "Oluwaseun Adeyemi here", "in the name of", "first name Ayşe"), and whom each names
+(:func:`role`). Names given without a cue, where a customer answers a request for their name, opens
+a message with it or signs it, are found by their place in :mod:`appliance.facts.uncued`.
 
 Case does not decide a name where its place does: after a cue that always introduces one ("my name
 is mei lin chen") or a label ("name is bjorn lindqvist"), in a reply to a request for it ("mei lin
@@ -31,19 +31,19 @@ import unicodedata
 from collections.abc import Callable, Iterator
 
 from appliance.facts.namewords import (
-    COMMON,
     IDENTIFIER_WORD,
     NAME_WORD,
     NEVER_LOWER,
     NOT_BARE,
     NOT_NAMES,
     NOT_NAMES_AFTER,
-    NOT_SIGNED,
     PARTICLES,
     SENTENCE_STARTS,
+    SIGN_OFF_WORD,
+    TITLES,
     WORD_FORM,
-    bare_word_ok,
     caseless,
+    han_cut,
     month,
     sentence_start_word,
 )
@@ -92,16 +92,43 @@ _YOUR_NAME = re.compile(r"(?<!\w)(?i:" + _either(lambda n: n.your_cues) + r")\s*
 _INTRO = re.compile(r"(?<![\w'’])(?i:" + _either(lambda n: n.introductions) + r")\s+" + _NAME_BODY)
 # "Hi, it's Priya Nair", "Goedemorgen, met Kees Mulder": ordinary words that introduce only after a greeting.
 _GREETED = re.compile(r"(?<![\w'’])(?i:" + (_either(lambda n: n.greeted) or "(?!)") + r")\s+" + _NAME_BODY)
+_OPENER = re.compile(r"(?i)(?:" + (_either(lambda n: n.openers) or "(?!)") + r")\s")
 _GREETING_END = re.compile(r"(?i)(?<!\w)(?:" + _either(lambda n: n.greetings) + r")\W+$")
+# "in the name of", "au nom de": the name something is held under, the customer's whoever says it, in any case.
+_HOLDER = re.compile(r"(?<!\w)(?i:" + (_either(lambda n: n.holder_cues) or "(?!)") + r")\s+" + _NAME_BODY)
+# "I have the rental under Daniel Okafor, is that right?": the same after a short word, capitalised.
+_HELD = re.compile(r"(?<!\w)(?i:" + (_either(lambda n: n.holder_words) or "(?!)") + r")\s+" + _NAME_BODY)
+# "first name Ayşe last name Yılmaz", "surname's Wiśniewska", "Nachname: Müller": a part of the name,
+# the customer's whoever says it (not another's: "my mother's first name"); in any case after a verb or a colon.
+_PART_VERB = r"\s*[:=]|\s*['’]\s*s|\s+(?:" + either(lambda lexicon: lexicon.entities.label_verbs) + r")(?!\w)"
+_PART_LABEL = r"(?i:" + (_either(lambda n: n.part_labels) or "(?!)") + r")"
+# A surname may open with its particles ("nom de famille : de la fontaine", "achternaam: van 't Wout").
+_NAME_PART = re.compile(
+    r"(?<![\w'’])(?<!['’]s )"
+    + _PART_LABEL
+    + r"(?:(?P<verb>"
+    + _PART_VERB
+    + r")\s*|\s+)"
+    + rf"(?P<name>(?:{_PARTICLE}\s+){{0,2}}{NAME_WORD}(?:\s+(?:{_PARTICLE}\s+){{0,2}}{NAME_WORD}){{0,3}})"
+)
+# After a part given without a verb, the next part's label may follow ("first name Ayşe last name Yılmaz").
+_NEXT_PART = re.compile(r"\s+" + _PART_LABEL)
+# "my son, oliver grant", "meinen Mann, Klaus-Peter Zimmermann": the name of the one a word of kin names.
+_KIN = re.compile(r"(?<!\w)(?i:" + (_either(lambda n: n.kin) or "(?!)") + r")\s*,?\s+" + _NAME_BODY)
+# "auf den Namen Weiß, Gerda": a surname, then the given name closing the sentence.
+_GIVEN_AFTER = re.compile(r",[^\S\n]*(?P<given>" + NAME_WORD + r")(?=[^\S\n]*(?:$|[.!?\n]))")
 
 
 def _opens(text: str, m: re.Match[str], pattern: re.Pattern[str]) -> bool:
-    """Whether the introduction ``m`` stands where one introduces its speaker: after a greeting,
-    or, for :data:`_INTRO`, at the start of the message or of a sentence or clause."""
+    """Whether the introduction ``m`` stands where one introduces its speaker: after a greeting or at
+    the start of the message ("met Kwame Mensah, ..."), or, for :data:`_INTRO`, at the start of a
+    sentence or clause too."""
     if _GREETING_END.search(text, max(0, m.start() - 40), m.start()):
         return True
     before = text[: m.start()].rstrip()
-    return pattern is _INTRO and (not before or before[-1] in ".!?,;")
+    if not before:
+        return pattern is _INTRO or _OPENER.match(text, m.start()) is not None
+    return pattern is _INTRO and before[-1] in ".!?,;"
 
 
 # "Oluwaseun Adeyemi here", "Tom speaking": a clause of its own, at the start of the message or a sentence.
@@ -110,25 +137,20 @@ _HERE = re.compile(
     r"(?P<name>" + NAME_WORD + r"(?:\s+" + NAME_WORD + r"){0,2})\s+(?i:" + _either(lambda n: n.here) + r")"
     r"(?=\s*(?:[,.!?;:]|$))"
 )
-_TITLES = r"(?:" + _either(lambda n: n.titles) + r")"
-_HONORIFIC = re.compile(r"(?<!\w)" + _TITLES + r"\.?\s+" + _NAME_BODY)
+_HONORIFIC = re.compile(r"(?<!\w)" + TITLES + r"\.?\s+" + _NAME_BODY)
 # A name spoken to: after a greeting or thanks, or alone between commas, then the end of the clause
 # ("Thanks, Dana.", "Mr. Smith, your order..."), unlike one spoken of ("your appointment with Dr. Johnson").
 _ADDRESSING = _either(lambda n: n.addressing)
 _BEFORE_ADDRESSEE = re.compile(
     r"(?:^|[,;:.!?]|(?i:(?<!\w)(?:" + _ADDRESSING + "|" + _either(lambda n: n.assent) + r")))\s*$"
 )
-_TITLE_BEFORE = re.compile(r"(?<!\w)" + _TITLES + r"\.?\s+$")
+_TITLE_BEFORE = re.compile(r"(?<!\w)" + TITLES + r"\.?\s+$")
 _AFTER_ADDRESSEE = re.compile(r"\s*(?:$|[,.!?;:])")
 _GREETING_NAME = re.compile(
     r"(?i:(?<!\w)(?:" + _ADDRESSING + r"))"
     r",?\s+(?P<name>" + NAME_WORD + r"(?:\s+" + NAME_WORD + r"){0,2})(?=\s*[,.!?;]|\s*$)"
 )
 
-# A whole word: "TK" of "TK-88731" is none.
-_WORD_AT = re.compile(r"[^\S\n]*(" + NAME_WORD + r")(?![\w'’-])")
-# What may follow a name given without a cue: the end of a clause, or a few words that continue it.
-_AFTER_NAME = re.compile(r"[^\S\n]*(?:$|[,.!?;:…)/–—-]|(?i:(?:" + _either(lambda n: n.after) + r")(?!\w)))")
 # What ends a name that a cue introduces where case cannot tell where it ends, or that an
 # introduction gives: the end of the clause, or a word that never continues a name.
 _FOLLOW = re.compile(
@@ -138,9 +160,6 @@ _FOLLOW = re.compile(
     + "|".join(re.escape(w) for w in sorted(NOT_NAMES_AFTER))
     + r")(?!\w)))"
 )
-_LEAD = re.compile(r"(?i)^[\W_]*(?:(?:" + _either(lambda n: n.leads) + r")(?!\w)[\s,.:;!…-]*)*")
-# "it's", "under the name", "au nom de", "its under": what a reply may say before a name, once or twice.
-_IT_IS = re.compile(r"(?i)(?:(?:" + _either(lambda n: n.it_is) + r")(?!\w)[\s,:]+){1,3}")
 
 
 def find_cued(text: str, add: Add) -> None:
@@ -161,9 +180,13 @@ def find_cued(text: str, add: Add) -> None:
             pos = max(m.start() + 1, span[1] if span else m.start("name"))
 
 
-# Cues after which a name counts in any case; patterns whose name must be a clause of its own.
-_FIRM = (_FIRM_CUES, _YOUR_NAME, _NAME_LABEL)
-_CLAUSE = (_INTRO, _GREETED, _HERE)
+# Cues after which a name counts in any case; patterns whose name must be a clause of its own; the
+# patterns of a name that is the customer's whoever says it.
+_FIRM = (_FIRM_CUES, _YOUR_NAME, _NAME_LABEL, _HOLDER)
+_CLAUSE = (_INTRO, _GREETED, _HERE, _HELD)
+_HOLDERS = (_HOLDER, _HELD, _NAME_PART)
+# Patterns whose name is no word of a place or a product ("this is Holy Trinity Church", "my wife Visa card").
+_BARE_NAMED = (*_CLAUSE, _KIN)
 
 
 def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) -> tuple[int, int] | None:
@@ -172,13 +195,30 @@ def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) ->
     a form of a verb first, and then the end of the clause or a word that ends a name."""
     if pattern in (_INTRO, _GREETED) and not _opens(text, m, pattern):
         return None
-    firm = pattern in _FIRM
-    blind = blind and pattern is not _HONORIFIC  # a title is written with its case ("Dr. Morgan")
+    firm = pattern in _FIRM or (pattern is _NAME_PART and m["verb"] is not None)
+    blind = blind and pattern not in (_HONORIFIC, _HELD)  # a title is written with its case ("Dr. Morgan")
+    start = m.start("name")
+    end, words = _name_words(text, m, pattern, firm=firm, blind=blind)
+    if end is None:
+        return None
+    end = start + han_cut(text[start:end])
+    if not _kept(text, m, pattern, (start, end, words), firm=firm, blind=blind):
+        return None
+    given = _GIVEN_AFTER.match(text, end) if words == 1 and pattern in _FIRM else None
+    if given is not None and (firm or capitalised(given["given"])) and fold(given["given"]) not in NEVER_LOWER:
+        end = given.end("given")  # "auf den Namen Weiß, Gerda"
+    return start, end
+
+
+def _name_words(
+    text: str, m: re.Match[str], pattern: re.Pattern[str], *, firm: bool, blind: bool
+) -> tuple[int | None, int]:
+    """Where the name ``m`` found ends, and its number of words (particles aside)."""
     start, end, words = m.start("name"), None, 0
     for w in _TOKEN.finditer(m["name"]):
         word = w.group()
-        if word.casefold() in PARTICLES and end is not None:
-            continue
+        if word.casefold() in PARTICLES and (end is not None or pattern is _NAME_PART):
+            continue  # "de la fontaine" after a surname's label
         if blind or caseless(word, text):
             ok = (firm or blind) and fold(word) not in NEVER_LOWER
             ok = ok and (firm or words > 0 or not WORD_FORM.fullmatch(word))
@@ -188,27 +228,34 @@ def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) ->
             break
         if fold(word) in WEEKDAYS or (end is not None and month(word)):
             break  # "Dr Johnson Saturday 10am"
-        if pattern in _CLAUSE and (fold(word) in NOT_BARE or (end is None and word in SENTENCE_STARTS)):
+        if pattern in _BARE_NAMED and (fold(word) in NOT_BARE or (end is None and word in SENTENCE_STARTS)):
             break  # "Click here", "this is Holy Trinity Church", "Hier ist Ihre Bestellnummer"
         if IDENTIFIER_WORD.fullmatch(word):
             break
         end, words = start + w.end(), words + 1
-    if end is None:
-        return None
-    end = start + _han_cut(text[start:end])
+    return end, words
+
+
+def _kept(
+    text: str, m: re.Match[str], pattern: re.Pattern[str], span: tuple[int, int, int], *, firm: bool, blind: bool
+) -> bool:
+    """Whether the name at ``span`` (start, end, words) stands where ``pattern`` gives one."""
+    start, end, words = span
     if pattern is not _HONORIFIC and words == 1 and sentence_start_word(text[start:end]):
-        return None
+        return False
     if pattern is _HERE and end != m.end("name"):
-        return None
-    if pattern in _CLAUSE and _A_SIGN_OFF.match(text, start):
-        return None  # "Bedankt. Met vriendelijke groet"
-    if not firm and blind and words < 2:
-        return None  # "im fine", "this is ridiculous"
-    if not firm and pattern is not _HERE and (blind or pattern in _CLAUSE) and not _FOLLOW.match(text, end):
-        return None
-    return start, end
+        return False
+    if pattern in _CLAUSE and SIGN_OFF_WORD.match(text, start):
+        return False  # "Bedankt. Met vriendelijke groet"
+    if not firm and (blind or pattern is _HELD) and words < 2:
+        return False  # "im fine", "this is ridiculous", "under Settings"
+    if pattern is _NAME_PART and not firm:  # "first name Ayşe last name ...", not "Der Vorname Feld ist leer"
+        return bool(_FOLLOW.match(text, end) or _NEXT_PART.match(text, end))
+    return firm or pattern is _HERE or not (blind or pattern in _CLAUSE) or bool(_FOLLOW.match(text, end))
 
 
+_TOKEN = re.compile(r"\S+")
+_A_NAME_WORD = re.compile(NAME_WORD)
 _FIRST_PERSON = frozenset({"i", "i'm", "i’m", "i'd", "i’d", "i've", "i’ve", "i'll", "i’ll"})
 
 
@@ -263,6 +310,10 @@ _HINTS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (_HERE, _hint(lambda n: n.here_hints)),
     (_HONORIFIC, None),
     (_GREETING_NAME, re.compile(_ADDRESSING)),  # the greetings and thanks themselves
+    (_HOLDER, re.compile(_either(lambda n: n.holder_cues) or "(?!)")),
+    (_HELD, re.compile(_either(lambda n: n.holder_words) or "(?!)")),
+    (_NAME_PART, re.compile(_either(lambda n: n.part_labels) or "(?!)")),
+    (_KIN, re.compile(_either(lambda n: n.kin) or "(?!)")),
 )
 
 
@@ -273,177 +324,29 @@ def _patterns(text: str) -> list[re.Pattern[str]]:
 
 def role(text: str, start: int, end: int) -> str:
     """Whom the name at ``text[start:end]`` names, seen from the speaker: ``self`` ("my name is
-    Dana"), ``addressee`` ("Thanks, Dana", "your name is Dana") or ``other`` ("Dr. Johnson is
-    available"): only the first two are a party's own name."""
+    Dana"), ``addressee`` ("Thanks, Dana", "your name is Dana"), ``holder`` (the customer, whoever
+    says it: "booked in the name of Dana Whitfield", "first name Dana") or ``other`` ("Dr. Johnson
+    is available"): only the first three are a party's own name."""
     if introduces_self(text, start):
         return "self"
     if any(m.start("name") == start for m in _YOUR_NAME.finditer(text)):
         return "addressee"
+    if any(m.start("name") == start for p in _HOLDERS for m in _every(p, text)):
+        return "holder"
+    if any(m.start("name") == start for m in _every(_KIN, text)):
+        return "other"  # "it's for my son, Tom."
     before = _TITLE_BEFORE.sub("", text[:start])
     if _BEFORE_ADDRESSEE.search(before) and _AFTER_ADDRESSEE.match(text, end):
         return "addressee"
     return "other"
 
 
+def one_word(name: str) -> bool:
+    """Whether ``name`` is one word but for its particles ("Okonkwo", "Ó Súilleabháin"): a part of a name."""
+    return sum(w.casefold() not in PARTICLES for w in name.split()) == 1
+
+
 def norm(name: str) -> str:
     """The matching form of a name: its words in lower case without accents ("o connor": the
     checker looks names up word by word, and "O'Connor" is two words there)."""
     return " ".join(re.findall(r"[^\W_]+", fold(name)))
-
-
-def reply_name(text: str) -> tuple[int, int] | None:
-    """The span of the name a reply to "could I get your name?" gives without a cue: "Yes, Sarah
-    Brown.", "It's Angela", "Ben...wait", "Katarina Miller, account number is 95381901.", in any
-    case ("mei lin chen", "DARIUS OKONKWO"), and surname first, then the given name closing the
-    reply ("de la cruz, maria", "Ja klar, Müller, Sabine"). A single word in lower case is a name
-    only as the whole reply ("tom", not "perdón, ¿para qué?")."""
-    lead = _LEAD.match(text)
-    pos = lead.end() if lead else 0
-    pos = lead_end(text, pos)
-    span = name_at(text, pos)
-    if span is None:
-        return None
-    start, end = span
-    comma = _COMMA.match(text, end)
-    given = _run(text, comma.end(), min_words=1, any_case=True) if comma else None
-    if given is not None and given[1] - given[0] <= 40 and _CLOSES.fullmatch(text, given[1]):
-        return start, given[1]
-    named = [w for w in text[start:end].split() if w.casefold() not in PARTICLES]
-    if len(named) == 1 and caseless(named[0], text) and not _CLOSES.fullmatch(text, end):
-        return None
-    return span
-
-
-_COMMA = re.compile(r",[^\S\n]*")
-_CLOSES = re.compile(r"[\s.!…]*")
-
-
-def lead_end(text: str, pos: int) -> int:
-    """Where a name given in reply starts after ``pos``: past "it's", "under the name", "au nom de",
-    and titles ("Mit Frau Dr. Ingrid Lange")."""
-    it_is = _IT_IS.match(text, pos)
-    pos = it_is.end() if it_is else pos
-    title = _TITLES_AT.match(text, pos)
-    return title.end() if title else pos
-
-
-_TITLES_AT = re.compile(r"(?:" + _TITLES + r"\.?\s+)+")
-
-
-def name_at(text: str, pos: int) -> tuple[int, int] | None:
-    """The span of a name in any case at ``pos``, where the place says a name stands there (a reply
-    to a request for it, the value after a correction: "oops typo, its anna schmitt")."""
-    return _run(text, pos, min_words=1, any_case=True)
-
-
-def opening_name(text: str) -> tuple[int, int] | None:
-    """The span of a full name a customer opens a message with, unasked ("Katarina Miller, there has
-    been a transfer I did not make"): two words or more, then the end of the clause."""
-    lead = _LEAD.match(text)
-    return _run(text, lead.end() if lead else 0, min_words=2, clause=True)
-
-
-def _run(
-    text: str, pos: int, *, min_words: int, clause: bool = False, any_case: bool = False
-) -> tuple[int, int] | None:
-    """A run of name words starting at ``pos`` (capitalised unless ``any_case``), followed by what
-    may follow a name. Particles may open it when a name word follows ("de la cruz", "Van den Broek")."""
-    start = end = None
-    words = 0
-    i = pos
-    while words < 4:
-        m = _WORD_AT.match(text, i)
-        if m is None:
-            break
-        word = m.group(1)
-        if word.casefold() in PARTICLES:
-            start = m.start(1) if start is None else start
-            i = m.end()
-            continue
-        if len(word) > 30:
-            break
-        # where case does not decide, a word in capitals is as good as one in lower case ("c'est NGUYEN THI LAN")
-        if caseless(word, text) or (any_case and word.isupper() and len(word) > 1):
-            if not any_case or fold(word) in NEVER_LOWER or IDENTIFIER_WORD.fullmatch(word):
-                break
-        elif not capitalised(word) or not bare_word_ok(word, words == 0):
-            break
-        if start is None:
-            start = m.start(1)
-        end, words, i = m.end(1), words + 1, m.end()
-        if _han(word):
-            end = m.start(1) + _han_cut(word)
-            break
-    if start is None or end is None or words < min_words:
-        return None
-    after = _AFTER_NAME.match(text, end)
-    if after is None or (clause and after.group().strip().isalpha()):
-        return None
-    if words == 1 and not _han(text[start:end]) and len(text[start:end]) < 2:
-        return None
-    return start, end
-
-
-# A sign-off just before a signature ("Regards,", "thanks, ", "Viele Grüße\n").
-_SIGN_OFF = re.compile(
-    r"(?i)(?:^|(?<=[\s.!?,;:]))(?:" + _either(lambda n: n.sign_offs) + r")[^\S\n]*(?P<mark>[,:!.–—-]|\n)?\s*$"
-)
-_A_SIGN_OFF = re.compile(r"(?i)(?:" + _either(lambda n: n.sign_offs) + r")(?!\w)")
-_SENTENCE_END = re.compile(r"(?:[.?!…)]|\n|\s[-–—])\s*$")
-# A dash opening the last line signs a message too ("... please help asap\n- dev patel").
-_DASH = re.compile(r"(?:^|\n)[^\S\n]*(?:--?|[–—~])[^\S\n]*$")
-_TOKEN = re.compile(r"\S+")
-_A_NAME_WORD = re.compile(NAME_WORD)
-
-
-def signature(text: str) -> tuple[int, int] | None:
-    """The span of a signature: two or three name words closing a message after a sentence of its
-    own ("Can I cancel this order? Tomasz Wierzbicki") or a sign-off ("Regards,\nPriya
-    Raghunathan", "thanks, olumide bakare"). Without a sign-off the words must be capitalised in a
-    message that has case; after one, any case counts. Words of time, places, products and
-    greetings, and the lexicons' common words, are no part of a signature."""
-    end = len(text.rstrip(" \t\r\n.!…"))
-    tokens = [m for m in _TOKEN.finditer(text, max(0, end - 120), end)][-5:]
-    for size in (5, 4, 3, 2):
-        run = tokens[-size:]
-        if len(run) < size or any(text[a.end() : b.start()].count("\n") for a, b in zip(run, run[1:], strict=False)):
-            continue
-        named = [m.group() for m in run if m.group().casefold() not in PARTICLES]
-        if not 2 <= len(named) <= 3 or run[0].group().casefold() in PARTICLES:
-            continue
-        if not all(_A_NAME_WORD.fullmatch(m.group()) for m in run):
-            continue
-        before = text[: run[0].start()]
-        if _A_SIGN_OFF.match(text, run[0].start()):
-            continue  # "Best Wishes", "Kind Regards" close a message without naming anyone
-        sign_off = _SIGN_OFF.search(before) or _DASH.search(before)
-        if sign_off is None and not (_SENTENCE_END.search(before) and before.strip()):
-            continue
-        if _signed(named, text, first=run[0].group(), after_sign_off=sign_off is not None):
-            return run[0].start(), run[-1].end()
-    return None
-
-
-def _signed(words: list[str], text: str, *, first: str, after_sign_off: bool) -> bool:
-    """Whether ``words`` are a name by themselves, as a signature must be. A capitalised word that is
-    a common word of some language may still be a name ("Ben"), but not when all of them are
-    ("Still Waiting", "Bonne Journée")."""
-    folded = [fold(w) for w in words]
-    if any(w in NOT_SIGNED or w in WEEKDAYS for w in folded) or month(first):
-        return False
-    if any(IDENTIFIER_WORD.fullmatch(w) for w in words):
-        return False
-    if all(w in COMMON for w in folded) or any(fold(w) in COMMON for w in words if caseless(w, text)):
-        return False
-    if after_sign_off:
-        return True
-    return all(capitalised(w) and not caseless(w, text) and not (w.isupper() and len(w) > 3) for w in words)
-
-
-def _han(word: str) -> bool:
-    return bool(word) and all(unicodedata.name(c, "").startswith("CJK") for c in word if c.isalpha())
-
-
-def _han_cut(name: str) -> int:
-    """Chinese and Japanese write no space after a name: keep at most four characters of one."""
-    return min(len(name), 4) if _han(name) else len(name)

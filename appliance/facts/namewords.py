@@ -11,6 +11,7 @@ words of identifiers ("Kundennummer", "Client ID"), never a list of given names 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 
 from appliance.facts.text import MONTHS, WEEKDAYS, capitalised
@@ -19,6 +20,14 @@ from appliance.lexicon.text import fold
 
 NAME_WORD = r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*"
 PARTICLES = frozenset(p for lexicon in LEXICONS.values() for p in lexicon.names.particles)
+# A word of a name, or a particle written with an apostrophe ("van 't Hek").
+NAME_TOKEN = "|".join(
+    [*(re.escape(p) for p in sorted(PARTICLES, key=len, reverse=True) if not re.fullmatch(NAME_WORD, p)), NAME_WORD]
+)
+# Titles before a name, with their case ("Mr", "Frau"), as a pattern.
+TITLES = r"(?:" + either(lambda lexicon: lexicon.names.titles) + r")"
+# The words that close a message before a signature ("regards", "viele Grüße"): no one's name.
+SIGN_OFF_WORD = re.compile(r"(?i)(?:" + either(lambda lexicon: lexicon.names.sign_offs) + r")(?!\w)")
 
 
 def _words(pick: Callable[[Names], tuple[str, ...]]) -> frozenset[str]:
@@ -32,7 +41,10 @@ NOT_NAMES_AFTER = _words(lambda n: n.not_names_after)
 SENTENCE_STARTS = _words(lambda n: n.sentence_starts)
 # Capitalised words that are no one's name where a name is expected without a cue: replies and
 # fillers, words of time, and the words that make a run of capitals a place, a firm or a product.
-NOT_BARE = frozenset(fold(w) for w in _words(lambda n: n.not_bare))
+# The words of a name's parts ("surname", "Vorname") are among them: "Vorname Jörg" is no full name.
+NOT_BARE = frozenset(fold(w) for w in _words(lambda n: n.not_bare)) | frozenset(
+    fold(w) for w in _words(lambda n: n.part_labels) if re.fullmatch(r"[^\W\d_]+", w)
+)
 
 # The words of identifiers are no one's name: labels and their compounds ("Kunden", "Handynummer",
 # "Rechnung Nr", "Client ID").
@@ -60,7 +72,9 @@ _CORRECTING = frozenset(
     for p in (*lexicon.ledger.corrections, *lexicon.ledger.denials)
     if re.fullmatch(r"[^\W\d_]+", p)
 )
-NEVER_LOWER = COMMON | NOT_SIGNED | _CORRECTING
+# Words of number ("two", "zwei", "twee") are no one's name either: "voor twee personen".
+_COUNTS = frozenset(fold(w) for lexicon in LEXICONS.values() for w in lexicon.entities.counts if w.isalpha())
+NEVER_LOWER = COMMON | NOT_SIGNED | _CORRECTING | _COUNTS
 # Where case cannot tell a name, no name starts with a form of a verb or an adverb ("I AM MOVING HOUSE").
 WORD_FORM = re.compile(r"(?i)(?:" + either(lambda lexicon: lexicon.names.word_forms) + r")")
 
@@ -96,3 +110,13 @@ def month(word: str) -> bool:
     where a name never stands: alone it may be a name ("Jan de Vries")."""
     folded = fold(word)
     return len(folded) > 3 and folded in MONTHS
+
+
+def han(word: str) -> bool:
+    """Whether ``word`` is written in Chinese or Japanese characters."""
+    return bool(word) and all(unicodedata.name(c, "").startswith("CJK") for c in word if c.isalpha())
+
+
+def han_cut(name: str) -> int:
+    """Chinese and Japanese write no space after a name: keep at most four characters of one."""
+    return min(len(name), 4) if han(name) else len(name)

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from appliance.facts import handles, labels, names, secrets
+from appliance.facts import handles, labels, names, secrets, uncued
 from appliance.facts.entities import extract, spaced
 from appliance.facts.text import compact, digits
 from appliance.facts.vocabulary import Cues, vocabulary
@@ -139,18 +139,20 @@ def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cu
     found = _handle_values(text, kinds, found)
     found = _more_handles(text, found)
     own: set[int] = set()
-    cued = any(e.kind == "name" and names.introduces_self(text, e.start) for e in found)
+    roles = {names.role(text, e.start, e.end) for e in found if e.kind == "name"}
+    cued = "self" in roles
+    held = cued or "holder" in roles  # "first name Ayşe", "au nom de Martin, Sophie": no opening or signature
     span = None
     if not cued and "name" in kinds:
-        span = names.reply_name(text)
+        span = uncued.reply_name(text)
         named = [e.start for e in found if e.kind == "name"]
         if span is None and named:
             own.add(named[0])  # "... and the name is rosa delgado": the name asked for, whatever its cue
-    elif not cued and (asked is None or "open" in kinds or not _ASKS.search(asked)):
-        span = names.opening_name(text)
+    elif not held and (asked is None or "open" in kinds or not _ASKS.search(asked)):
+        span = uncued.opening_name(text)
     signed = None
-    if span is None and not cued:
-        span = names.signature(text)
+    if span is None and not held:
+        span = uncued.signature(text)
         signed = span[0] if span else None
     if span is not None and not any(span[0] < e.end and e.start < span[1] for e in found if e.kind not in _NAMED_OVER):
         start, end = span
@@ -178,9 +180,15 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
             e = Entity("phone", e.text, e.start, e.end, e.norm)
         elif e.kind == "number" and "postcode" in kinds and id_kind is None:
             e = Entity("postcode", e.text, e.start, e.end, e.norm)
-        elif e.kind in _ID_FAMILY and id_kind is not None and e.kind != id_kind:
+        elif e.kind in _ID_FAMILY and id_kind is not None and e.kind != id_kind and _fits(id_kind, e.text):
             e = Entity(id_kind, e.text, e.start, e.end, e.norm)
-        elif e.kind == "phone" and id_kind is not None and "phone" not in kinds and e.text.isdigit():
+        elif (
+            e.kind == "phone"
+            and id_kind is not None
+            and "phone" not in kinds
+            and e.text.isdigit()
+            and _fits(id_kind, e.text)
+        ):
             e = Entity(id_kind, e.text, e.start, e.end, e.norm)
         out.append(e)
     if id_kind in ("card", "account"):
@@ -196,7 +204,8 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
                 continue
             number = digits(raw)
             if id_kind is not None and " " not in raw:
-                out.append(Entity(id_kind, raw, start, end, compact(raw)))
+                if _fits(id_kind, raw):
+                    out.append(Entity(id_kind, raw, start, end, compact(raw)))
             elif "phone" in kinds and 7 <= len(number) <= 15 and len(number) >= len(raw.replace(" ", "")) - 1:
                 out.append(Entity("phone", raw, start, end, ("+" if raw.startswith("+") else "") + number))
             elif "postcode" in kinds and 3 <= len(compact(raw)) <= 8:
@@ -206,6 +215,13 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
         if address is not None:
             out.append(address)
     return out
+
+
+def _fits(kind: str, value: str) -> bool:
+    """Whether a bare value has the shape of the identifier asked for: a card is named by its last
+    digits (a full number is a secret, masked before), so "LB-0043312" after "your library card
+    number?" is none; the other codes take any shape."""
+    return kind != "card" or (value.isdigit() and 2 <= len(value) <= 6)
 
 
 def _handle_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[Entity]:

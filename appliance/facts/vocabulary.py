@@ -37,6 +37,8 @@ class RequestPatterns:
     kinds_of: Mapping[str, frozenset[str]]
     compound: re.Pattern[str] = re.compile(_NEVER)
     tails: frozenset[str] = frozenset()
+    plurals: tuple[str, ...] = ()
+    """Every language's plural endings, longest first: a cue found in the plural is looked up without."""
 
     def kinds(self, text: str) -> Iterator[str]:
         """The kinds asked for by the cues in ``text``, once per cue found. Where two cues overlap the
@@ -56,7 +58,18 @@ class RequestPatterns:
             if not any(start < e and s < end for s, e, _ in kept):
                 kept.append((start, end, cue))
         for _, _, cue in sorted(kept):
-            yield from self.kinds_of[cue]
+            yield from self.kinds_of.get(cue) or self._singular(cue)
+
+    def _singular(self, cue: str) -> frozenset[str]:
+        """The kinds of a cue found with its first or last word in the plural ("ticket numbers")."""
+        words = cue.split()
+        for i in dict.fromkeys((0, len(words) - 1)):
+            for end in self.plurals:
+                if words[i].endswith(end):
+                    key = " ".join(w[: -len(end)] if j == i else w for j, w in enumerate(words))
+                    if key in self.kinds_of:
+                        return self.kinds_of[key]
+        return frozenset()
 
 
 @dataclass(frozen=True)
@@ -115,23 +128,42 @@ def _requests(configured: RequestCues) -> RequestPatterns:
     table = _merged({code: lex.requests.cues for code, lex in LEXICONS.items()}, configured)
     kinds_of: dict[str, set[str]] = {}
     tails: set[str] = set()
+    plural: dict[str, str] = {}  # each phrase as a pattern, its first and last word in the plural too
     for lang, kinds in table.items():
         compounding = lang in LEXICONS and LEXICONS[lang].compounding
+        plurals = LEXICONS[lang].requests.plurals if lang in LEXICONS else ()
         for kind, cues in kinds.items():
             for cue in cues:
                 phrase = phrase_form(cue)
                 if phrase:
                     kinds_of.setdefault(phrase, set()).add(kind)
+                    plural[phrase] = _with_plurals(phrase, plurals)
                     # short cues would end unrelated words ("tan" in "spontan")
                     if compounding and " " not in phrase and len(phrase) >= 6:
                         tails.add(phrase)
+    endings = sorted({end for lex in LEXICONS.values() for end in lex.requests.plurals}, key=len, reverse=True)
     # a lookahead finds every cue, overlapping ones included, for ``kinds`` to keep the longest
+    by_length = sorted(plural, key=len, reverse=True)
     return RequestPatterns(
-        re.compile(r"(?<!\w)(?=(" + _longest_first(kinds_of) + r")(?!\w))"),
+        re.compile(r"(?<!\w)(?=(" + ("|".join(plural[p] for p in by_length) or _NEVER) + r")(?!\w))"),
         {p: frozenset(k) for p, k in kinds_of.items()},
         re.compile(r"(?<=\w)(?=(" + _longest_first(tails) + r")(?!\w))"),
         frozenset(tails),
+        tuple(endings),
     )
+
+
+def _with_plurals(phrase: str, plurals: Sequence[str]) -> str:
+    """``phrase`` as a pattern that its first or last word in the plural matches too, by the
+    language's plain endings ("ticket numbers", "números de ticket")."""
+    words = [re.escape(w) for w in phrase.split()]
+    if not plurals:
+        return " ".join(words)
+    end = "(?:" + "|".join(map(re.escape, plurals)) + ")?"
+    words[0] += end
+    if len(words) > 1:
+        words[-1] += end
+    return " ".join(words)
 
 
 def _ends_in(text: str, tails: frozenset[str]) -> bool:

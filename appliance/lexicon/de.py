@@ -23,7 +23,7 @@ LEXICON = Lexicon(
                 "ihren vor und nachnamen", "wie heißen sie", "wie ist ihr name", "wie lautet ihr name", "dein name",
                 "deinen namen", "wie heißt du", "mit wem spreche ich", "mit wem ich spreche", "auf welchen namen",
                 "unter welchem namen", "ihr nachname", "ihren nachnamen", "wer ist am apparat", "ihr vorname",
-                "ihren vornamen",
+                "ihren vornamen", "sie sind herr", "sie sind frau", "und sie sind",
             ),
             "account": ("kontonummer", "iban", "vertragsnummer", "welches konto", "welchem konto"),
             "card": (
@@ -37,7 +37,9 @@ LEXICON = Lexicon(
                 "welcher stufe",
             ),
             "username": ("benutzername", "nutzername", "benutzerkennung", "login", "anmeldename"),
-            "ticket": ("ticketnummer", "ticket nummer", "ticket id"),
+            "ticket": (
+                "ticketnummer", "ticket nummer", "ticket id", "störungsnummer", "meldungsnummer", "welches ticket",
+            ),
             "reference": (
                 "buchungsnummer", "referenznummer", "bestätigungsnummer", "reservierungsnummer", "buchungscode",
             ),
@@ -59,6 +61,7 @@ LEXICON = Lexicon(
         leads=(
             "ja", "klar", "gerne?", "natürlich", "genau", r"(?:es|das|der|die|er|sie)\s+(?:ist|lautet)", "lautet",
         ),
+        plurals=("n", "en", "e", "s"),
     ),
     readback=ReadBack(
         topics={
@@ -71,7 +74,7 @@ LEXICON = Lexicon(
             "member_number": r"mitgliedsnummer",
             "member_level": r"mitglied(?:schaft)?sstufe|statusstufe",
             "username": r"benutzername|nutzername|anmeldename|login",
-            "ticket": r"ticketnummer|ticket",
+            "ticket": r"ticketnummer|ticket|storungsnummer|meldungsnummer",
             "card": r"kartennummer|karte",
             "account": r"kontonummer|konto|iban",
             "train": r"zugnummer|zug",
@@ -154,6 +157,13 @@ LEXICON = Lexicon(
         firm_cues=(r"mein\s+(?:vollständiger\s+)?name\s+ist", r"ich\s+heiße", r"ich\s+heisse"),
         labels=(r"(?:vollständiger\s+)?name\s*(?:ist|:)",),
         label_hints=("name",),
+        part_labels=("vorname", "nachname", "familienname", "rufname"),
+        kin=(
+            r"(?:mein(?:e[nmr]?)?|unser(?:e[nmr]?)?)\s+(?:sohn|tochter|frau|mann|partner(?:in)?|mutter|vater|bruder|"
+            r"schwester|kind|enkel(?:in)?|freund(?:in)?|verlobten?)",
+        ),
+        holder_cues=(r"auf\s+den\s+namen(?:\s+von)?", r"unter\s+dem\s+namen"),
+        reply_holders=("für", "auf"),
         introductions=(r"hier\s+ist",),
         sign_offs=(
             r"(?:viele|liebe|beste|herzliche|freundliche)\s+gr(?:ü|ue)(?:ß|ss)e", r"mit\s+freundlichen\s+gr(?:ü|ue)(?:ß|ss)en",
@@ -242,7 +252,7 @@ LEXICON = Lexicon(
             "reference": ("buchungs?", "reservierungs?", "bestätigungs?", "referenz"),
             "order": ("bestellung", "bestell", "auftrags?", "rechnungs?", "sendungs?"),
             "case": ("fall", "vorgangs?"),
-            "ticket": ("ticket",),
+            "ticket": ("ticket", "störungs", "meldungs"),
             "account": ("konto", "konten", "vertrags?", "verträge"),
             "card": ("karten",),
             "customer_id": ("kunden",),
@@ -262,8 +272,9 @@ LEXICON = Lexicon(
         level_nouns=("mitglied", "mitgliedschaft", "status", "kunde", "kundin", "stufe"),
         counts=("zwei", "drei", "vier", "beide", "beiden", "mehrere"),
         compounds=("nummer", "nr"),
-        number_words=("nr",),
-        label_verbs=("ist", "lautet"),
+        number_words=("nr", "nummer"),
+        label_verbs=(r"(?:ist|lautet)(?:\s+die)?",),
+        qualifiers=("für", "von", "vom", "bei", "beim", "im", "auf"),
         months=(
             ("januar", "jänner"), ("februar",), ("märz", "maerz"), ("april",), ("mai",), ("juni",), ("juli",),
             ("august",), ("september",), ("oktober",), ("november",), ("dezember",),

@@ -25,6 +25,9 @@ class Requests:
     """Patterns of the words by which a request points back at a kind named before ("the correct one")."""
     leads: tuple[str, ...] = ()
     """Patterns of what a bare reply opens with before its value ("yes", "it's"), matched without case."""
+    plurals: tuple[str, ...] = ()
+    """Plain endings of a plural noun ("s", "es"): a cue counts with its first or its last word in
+    the plural ("your ticket numbers", "sus números de ticket", "Ihre Kundennummern")."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,25 @@ class Names:
     labels: tuple[str, ...] = ()
     """Patterns of a name's label at the start of a clause ("name is", "Name:", "Nom :"): after one
     a name counts in any case ("name is bjorn lindqvist, ...")."""
+    part_labels: tuple[str, ...] = ()
+    """Patterns of the labels of a part of a name ("first name", "surname", "Nachname", "prénom"),
+    anywhere in a turn: the name right after one is the customer's, whoever says it; in any case
+    after a verb or a colon ("surname's wiśniewska"), else capitalised ("first name Ayşe last name
+    Yılmaz") or, where case says nothing, of two words."""
+    kin: tuple[str, ...] = ()
+    """Patterns of a possessive and a word of kin before the name of that person, a comma between
+    them or not ("my son, oliver grant", "meinen Mann, Klaus-Peter Zimmermann", "mijn vrouw Fatma"):
+    a name capitalised, or of two words where case says nothing."""
+    holder_cues: tuple[str, ...] = ()
+    """Patterns after which a name is the one something is held under, in any case ("in the name
+    of", "au nom de", "a nombre de", "op naam van"): the customer's, whoever says it."""
+    holder_words: tuple[str, ...] = ()
+    """Patterns of the short words before the name something is held under ("under"): a name of two
+    capitalised words or more that ends its clause ("I have the rental under Daniel Okafor, is that
+    right?"), the customer's whoever says it."""
+    reply_holders: tuple[str, ...] = ()
+    """Patterns of the words before the name in a reply to a name request that does not open with it
+    ("the booking is for nguyen thi lan", "c'est pour ...", "es para ..."): the name closes the reply."""
     label_hints: tuple[str, ...] = ()
     """Lower-case pieces of text of which every ``labels`` pattern holds one."""
     introductions: tuple[str, ...] = ()
@@ -124,6 +146,9 @@ class Names:
     greeted: tuple[str, ...] = ()
     """Patterns that introduce the speaker only right after a greeting, being ordinary words
     elsewhere ("Hi, it's Priya Nair", "Goedemorgen, met Kees Mulder")."""
+    openers: tuple[str, ...] = ()
+    """Of the ``greeted`` patterns, those that introduce the speaker opening a message too, as a
+    phone call opens ("met Kwame Mensah, ik heb een vraag"); not "it's" ("It's Broken again")."""
     sign_offs: tuple[str, ...] = ()
     """Patterns of the words that close a message before a signature ("regards", "viele Grüße")."""
     common_words: tuple[str, ...] = ()
@@ -202,6 +227,9 @@ class Entities:
     """Patterns of the words for "number" after a label ("number", "no", "nr")."""
     label_verbs: tuple[str, ...] = ()
     """Patterns between a label and its code ("is", "lautet")."""
+    qualifiers: tuple[str, ...] = ()
+    """Patterns of the words that join to a label what it is of, a word or three before its code
+    ("la cuenta de la luz es 500112233", "la cuenta del gas 500112244", "the account for the flat is ...")."""
     months: tuple[tuple[str, ...], ...] = ()
     """Lower-case spellings of each month, January first (short forms included: "jan")."""
     ambiguous_months: tuple[str, ...] = ()
