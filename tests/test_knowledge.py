@@ -34,9 +34,10 @@ from appliance.store import Store
 from appliance.types import Session, Snapshot, Turn
 
 from .fakes import FakeResponder, WordCounter
-from .support import MODELS_DIR, SHARED_DATA, write_config
+from .support import MODELS_DIR, ROOT, SHARED_DATA, write_config
 
 MB = 1_000_000
+EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +122,39 @@ class TestReading:
         assert "A card costs 12 EUR a year." in texts and "Unclosed paragraph" in texts
         assert "Transfer | 1 EUR" in texts
         assert not any("alert" in t or "Menu" in t for t in texts)
+
+    def test_plain_text_questions_on_a_line_of_their_own_are_headings(self):
+        text = (
+            "TRANSFERS\nOur branch\n\nHow long does a transfer take?\n\nUsually minutes.\nAt most 2 hours.\n\n"
+            "Can I cancel one?\n\nNot once it has left.\n"
+        )
+        parsed = parse(Source("transfers.txt", text.encode()), MB)
+        assert [(b.kind, b.text) for b in parsed.blocks] == [
+            ("paragraph", "TRANSFERS Our branch"),
+            ("heading", "How long does a transfer take?"),
+            ("paragraph", "Usually minutes. At most 2 hours."),
+            ("heading", "Can I cancel one?"),
+            ("paragraph", "Not once it has left."),
+        ]
+        found = chunks(parsed, WordCounter(), 200)
+        assert [c.heading for c in found] == ["", "How long does a transfer take?", "Can I cancel one?"]
+
+    def test_pdf_questions_are_headings_and_wrapped_lines_one_paragraph(self):
+        parsed = parse(Source("boxes.pdf", (EXAMPLES / "branch" / "safe-deposit-boxes.pdf").read_bytes()), MB)
+        headings = [(b.text, b.page) for b in parsed.blocks if b.kind == "heading"]
+        assert ("What sizes are there and what do they cost?", 1) in headings and (
+            "What if I lose a key?",
+            2,
+        ) in headings
+        assert ("Who can rent a box?", 1) in headings  # after a list item, which has no full stop
+        items = [b.text for b in parsed.blocks if b.kind == "item"]
+        assert items == [
+            "Small box, 5 x 30 x 45 cm: £60 a year",
+            "Medium box, 10 x 30 x 45 cm: £95 a year",
+            "Large box, 20 x 30 x 45 cm: £150 a year",
+        ]
+        key = next(c for c in chunks(parsed, WordCounter(), 200) if c.heading == "What if I lose a key?")
+        assert key.location == "page 2" and "the bank keeps no copy" in key.text
 
     def test_pdf_text_by_page(self):
         parsed = parse(Source("rules.pdf", pdf_bytes(["Lost cards are blocked.", "Fees are listed here."])), MB)
