@@ -255,6 +255,7 @@ LEXICON = Lexicon(
             "ok", "okay", "also", "gut", "super", "prima", "toll", "schon", "ja", "genau", "und", "ah", "oh", "hm+",
             "ahm", "danke", r"alles\s+klar",
         ),
+        hesitations=("a+h*m+", "o+h*m+", "e+h*m+", "h+m+"),
         questions=(
             r"(?:haben|hat|gibt|kann|konnen|darf|ist|sind|bieten|nehmen|akzeptieren)\s+(?:sie|es|ich|man|ihr|wir)",
             "was", "wann", "wo", "wie", "welche[rsnm]?", "warum", "ob",
