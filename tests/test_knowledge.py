@@ -561,6 +561,7 @@ class TestBench:
         assert set(report["fetch"]) == {"precision", "recall"}
         assert set(report["retrieval"]) >= {"gold_placed", "at_1", "at_3"}
         assert report["retrieval"]["at_3"] >= 0.5  # the gold documents are few here
+        assert set(report["not_found"]) == {"items", "rate", "answerable"} and report["latency_ms"]["p50"] > 0
         json.dumps(report)
         assert "fetch check" in format_text(report)
 
