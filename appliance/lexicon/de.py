@@ -250,7 +250,7 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", r"guten\s+(?:morgen|tag|abend)", r"gruss\s+gott", "servus", "moin", r"wie\s+geht'?s"),
-        thanks=("danke", r"vielen\s+dank", "dankeschon", r"auf\s+wiedersehen", "tschuss", r"das\s+war'?s"),
+        thanks=("danke", r"vielen\s+dank", "dankeschon", r"auf\s+wiedersehen", "tschuss", r"das\s+war'?s", r"fur\s+ihre\s+hilfe"),
         fillers=(
             "ok", "okay", "also", "gut", "super", "prima", "toll", "schon", "ja", "genau", "und", "ah", "oh", "hm+",
             "ahm", "danke", r"alles\s+klar",

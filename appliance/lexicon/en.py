@@ -405,7 +405,7 @@ LEXICON = Lexicon(
         greetings=(
             "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)", r"how\s+are\s+you", r"nice\s+to\s+meet\s+you",
         ),
-        thanks=(r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much|\s+a\s+lot)?", "cheers", "bye", "goodbye", r"see\s+you", r"that'?s\s+all", r"have\s+a\s+nice\s+day"),
+        thanks=(r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much|\s+a\s+lot)?", "cheers", "bye", "goodbye", r"see\s+you", r"that'?s\s+all", r"have\s+a\s+nice\s+day", r"for\s+(?:all\s+)?(?:your|the)\s+help"),
         fillers=(
             "ok", "okay", "um+", "uh+", "hm+", "hh", "er+", "ah", "oh", "so", "and", "well", "great", "perfect", "awesome",
             "cool", "nice", "excellent", "fine", "good", "sure", "yes", "yeah", "right", r"all\s+right", "alright",

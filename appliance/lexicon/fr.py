@@ -221,7 +221,7 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("bonjour", "bonsoir", "salut", r"comment\s+allez[- ]vous", r"enchante(?:e)?"),
-        thanks=("merci", r"merci\s+beaucoup", r"au\s+revoir", r"bonne\s+journee", r"c'?est\s+tout"),
+        thanks=("merci", r"merci\s+beaucoup", r"au\s+revoir", r"bonne\s+journee", r"c'?est\s+tout", r"pour\s+votre\s+aide"),
         fillers=("ok", "d'accord", "bon", "bien", "super", "parfait", "oui", "alors", "et", "euh", "ah", "oh", "merci"),
         hesitations=("euh+", "heu+", "hum+", "bah"),
         questions=(
