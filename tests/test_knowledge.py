@@ -28,7 +28,7 @@ from appliance.knowledge import Knowledge, Query
 from appliance.knowledge.chunk import chunks
 from appliance.knowledge.document import Source, parse
 from appliance.knowledge.fetch import Evidence, FetchCues, decide, focus
-from appliance.knowledge.subject import Names, resolve
+from appliance.knowledge.subject import Names, resolve, unnamed
 from appliance.knowledge.words import words
 from appliance.models.files import embedding_files
 from appliance.serve.api import create_app
@@ -415,6 +415,11 @@ class TestSubject:
         )
         assert self.subject(names, *said) == "nikko.md"
 
+    def test_a_question_leaves_its_subjects_distinctive_name_out(self, names: Names):
+        assert unnamed(names, "is there parking at the museum", ["museum.md"]) == "is there parking at the"
+        assert unnamed(names, "is the grill open", ["alamo.md"]) == "is the grill open"
+        assert unnamed(names, "alamo square", ["alamo.md"]) == "alamo square"
+
     def test_a_qualifier_said_earlier_picks_the_branch(self, names: Names):
         said = ("do they deliver", "i'm finding one called rooster and rice", "a thai place in union square please")
         assert self.subject(names, *said) == "rooster-union.md"
@@ -437,6 +442,8 @@ class TestFetchCheck:
             ("merci beaucoup", "thanks"),
             ("Muchas gracias", "thanks"),
             ("Dank u wel", "thanks"),
+            ("Thank you so much for your help!", "thanks"),
+            ("C'est tout, merci beaucoup pour votre aide !", "thanks"),
             ("ok great umm", "greeting"),
             ("   ", "empty"),
         ],

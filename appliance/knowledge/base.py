@@ -33,7 +33,7 @@ from appliance.knowledge.ingest import (
     timed,
 )
 from appliance.knowledge.retrieve import Query, Retrieval, match_expression, rank
-from appliance.knowledge.subject import resolve
+from appliance.knowledge.subject import resolve, unnamed
 from appliance.types import FetchDecision, Snapshot, TokenCounter
 
 LEXICAL_LIMIT = 200  # chunks the FTS5 search returns for one question
@@ -178,7 +178,8 @@ class Knowledge:
         if not len(index):
             return Retrieval(question, decide(query.message, self.cues, Evidence(0.0, 0.0), 1.0))
         subjects = resolve(index.names, query.subject_texts())
-        similarity, topics = index.similarity(self.encoder.embed([question])[0])
+        asked = unnamed(index.names, question, (s.doc for s in subjects))
+        similarity, topics = index.similarity(self.encoder.embed([asked])[0])
         rows = [index.rows_of_doc[s.doc] for s in subjects if s.doc in index.rows_of_doc]
         evidence = Evidence.of(topics, np.concatenate(rows) if rows else None)
         decision: FetchDecision = decide(

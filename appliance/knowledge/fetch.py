@@ -37,7 +37,7 @@ from appliance.lexicon.text import fold, straight
 from appliance.types import FetchDecision
 
 # Logistic weights (bias, best, density, acts, asks), fitted as the module's docstring says.
-WEIGHTS = (-4.71, 2.58, 7.68, -2.05, 0.0)
+WEIGHTS = (-4.80, 2.76, 7.75, -2.08, 0.0)
 DENSITY_TOP = 20  # at most; a small base takes its best 2 % (at least 3)
 # A best passage this similar makes a question a knowledge question whatever the rest says: a small
 # base has no density to speak of.

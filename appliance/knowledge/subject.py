@@ -271,3 +271,21 @@ def _tie_breaks(names: Names, texts: Sequence[str], scores: dict[str, float]) ->
         partial = sum(DECAY**age * _share(name.core_weights, s.hits(name.core))[1] for age, s in enumerate(said))
         qualifier = _share(name.qualifier_weights, everything.hits(name.qualifier))[1] if name.qualifier else 0.0
         scores[doc] = (scores[doc] + PARTIAL * partial) * (1 + QUALIFIER * qualifier)
+
+
+NAMING = 1.0  # least rarity (log) of a name's word left out of a question (not "the", "hotel")
+
+
+def unnamed(names: Names, text: str, docs: Iterable[str]) -> str:
+    """``text`` without the distinctive words of these documents' names ("is there parking at the
+    museum" → "is there parking at the"): a question about the subject is then matched like the
+    chunks' topics, which leave their document's name out too. ``text`` itself if nothing else is left."""
+    drop: set[str] = set()
+    for doc in docs:
+        name = names.names.get(doc)
+        if name is not None:
+            drop |= {w for w, weight in zip(name.core, name.core_weights) if weight >= NAMING}
+    if not drop:
+        return text
+    kept = [t for t in text.split() if not (set(words(t)) and set(words(t)) <= drop)]
+    return " ".join(kept) or text
