@@ -104,7 +104,8 @@ class Names:
             for i, word in enumerate(said):
                 for phrase in starts.get(word, ()):
                     if tuple(said[i : i + len(phrase)]) == phrase:
-                        attribute_of.update({other: attribute_of[other] | {doc} for other in phrases[phrase] - {doc}})
+                        for other in phrases[phrase] - {doc}:
+                            attribute_of[other].add(doc)
         n = len(titles)
 
         def rarity(unit: str) -> float:
