@@ -301,11 +301,12 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", r"guten\s+(?:morgen|tag|abend)", r"gruss\s+gott", "servus", "moin", r"wie\s+geht'?s"),
-        thanks=("danke", r"vielen\s+dank", "dankeschon", r"auf\s+wiedersehen", "tschuss", r"das\s+war'?s"),
+        thanks=("danke", r"vielen\s+dank", "dankeschon", r"auf\s+wiedersehen", "tschuss", r"das\s+war'?s", r"fur\s+ihre\s+hilfe"),
         fillers=(
             "ok", "okay", "also", "gut", "super", "prima", "toll", "schon", "ja", "genau", "und", "ah", "oh", "hm+",
             "ahm", "danke", r"alles\s+klar",
         ),
+        hesitations=("a+h*m+", "o+h*m+", "e+h*m+", "h+m+"),
         questions=(
             r"(?:haben|hat|gibt|kann|konnen|darf|ist|sind|bieten|nehmen|akzeptieren)\s+(?:sie|es|ich|man|ihr|wir)",
             "was", "wann", "wo", "wie", "welche[rsnm]?", "warum", "ob",

@@ -431,19 +431,31 @@ LEXICON = Lexicon(
         greetings=(
             "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)", r"how\s+are\s+you", r"nice\s+to\s+meet\s+you",
         ),
-        thanks=(r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much|\s+a\s+lot)?", "cheers", "bye", "goodbye", r"see\s+you", r"that'?s\s+all", r"have\s+a\s+nice\s+day"),
+        thanks=(r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much|\s+a\s+lot)?", "cheers", "bye", "goodbye", r"see\s+you", r"that'?s\s+all", r"have\s+a\s+nice\s+day", r"for\s+(?:all\s+)?(?:your|the)\s+help"),
         fillers=(
             "ok", "okay", "um+", "uh+", "hm+", "hh", "er+", "ah", "oh", "so", "and", "well", "great", "perfect", "awesome",
             "cool", "nice", "excellent", "fine", "good", "sure", "yes", "yeah", "right", r"all\s+right", "alright",
             r"thanks?(?:\s+you)?", r"got\s+it", r"sounds?\s+(?:good|great|perfect)", "also", "then",
         ),
         questions=(
-            r"(?:do|does|did|is|are|was|were|can|could|will|would|may|have|has)\s+(?:they|you|i|we|it|there|this|that|he|she)",
+            r"(?:do|does|did|is|are|was|were|can|could|will|would|may|have|has)\s+(?:they|you|i|we|it|there|this|that|he|she|anyone|someone|the)",
             "what", "whats", "when", "where", "which", "who", "how", "why", "whether", "if",
         ),
         actions=(
-            "book", "booking", "reserve", r"find\s+(?:me|us|a|an|one|another|something|somewhere)", r"look(?:ing)?\s+for",
-            "recommend", "suggest", r"search\s+for",
+            "book", "booking", "reserve", r"find(?!\s+out)", r"look(?:ing)?\s+for", r"recommend\w*", r"suggest\w*",
+            r"search\s+for", r"(?:get|have)\s+(?:a|the)\s+table", r"(?:how|what)\s+about\s+(?:a|an|another|any|some)",
+            "another", r"any\s+other", "somewhere", "anywhere", r"(?:a|any)\s+place\s+(?:to|for|that|where|i|we)",
+            r"give\s+me\s+(?:a|an|some)",
+        ),
+        hesitations=("u+m+", "u+h+", "h+m+", "e+r+m*", "a+h+", "hh+", "mm+"),
+        numbers=(
+            "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+            "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+        ),
+        tens=("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"),
+        ordinals=(
+            "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+            "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
         ),
     ),
 )

@@ -264,8 +264,9 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("hola", r"buen(?:os|as)\s+(?:dias|tardes|noches)", r"que\s+tal", r"como\s+esta(?:s)?"),
-        thanks=("gracias", r"muchas\s+gracias", "adios", r"hasta\s+luego", r"eso\s+es\s+todo"),
+        thanks=("gracias", r"muchas\s+gracias", "adios", r"hasta\s+luego", r"eso\s+es\s+todo", r"por\s+su\s+ayuda"),
         fillers=("ok", "vale", "bueno", "bien", "perfecto", "genial", "si", "pues", "y", "eh", "ah", "oh", "gracias"),
+        hesitations=("e+h+m*", "mm+h*"),
         questions=(
             r"(?:tienen|tiene|hay|puedo|puede|pueden|aceptan|acepta|ofrecen|ofrece)",
             "que", "cuando", "donde", "como", "cual(?:es)?", "cuanto", "cuanta", r"por\s+que", "si",

@@ -260,10 +260,11 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("bonjour", "bonsoir", "salut", r"comment\s+allez[- ]vous", r"enchante(?:e)?"),
-        thanks=("merci", r"merci\s+beaucoup", r"au\s+revoir", r"bonne\s+journee", r"c'?est\s+tout"),
+        thanks=("merci", r"merci\s+beaucoup", r"au\s+revoir", r"bonne\s+journee", r"c'?est\s+tout", r"pour\s+votre\s+aide"),
         fillers=("ok", "d'accord", "bon", "bien", "super", "parfait", "oui", "alors", "et", "euh", "ah", "oh", "merci"),
+        hesitations=("euh+", "heu+", "hum+", "bah"),
         questions=(
-            r"est[- ]ce\s+que", r"y\s+a[- ]t[- ]il", r"(?:avez|pouvez|acceptez|faites|proposez)[- ]vous",
+            r"est[- ]ce\s+qu", r"y\s+a[- ]t[- ]il", r"qu'?est[- ]ce", r"(?:avez|pouvez|acceptez|faites|proposez)[- ]vous",
             "quel(?:le)?s?", "quand", "ou", "comment", "combien", "pourquoi", "si",
         ),
         actions=("reserver", r"trouve[rz]?\s+(?:moi|nous|un|une)", "recommander", "conseiller", "chercher"),

@@ -255,8 +255,9 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", "hoi", r"goede(?:n)?\s*(?:morgen|middag|avond)", "dag", r"hoe\s+gaat\s+het"),
-        thanks=("dank", r"dank\s+(?:je|u)(?:\s+wel)?", "bedankt", r"tot\s+ziens", "doei", r"dat\s+was\s+het"),
+        thanks=("dank", r"dank\s+(?:je|u)(?:\s+wel)?", "bedankt", r"tot\s+ziens", "doei", r"dat\s+was\s+het", r"voor\s+(?:uw|je)\s+hulp"),
         fillers=("ok", "oke", "goed", "prima", "mooi", "super", "ja", "dus", "en", "eh", "ah", "oh", "bedankt"),
+        hesitations=("u+h*m+", "e+h+m*", "h+m+"),
         questions=(
             r"(?:hebben|heeft|is|zijn|kan|kunnen|mag|accepteren|bieden)\s+(?:jullie|u|je|ik|het|er|we)",
             "wat", "wanneer", "waar", "hoe", "welke", "waarom", "of",

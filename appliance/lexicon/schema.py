@@ -299,10 +299,20 @@ class KnowledgeCues:
     fillers: tuple[str, ...] = ()
     """Patterns of the words a message may open with before its point ("ok", "um", "great"): left
     out of the question that is matched against the documents."""
+    hesitations: tuple[str, ...] = ()
+    """Patterns of hesitations, left out of the question wherever they stand ("um", "uh", "hmm"):
+    speech recognition writes them mid-sentence."""
     questions: tuple[str, ...] = ()
     """Patterns that make a message a question ("do you", "is there", "what", "whether")."""
     actions: tuple[str, ...] = ()
     """Patterns of a request to do something rather than to be told something ("book", "find me")."""
+    numbers: tuple[str, ...] = ()
+    """The lower-case words for 0 to 19, in order: a number spoken in a transcript ("nineteen zero
+    six") meets the digits of a document's title ("Nineteen 06 Mission")."""
+    tens: tuple[str, ...] = ()
+    """The lower-case words for 20, 30 ... 90, in order ("thirty nine" is 39)."""
+    ordinals: tuple[str, ...] = ()
+    """The lower-case words for 1st to 19th, in order ("sixteenth" meets "16th")."""
 
 
 @dataclass(frozen=True)
