@@ -19,7 +19,6 @@ from appliance.facts.namewords import (
     COMMON,
     IDENTIFIER_WORD,
     NAME_TOKEN,
-    NEVER_LOWER,
     NOT_SIGNED,
     PARTICLES,
     SIGN_OFF_WORD,
@@ -27,11 +26,13 @@ from appliance.facts.namewords import (
     WORD_FORM,
     bare_word_ok,
     caseless,
+    common,
     han,
     han_cut,
     month,
+    upper,
 )
-from appliance.facts.text import WEEKDAYS, capitalised
+from appliance.facts.text import WEEKDAYS
 from appliance.lexicon import Names, each, either
 from appliance.lexicon.text import fold
 
@@ -144,9 +145,9 @@ def _run(
             break
         # where case does not decide, a word in capitals is as good as one in lower case ("c'est NGUYEN THI LAN")
         if caseless(word, text) or (any_case and word.isupper() and len(word) > 1):
-            if not any_case or fold(word) in NEVER_LOWER or IDENTIFIER_WORD.fullmatch(word):
+            if not any_case or common(word) or IDENTIFIER_WORD.fullmatch(word):
                 break
-        elif not capitalised(word) or not bare_word_ok(word, words == 0):
+        elif not upper(word) or not bare_word_ok(word, words == 0):
             break
         if start is None:
             start = m.start(1)
@@ -212,7 +213,7 @@ def _signed(words: list[str], text: str, *, first: str, after_sign_off: bool) ->
         return False
     if any(IDENTIFIER_WORD.fullmatch(w) for w in words):
         return False
-    if all(w in COMMON for w in folded) or any(fold(w) in COMMON for w in words if caseless(w, text)):
+    if all(w in COMMON for w in folded) or any(common(w, COMMON) for w in words if caseless(w, text)):
         return False
     if after_sign_off:
         return True
@@ -220,4 +221,4 @@ def _signed(words: list[str], text: str, *, first: str, after_sign_off: bool) ->
         # where case says nothing, a run of three name words closing the message after a sentence
         # ("... been waiting 3 days. lucas pereira da costa"); two are as often a phrase ("box crushed")
         return not any(WORD_FORM.fullmatch(w) for w in words)
-    return all(capitalised(w) and not caseless(w, text) and not (w.isupper() and len(w) > 3) for w in words)
+    return all(upper(w) and not caseless(w, text) and not (w.isupper() and len(w) > 3) for w in words)
