@@ -63,3 +63,109 @@ class TestLettersOfAnyScript:
     )
     def test_no_name(self, text: str):
         assert facts(customer(text)) == []
+
+
+class TestTheNounOfAKindInAQuestionIsTheRequest:
+    """An agent's question that names a kind's noun asks for it, whatever the wording around it."""
+
+    @pytest.mark.parametrize(
+        ("asked", "reply", "name"),
+        [
+            ("ok, and the name?", "sure its Tomasz Łęcki", "Tomasz Łęcki"),
+            ("can u send ur name pls", "yeah it's Kofi Boateng", "Kofi Boateng"),
+            ("what name is the booking under?", "Siobhán O'Halloran", "Siobhán O'Halloran"),
+            ("Ihr Name?", "das ist Özlem Şahin", "Özlem Şahin"),
+            ("Votre nom ?", "c'est Zoé Lefèvre", "Zoé Lefèvre"),
+            ("¿Su nombre?", "es Íñigo Martínez", "Íñigo Martínez"),
+            ("Uw naam?", "Sanne de Vries", "Sanne de Vries"),
+            ("what's the name on the card?", "Helen Brooks", "Helen Brooks"),
+        ],
+    )
+    def test_a_name(self, asked: str, reply: str, name: str):
+        assert facts(agent(asked), customer(reply)) == [("name", name)]
+
+    @pytest.mark.parametrize(
+        ("asked", "reply", "fact"),
+        [
+            ("and your membership?", "M-448210", ("member_number", "M-448210")),
+            ("Ihre Mitgliedschaft?", "M-448210", ("member_number", "M-448210")),
+            ("which account?", "55012398", ("account", "55012398")),
+            ("votre compte ?", "55012398", ("account", "55012398")),
+        ],
+    )
+    def test_another_kind(self, asked: str, reply: str, fact: tuple[str, str]):
+        assert facts(agent(asked), customer(reply)) == [fact]
+
+    @pytest.mark.parametrize(
+        ("asked", "reply"),
+        [
+            ("what's your company name?", "Blue Harbour"),
+            ("what is the name of the hotel?", "Grand Palace"),
+            ("what's your pet's name?", "Biscuit"),
+            ("Wie ist der Name der Straße?", "Lindenweg"),
+            ("Quel est le nom de votre chien ?", "Rex"),
+            ("¿Cuál es el nombre de la calle?", "Gran Vía"),
+            ("Wat is de naam van het hotel?", "Zeezicht"),
+        ],
+    )
+    def test_the_name_of_something_else(self, asked: str, reply: str):
+        assert facts(agent(asked), customer(reply)) == []
+
+
+class TestQuestionsForWhoTheCustomerIs:
+    """A question for who the customer is, or whom something is under, asks for a name without its noun."""
+
+    @pytest.mark.parametrize(
+        ("asked", "reply", "name"),
+        [
+            ("who am I talking with?", "it's Ingrid Solberg", "Ingrid Solberg"),
+            ("and you are?", "Kwame Mensah", "Kwame Mensah"),
+            ("Und Sie sind ...?", "Björn Þórsson", "Björn Þórsson"),
+            ("Auf wen läuft die Buchung?", "auf Hanna Kowalczyk", "Hanna Kowalczyk"),
+            ("vous êtes ?", "Amélie Poulain", "Amélie Poulain"),
+            ("C'est au nom de qui ?", "Rachid Benali", "Rachid Benali"),
+            ("¿a nombre de quién está la reserva?", "Begoña Ibáñez", "Begoña Ibáñez"),
+            ("¿con quién hablo?", "con Ramón Núñez", "Ramón Núñez"),
+            ("op wiens naam staat de reservering?", "op naam van Pieter Bakker", "Pieter Bakker"),
+            ("met wie spreek ik?", "met Fatma Demir", "Fatma Demir"),
+        ],
+    )
+    def test_a_name(self, asked: str, reply: str, name: str):
+        assert facts(agent(asked), customer(reply)) == [("name", name)]
+
+    @pytest.mark.parametrize(
+        ("asked", "reply"),
+        [
+            ("who is the parcel for?", "for my neighbour"),
+            ("Für wen ist das Geschenk?", "für meine Mutter"),
+            ("C'est pour qui ?", "pour moi"),
+            ("¿Para quién es?", "para mi hijo"),
+            ("Voor wie is het?", "voor mijn dochter"),
+        ],
+    )
+    def test_answered_without_a_name(self, asked: str, reply: str):
+        assert facts(agent(asked), customer(reply)) == []
+
+
+class TestThanksAfterAName:
+    """A word of thanks or please after a name in a reply closes it."""
+
+    @pytest.mark.parametrize(
+        ("asked", "reply", "name"),
+        [
+            ("your name please?", "Grace Hopper thanks", "Grace Hopper"),
+            ("Wie ist Ihr Name?", "Lena Vogt, danke", "Lena Vogt"),
+            ("Votre nom ?", "Paul Martin merci", "Paul Martin"),
+            ("¿Su nombre?", "Lucía Gómez gracias", "Lucía Gómez"),
+            ("Uw naam?", "Eva Jansen, graag", "Eva Jansen"),
+        ],
+    )
+    def test_the_name_alone(self, asked: str, reply: str, name: str):
+        assert facts(agent(asked), customer(reply)) == [("name", name)]
+
+    @pytest.mark.parametrize(
+        ("asked", "reply"),
+        [("your name please?", "thanks"), ("Ihr Name?", "bitte"), ("Uw naam?", "bedankt")],
+    )
+    def test_thanks_alone_is_no_name(self, asked: str, reply: str):
+        assert facts(agent(asked), customer(reply)) == []

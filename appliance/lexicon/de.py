@@ -62,6 +62,17 @@ LEXICON = Lexicon(
             "ja", "klar", "gerne?", "natürlich", "genau", r"(?:es|das|der|die|er|sie)\s+(?:ist|lautet)", "lautet",
         ),
         plurals=("n", "en", "e", "s"),
+        nouns={
+            "name": ("name", "vorname", "nachname"), "account": ("konto",), "card": ("karte",),
+            "member_number": ("mitglied", "mitgliedschaft"), "member_level": ("mitglied", "mitgliedschaft"),
+            "ticket": ("ticket",), "reference": ("buchung", "reservierung"), "order": ("bestellung",),
+        },
+        listeners=("ihr", "ihren", "ihre", "ihrem", "dein", "deinen", "deine"),
+        of_words=("des", "der"),
+        who=(
+            r"\b(?:auf|für|unter)\s+wen\b", r"\bwer\s+(?:ist\s+(?:dran|da|am\s+apparat)|spricht)\b",
+            r"(?:^|\bund\s+|,\s*)sie\s+sind\s*(?:\.\.\.|…)?\s*\?",
+        ),
     ),
     readback=ReadBack(
         topics={
@@ -191,7 +202,7 @@ LEXICON = Lexicon(
         addressing=("hallo", "danke"),
         titles=("Herr", "Frau"),
         particles=("von", "der", "den"),
-        after=("und", "hier", "nochmal", "wieder"),
+        after=("und", "hier", "nochmal", "wieder", "bitte", "danke", r"vielen\s+dank"),
         leads=("ja", "klar", "gerne?", "natürlich", "genau", "hallo", r"(?:ä|ae)h+m*", "hm+", "ich", "also"),
         it_is=(
             r"(?:es|das|der|er)\s+(?:ist|lautet)", r"auf(?:\s+den\s+namen)?", r"unter(?:\s+dem\s+namen)?", "mit",

@@ -90,6 +90,17 @@ LEXICON = Lexicon(
             r"that\s*['’]?s",
         ),
         plurals=("s", "es"),
+        nouns={
+            "name": ("name", "surname"), "account": ("account",), "card": ("card",),
+            "member_number": ("member", "membership"), "member_level": ("member", "membership"),
+            "ticket": ("ticket", "incident"), "reference": ("booking", "reservation"), "order": ("order",),
+        },
+        listeners=("your", "ur", "yr", "ya", "yer"),
+        who=(
+            r"\bwho(?:\s*'s|\s+is|\s+was)\s+(?:(?:the|this|that|it|your)\s+)?(?:\w+\s+){0,2}?(?:under|for)\s*\?",
+            r"\bwho(?:\s*'s|\s+is)\s+(?:this|calling|speaking)\b", r"\bwhom?\s+(?:am|do)\s+i\s+(?:speaking|talking|have)\b",
+            r"(?:^|\band\s+|,\s*)you\s+are\s*(?:\.\.\.|…)?\s*\?",
+        ),
     ),
     readback=ReadBack(
         topics={

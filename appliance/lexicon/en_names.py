@@ -54,7 +54,8 @@ NAMES = Names(
         shipping payment invoice mail post service support wishes regards greetings off up out down over super
         pretty quite totally absolutely completely extremely bit little regarding concerning re since until asap
         probably definitely honestly basically thing things stuff lol haha omg idk btw plz thx ty myself yourself
-        himself herself ourselves themselves
+        himself herself ourselves themselves near behind opposite past beside between towards toward outside inside
+        via around across along beyond ur yr
         """.split()
     ),
     here=("here", "speaking"),
@@ -63,7 +64,10 @@ NAMES = Names(
     addressing=("hi", "hello", "hey", "dear", "thanks", r"thank\s+you", "welcome", "bye", "goodbye", "sorry"),
     assent=("yes", "sure", "okay", "ok", "certainly"),
     titles=("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof", "Fr", "Rev"),
-    after=("and", "here", "speaking", r"is\s+my\s+name", "again"),
+    after=(
+        "and", "here", "speaking", r"is\s+my\s+name", "again", "thanks", r"thank\s+you", "please", "pls", "cheers", "thx",
+        "ty",
+    ),
     leads=(
         "yes", "yeah", "yep", "yup", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", "right", "well", "so",
         "um+", "uh+", "er+m*", "hmm+", "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)", "me",
@@ -83,7 +87,7 @@ NAMES = Names(
         someone team guys folks again much lot lots everything anything nothing bye goodbye welcome hello hi hey yes
         no please thanks thank cheers customer service support agent calling from with in on at for to of by about
         american canadian british english german french spanish dutch italian irish scottish australian mr mrs ms mx
-        dr prof fr rev
+        dr prof fr rev mate buddy pal
         """.split()
     ),
     not_names_after=tuple("i you he she we they and or but from with at for to of by in on the this that".split()),
@@ -98,6 +102,7 @@ NAMES = Names(
     ),
     not_bare=tuple(
         """
+        thanks thank please pls cheers thx
         nope nah yeah yep yup alright right well oh ah um uh hmm wait hold hang let one moment sec second maybe
         family perhaps actually anyway and but or so then if because though although however who whom whose i'm i'd
         i'll it's that's what's there's let's don't can't won't didn't isn't cool perfect awesome wonderful

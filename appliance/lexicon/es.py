@@ -60,6 +60,16 @@ LEXICON = Lexicon(
         pointing=("lo", "la", "le"),
         leads=("s[ií]", "claro", "vale", "bueno", "pues", "es"),
         plurals=("s", "es"),
+        nouns={
+            "name": ("nombre", "apellido"), "account": ("cuenta",), "card": ("tarjeta",),
+            "member_number": ("socio", "socia", "miembro"), "member_level": ("socio", "socia", "miembro"),
+            "ticket": ("ticket", "incidencia"), "reference": ("reserva",), "order": ("pedido",),
+        },
+        listeners=("su", "sus", "tu", "tus"),
+        who=(
+            r"\b(?:a\s+nombre\s+de|para|con|de\s+parte\s+de)\s+quién\b", r"\bquién\s+(?:habla|llama|es\s+usted)\b",
+            r"(?:^|¿|\by\s+|,\s*)usted\s+es\s*(?:\.\.\.|…)?\s*\?",
+        ),
     ),
     readback=ReadBack(
         topics={
@@ -180,7 +190,7 @@ LEXICON = Lexicon(
         addressing=("hola", "gracias"),
         titles=("Sr", "Sra", "Srta", "Señor", "Señora"),
         particles=("de", "del", "la", "los", "las"),
-        after=("y", r"otra\s+vez", r"de\s+nuevo"),
+        after=("y", r"otra\s+vez", r"de\s+nuevo", "gracias", r"por\s+favor"),
         leads=("s[ií]", "claro", "vale", "bueno", "pues", "hola", "eh+", "este", "yo"),
         it_is=("es", r"(?:est[aá]\s+)?a\s+nombre\s+de", "con"),
         not_names=("si", "sí", "sr", "sra", "srta", "señor", "señora", "mil"),

@@ -50,6 +50,17 @@ LEXICON = Lexicon(
         pointing=("le", "la"),
         leads=("oui", r"c['’]est", r"d['’]accord", "alors", "euh"),
         plurals=("s", "x"),
+        nouns={
+            "name": ("nom", "prénom"), "account": ("compte",), "card": ("carte",),
+            "member_number": ("membre", "adhérent", "adhérente", "abonné", "abonnée"),
+            "member_level": ("membre", "adhérent", "adhérente"), "ticket": ("ticket", "incident"),
+            "reference": ("réservation",), "order": ("commande",),
+        },
+        listeners=("votre", "vos", "ton", "ta"),
+        who=(
+            r"(?:^|\bet\s+|,\s*)vous\s+êtes\s*(?:\.\.\.|…)?\s*\?", r"(?:\bà|\ba|\bpour|\bau\s+nom\s+de|\bde\s+la\s+part\s+de)\s+qui\b",
+            r"\bqui\s+(?:est\s+à\s+l'appareil|parle|appelle)\b",
+        ),
     ),
     readback=ReadBack(
         topics={
@@ -170,7 +181,7 @@ LEXICON = Lexicon(
         addressing=("bonjour", "merci"),
         titles=("Mme", "Mlle", "Monsieur", "Madame"),
         particles=("de", "du", "la", "le"),
-        after=("et", "ici", "encore"),
+        after=("et", "ici", "encore", "merci", r"s\s*['’]\s*il\s+vous\s+pla[iî]t", "svp", "stp"),
         leads=("oui", r"bien\s+s[uû]r", r"d['’]accord", "alors", "euh+", "bah", "bonjour", "moi"),
         it_is=(r"c\s*['’]\s*est", r"au\s+nom\s+de"),
         not_names=("oui", "non", "mme", "mlle", "monsieur", "madame", "beaucoup", "infiniment", "bien"),

@@ -48,6 +48,16 @@ LEXICON = Lexicon(
         pointing=("het", "dit", "dat"),
         leads=("zeker", "ja", "jawel", "hoor", "oké", "prima", "tuurlijk", "nou", r"het\s+is", r"dat\s+is"),
         plurals=("s", "en"),
+        nouns={
+            "name": ("naam", "voornaam", "achternaam"), "account": ("rekening",), "card": ("kaart", "pinpas", "bankpas"),
+            "member_number": ("lid", "lidmaatschap"), "member_level": ("lid", "lidmaatschap"),
+            "ticket": ("ticket", "melding"), "reference": ("reservering", "boeking"), "order": ("bestelling",),
+        },
+        listeners=("uw", "je", "jouw"),
+        who=(
+            r"\b(?:met|voor|op\s+naam\s+van)\s+wie\b", r"\bwie\s+(?:spreek\s+ik|is\s+(?:er\s+)?aan\s+de\s+lijn|belt\s+er)\b",
+            r"(?:^|\ben\s+|,\s*)u\s+bent\s*(?:\.\.\.|…)?\s*\?",
+        ),
     ),
     readback=ReadBack(
         topics={
@@ -165,7 +175,7 @@ LEXICON = Lexicon(
         addressing=("hallo",),
         titles=("Dhr", "Mevr"),
         particles=("van", "der", "den", "ten", "ter", "de", "'t", "’t"),
-        after=("en", "hier", "weer", r"nog\s+een\s+keer"),
+        after=("en", "hier", "weer", r"nog\s+een\s+keer", "alstublieft", "aub", "graag", "bedankt", r"dank\s+(?:je|u)(?:\s+wel)?"),
         leads=(
             "zeker", "natuurlich", "jazeker", "ja", "jawel", "hoor", "oké", "prima", "tuurlijk", "nou", "hallo", "eh+",
             "uhm+", "ik",
@@ -179,7 +189,8 @@ LEXICON = Lexicon(
             """.split()
         ),
         not_bare=tuple(
-            "straat plein luchthaven laan gracht dank hoi goedemorgen zeker prima moment momentje ogenblik ogenblikje "
+            "straat plein luchthaven laan gracht dank bedankt alstublieft graag hoi goedemorgen zeker prima moment momentje "
+            "ogenblik ogenblikje "
             "familie team".split()
         ),
     ),

@@ -28,6 +28,22 @@ class Requests:
     plurals: tuple[str, ...] = ()
     """Plain endings of a plural noun ("s", "es"): a cue counts with its first or its last word in
     the plural ("your ticket numbers", "sus números de ticket", "Ihre Kundennummern")."""
+    nouns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Patterns by request kind of the nouns that name it ("name", "Namen", "nom", "cuenta", "lid"),
+    matched as whole words in the form of :func:`~appliance.lexicon.text.phrase_form`: in a sentence
+    that asks, the noun alone is the request ("can i grab ur name", "Ihr Name?", "op wiens naam?").
+    A name's noun after another's ("your pet's name") or another noun ("company name"), or before a
+    word of what it is of ("the name of the hotel"), asks for no one's name."""
+    listeners: tuple[str, ...] = ()
+    """Lower-case words of the listener's that may stand before a noun of ``nouns`` ("your", "ur",
+    "Ihr", "votre", "su", "uw"), beside the common words of every language."""
+    of_words: tuple[str, ...] = ()
+    """Lower-case words after a name's noun that make it the name of something else, beside the
+    qualifiers of labels (``entities.qualifiers``): the genitive articles of "der Name des Hotels"."""
+    who: tuple[str, ...] = ()
+    """Patterns of questions for the customer's name that name no noun of it ("who's the booking
+    under?", "vous êtes ?", "¿con quién hablo?", "voor wie is de reservering?"), matched in lower
+    case with a straight apostrophe in a sentence that asks."""
 
 
 @dataclass(frozen=True)
