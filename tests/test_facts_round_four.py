@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.facts.ledger import entries
+from appliance.facts.ledger import entries, superseded
 from appliance.types import LedgerEntry, Turn
 
 SCORED = ("name", "username", "customer_id", "member_number", "member_level", "ticket", "phone", "account", "card")
@@ -169,3 +169,53 @@ class TestThanksAfterAName:
     )
     def test_thanks_alone_is_no_name(self, asked: str, reply: str):
         assert facts(agent(asked), customer(reply)) == []
+
+
+class TestCardsByTheirLastDigits:
+    """The last four digits near a card word are a card's, and a correction of them stays a card's;
+    digits a phone's shape fits correct an identifier of as many digits."""
+
+    @pytest.mark.parametrize(
+        ("text", "digits"),
+        [
+            ("paid with my visa, the last four digits are 2231", "2231"),
+            ("bitte auf die Kreditkarte, letzte 4 Ziffern 5567", "5567"),
+            ("Ich habe mit der EC-Karte bezahlt, die letzten vier Ziffern sind 8810", "8810"),
+            ("remboursez sur ma carte bleue, les 4 derniers chiffres 7741", "7741"),
+            ("a la tarjeta, últimos 4 dígitos 3390", "3390"),
+            ("op mijn bankpas, laatste 4 cijfers 6612", "6612"),
+        ],
+    )
+    def test_after_a_card_word(self, text: str, digits: str):
+        assert facts(customer(text)) == [("card", digits)]
+
+    @pytest.mark.parametrize(
+        ("text", "old", "new"),
+        [
+            ("the card ending 2290, no wait, it's 2209", "2290", "2209"),
+            ("die Karte mit der Endung 1234, nein Moment, 1243", "1234", "1243"),
+            ("la carte qui finit par 5521, pardon, 5512", "5521", "5512"),
+            ("la tarjeta terminada en 7001, perdón, 7010", "7001", "7010"),
+            ("de kaart eindigend op 3301, sorry, 3310", "3301", "3310"),
+        ],
+    )
+    def test_corrected(self, text: str, old: str, new: str):
+        found = ledger(customer(text))
+        assert [(e.kind, e.value) for e in found] == [("card", old), ("card", new)]
+        assert [e.value for e in superseded(found)] == [old]
+
+    def test_an_account_corrected_by_digits_of_a_phones_shape(self):
+        found = ledger(customer("account no. 61002347 sorry 61002374"))
+        assert [(e.kind, e.value) for e in found] == [("account", "61002347"), ("account", "61002374")]
+        assert [e.value for e in superseded(found)] == ["61002347"]
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("I called at 1530, sorry, 1545", []),
+            ("my card ending 4410 got declined, sorry I'll call back at 1530", [("card", "4410")]),
+            ("my phone is 07700900123, sorry 07700900132", [("phone", "07700900123"), ("phone", "07700900132")]),
+        ],
+    )
+    def test_no_card_nor_account_of_other_digits(self, text: str, expected: list[tuple[str, str]]):
+        assert facts(customer(text)) == expected

@@ -274,7 +274,7 @@ LEXICON = Lexicon(
         card_words=("karte", "kreditkarte", r"ec-?karte", "girocard", "bankkarte", "debitkarte"),
         card_tails=(
             r"mit\s+der\s+endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"(?:mit\s+den\s+)?endziffern",
-            "endnummer",
+            "endnummer", r"(?:die\s+)?letzten?\s+(?:vier|4)(?:\s+ziffern)?(?:\s+(?:sind|lauten))?",
         ),
         card_last=(r"letzten\s+(?:vier|4)\s+ziffern\s+(?:meiner|der|ihrer)\s+(?:\w+)?karte\s*(?:sind|lauten|:)",),
         card_ends_before=("auf", "mit"),

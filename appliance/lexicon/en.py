@@ -245,7 +245,10 @@ LEXICON = Lexicon(
         levels=("bronze", "silver", "gold", "platinum", "diamond", "premium", "elite", "vip"),
         level_nouns=("member", "membership", "tier", "level", "status", "cardholder", "customer"),
         card_words=("card", "visa", r"master\s?card", "amex", "maestro", "debit", "credit"),
-        card_tails=(r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends(?:\s+(?:in|with))?", r"ends\s+(?:in|with)"),
+        card_tails=(
+            r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends(?:\s+(?:in|with))?", r"ends\s+(?:in|with)",
+            r"(?:the\s+)?last\s+(?:four|4)(?:\s+digits)?(?:\s+(?:are|is))?",
+        ),
         card_last=(
             r"last\s+(?:four|4)\s+(?:digits\s+)?(?:of|on)\s+(?:my|the|your)\s+(?:\w+\s+)?"
             r"(?:card|visa|master\s?card|amex)\s*(?:are|is|:)",

@@ -243,7 +243,10 @@ LEXICON = Lexicon(
         username_labels=(r"nombre\s+de\s+usuario", "usuario", "login"),
         level_labels=(r"nivel\s+de\s+(?:socio|membresía|miembro)", r"categoría\s+de\s+socio"),
         card_words=("tarjeta", "visa", "mastercard"),
-        card_tails=(r"terminada\s+en", r"(?:que\s+)?termina\s+en", r"acabada\s+en", r"(?:que\s+)?acaba\s+en"),
+        card_tails=(
+            r"terminada\s+en", r"(?:que\s+)?termina\s+en", r"acabada\s+en", r"(?:que\s+)?acaba\s+en",
+            r"(?:los\s+)?[uú]ltimos\s+(?:cuatro|4)(?:\s+d[ií]gitos)?(?:\s+son)?",
+        ),
         card_last=(r"últimos\s+(?:cuatro|4)\s+dígitos\s+de\s+(?:mi|la|su)\s+tarjeta\s*(?:son|:)",),
         levels=("bronce", "plata", "oro", "platino", "premium", "diamante", "vip", "gold"),
         level_nouns=("socio", "socia", "miembro", "cliente", "nivel", "categoría", "estatus"),

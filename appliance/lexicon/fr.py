@@ -242,6 +242,7 @@ LEXICON = Lexicon(
         card_tails=(
             r"se\s+terminant\s+par", r"(?:qui\s+)?se\s+termine\s+par", r"(?:qui\s+)?termine\s+par",
             r"(?:qui\s+)?finit\s+par", r"finissant\s+par",
+            r"(?:les\s+)?(?:quatre|4)\s+derniers(?:\s+chiffres)?(?:\s+sont)?",
         ),
         card_last=(r"(?:quatre|4)\s+derniers\s+chiffres\s+de\s+(?:ma|la|votre)\s+carte\s*(?:sont|:)",),
         levels=("bronze", "argent", "or", "platine", "premium", "gold", "silver", "diamant", "vip"),

@@ -237,7 +237,10 @@ LEXICON = Lexicon(
         username_labels=("gebruikersnaam", "inlognaam", "login"),
         level_labels=("lidmaatschapsniveau", r"niveau\s+van\s+(?:mijn|uw)\s+lidmaatschap"),
         card_words=("kaart", "pas", "pinpas", "bankpas", "creditcard", "betaalpas"),
-        card_tails=(r"eindigend\s+op", r"(?:die\s+)?eindigt\s+op", r"met\s+eind(?:cijfers|nummer)"),
+        card_tails=(
+            r"eindigend\s+op", r"(?:die\s+)?eindigt\s+op", r"met\s+eind(?:cijfers|nummer)",
+            r"(?:de\s+)?laatste\s+(?:vier|4)(?:\s+cijfers)?(?:\s+zijn)?",
+        ),
         card_ends_before=("op",),
         card_ends=("eindigt", "eindigen"),
         levels=("brons", "zilver", "goud", "platina", "premium", "gold", "silver", "vip"),
