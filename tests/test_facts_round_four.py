@@ -219,3 +219,33 @@ class TestCardsByTheirLastDigits:
     )
     def test_no_card_nor_account_of_other_digits(self, text: str, expected: list[tuple[str, str]]):
         assert facts(customer(text)) == expected
+
+
+class TestALabelThenItsNumber:
+    """A label, a few words of what it is, then a comma or an article and the word for number: the
+    number is the label's."""
+
+    @pytest.mark.parametrize(
+        ("said", "fact"),
+        [
+            (agent("I've logged an incident for the broken lift, the number is 55120."), ("ticket", "55120")),
+            (agent("I've raised a ticket with our engineers, the number is HD-44120."), ("ticket", "HD-44120")),
+            (customer("Ich habe eine Bestellung aufgegeben, die Nummer ist 4471203"), ("order", "4471203")),
+            (customer("J'ai une commande en attente, le numéro est 6612090"), ("order", "6612090")),
+            (customer("hice un pedido ayer, el número es 8812345"), ("order", "8812345")),
+            (customer("ik heb een bestelling geplaatst, het nummer is 7712034"), ("order", "7712034")),
+        ],
+    )
+    def test_the_labels_number(self, said: tuple[str, str], fact: tuple[str, str]):
+        assert facts(said, kinds=(*SCORED, "order")) == [fact]
+
+    @pytest.mark.parametrize(
+        ("text", "fact"),
+        [
+            ("my order is late, phone number 07700900123", ("phone", "07700900123")),
+            ("I have a booking for Friday, the number is 0612345678", ("phone", "0612345678")),
+            ("the ticket about my order, the number is 12345", ("number", "12345")),
+        ],
+    )
+    def test_not_the_labels(self, text: str, fact: tuple[str, str]):
+        assert facts(customer(text), kinds=(*SCORED, "order", "number")) == [fact]

@@ -54,6 +54,31 @@ _LABELLED = re.compile(
     + _ID_VALUE
     + r"(?!\w)"
 )
+_NUMBER_WORD = r"(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?"
+_ARTICLE = r"(?:" + (_either(lambda e: e.articles) or "(?!)") + r")"
+# A label, a few words of what it is, then its number: "I've opened a ticket for you, the number is
+# REM-30417", "j'ai un ticket ouvert, le numéro 90214", "een ticket open, nummer 88402". The number
+# word follows a comma or an article, not a noun of its own ("phone number").
+_LABEL_THEN_NUMBER = re.compile(
+    r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
+    r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
+    r"(?P<between>(?:[^\S\n]+[^\W\d_]+(?:['’][^\W\d_]+)?){1,5}?)"
+    r"(?:[^\S\n]*,[^\S\n]*(?:"
+    + _ARTICLE
+    + r"[^\S\n]+)?|[^\S\n]+"
+    + _ARTICLE
+    + r"[^\S\n]+)"
+    + _NUMBER_WORD
+    + _VERB
+    + _ID_VALUE
+    + r"(?!\w)"
+)
+# Another label, or a phone's word, between a label and a number names the number itself.
+_ANY_LABEL = re.compile(
+    r"(?i)(?<!\w)(?:" + "|".join((*_LABELS.values(), _either(lambda e: e.phone_words))) + r")(?!\w)"
+)
+# Digits a phone's shape fits (a leading 0, nine digits or more) stay a phone's.
+_PHONE_SHAPE = re.compile(r"0\d{8,}")
 _ACCOUNT_TAIL = re.compile(
     r"(?i)(?<!\w)(?:end(?:ing|s)?(?:\s+(?:in|with))?|last\s+(?:four|4|two|2|three|3)(?:\s+digits)?"
     r"(?:\s+(?:are|is|:))?|(?:\*|x|•|·){2,}[\s-]?)\s*:?\s*(?P<value>\d{2,6})(?!\w)"
@@ -82,6 +107,13 @@ def labelled(text: str, add: Add) -> None:
         add(kind, m.start("value"), m.end("value"), compact(value))
     for m in _ACCOUNT_TAIL.finditer(text):
         add("account", m.start("value"), m.end("value"), digits(m.group("value")))
+    for m in _LABEL_THEN_NUMBER.finditer(text):
+        value = m.group("value")
+        if len(value) < 4 or not any(c.isdigit() for c in value) or _PHONE_SHAPE.fullmatch(value):
+            continue
+        if _ANY_LABEL.search(m.group("between")):
+            continue  # the nearer label names it ("my ticket about the order, the number is ...")
+        add(next(k for k in _LABELS if m.group(k)), m.start("value"), m.end("value"), compact(value))
 
 
 def shaped(text: str, add: Add) -> None:

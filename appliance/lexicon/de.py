@@ -285,6 +285,7 @@ LEXICON = Lexicon(
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
         label_verbs=(r"(?:ist|lautet)(?:\s+die)?",),
+        articles=("die", "der", "das"),
         qualifiers=("für", "von", "vom", "bei", "beim", "im", "auf"),
         months=(
             ("januar", "jänner"), ("februar",), ("märz", "maerz"), ("april",), ("mai",), ("juni",), ("juli",),

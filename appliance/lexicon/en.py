@@ -256,6 +256,7 @@ LEXICON = Lexicon(
         counts=("two", "three", "four", "both", "several", "multiple"),
         number_words=("number", "num", "no", "id", "code", "ref"),
         label_verbs=("is", "was", "of", "reads", r"it\s*['’]?\s*s"),
+        articles=("the",),
         qualifiers=("for", "of", "on", "in", "at", "with"),
         months=(
             ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),

@@ -250,6 +250,7 @@ LEXICON = Lexicon(
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
         label_verbs=("is",),
+        articles=("het", "de"),
         qualifiers=("van", "voor", "op", "bij", "in"),
         months=(
             ("januari",), ("februari",), ("maart",), ("april",), ("mei",), ("juni",), ("juli",), ("augustus",),

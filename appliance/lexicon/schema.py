@@ -243,6 +243,9 @@ class Entities:
     """Patterns of the words for "number" after a label ("number", "no", "nr")."""
     label_verbs: tuple[str, ...] = ()
     """Patterns between a label and its code ("is", "lautet")."""
+    articles: tuple[str, ...] = ()
+    """Plain words for "the" ("the", "le", "het"): before a number word that refers back to a label a
+    few words before it ("a ticket for you, the number is REM-30417")."""
     qualifiers: tuple[str, ...] = ()
     """Patterns of the words that join to a label what it is of, a word or three before its code
     ("la cuenta de la luz es 500112233", "la cuenta del gas 500112244", "the account for the flat is ...")."""
