@@ -249,3 +249,52 @@ class TestALabelThenItsNumber:
     )
     def test_not_the_labels(self, text: str, fact: tuple[str, str]):
         assert facts(customer(text), kinds=(*SCORED, "order", "number")) == [fact]
+
+
+class TestAValueBeforeItsLabel:
+    """A value, then "is my" and its label: the label's kind, in every built-in language."""
+
+    @pytest.mark.parametrize(
+        ("text", "fact"),
+        [
+            ("hmueller2 ist mein Benutzername", ("username", "hmueller2")),
+            ("jdupont75 c'est mon identifiant", ("username", "jdupont75")),
+            ("marta_g es mi usuario", ("username", "marta_g")),
+            ("pietje_p is mijn gebruikersnaam", ("username", "pietje_p")),
+            ("sk8r_boi is my username, can't log in", ("username", "sk8r_boi")),
+            ("K-558812 ist meine Kundennummer", ("customer_id", "K-558812")),
+            ("CL-448120 is my client number", ("customer_id", "CL-448120")),
+        ],
+    )
+    def test_the_labels_kind(self, text: str, fact: tuple[str, str]):
+        assert facts(customer(text)) == [fact]
+
+    @pytest.mark.parametrize(
+        "text", ["this is my username problem", "what is my username?", "it is my account that was hacked"]
+    )
+    def test_no_value(self, text: str):
+        assert facts(customer(text)) == []
+
+
+class TestALabelAFewWordsAndAColon:
+    """A label, a few words of where it is written, a colon and a code: the label's."""
+
+    @pytest.mark.parametrize(
+        ("text", "fact"),
+        [
+            ("my customer number's on the welcome letter: CX-7781230", ("customer_id", "CX-7781230")),
+            ("mein Konto bei der Sparkasse: 55012398", ("account", "55012398")),
+        ],
+    )
+    def test_the_labels_code(self, text: str, fact: tuple[str, str]):
+        assert facts(customer(text)) == [fact]
+
+    @pytest.mark.parametrize(
+        ("text", "found"),
+        [
+            ("my order from Amazon: 1234 Main Street", []),
+            ("my order from the shop phone: 0612345678", [("phone", "0612345678")]),
+        ],
+    )
+    def test_not_the_labels(self, text: str, found: list[tuple[str, str]]):
+        assert facts(customer(text), kinds=(*SCORED, "order")) == found

@@ -23,7 +23,8 @@ def _either(pick: Callable[[Entities], tuple[str, ...]]) -> str:
     return either(lambda lexicon: pick(lexicon.entities))
 
 
-_ID_VALUE = r"#?\s?(?P<value>[A-Za-z0-9](?:[A-Za-z0-9/-]*[A-Za-z0-9])?)"
+_CODE_VALUE = r"(?P<value>[A-Za-z0-9](?:[A-Za-z0-9/-]*[A-Za-z0-9])?)"
+_ID_VALUE = r"#?\s?" + _CODE_VALUE
 
 
 def _labels(kind: str) -> str:
@@ -57,21 +58,29 @@ _LABELLED = re.compile(
 _NUMBER_WORD = r"(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?"
 _ARTICLE = r"(?:" + (_either(lambda e: e.articles) or "(?!)") + r")"
 # A label, a few words of what it is, then its number: "I've opened a ticket for you, the number is
-# REM-30417", "j'ai un ticket ouvert, le numéro 90214", "een ticket open, nummer 88402". The number
-# word follows a comma or an article, not a noun of its own ("phone number").
+# REM-30417", "j'ai un ticket ouvert, le numéro 90214", "een ticket open, nummer 88402", "my client
+# number's on the letter: TX-0093316". The number word follows a comma or an article, not a noun of
+# its own ("phone number").
 _LABEL_THEN_NUMBER = re.compile(
     r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
-    r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
+    r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)(?:[^\S\n]+" + _NUMBER_WORD + r")?(?:['’]s)?"
     r"(?P<between>(?:[^\S\n]+[^\W\d_]+(?:['’][^\W\d_]+)?){1,5}?)"
-    r"(?:[^\S\n]*,[^\S\n]*(?:"
+    r"(?:(?:[^\S\n]*,[^\S\n]*(?:"
     + _ARTICLE
     + r"[^\S\n]+)?|[^\S\n]+"
     + _ARTICLE
     + r"[^\S\n]+)"
     + _NUMBER_WORD
     + _VERB
+    + r"|[^\S\n]*(?P<colon>:)[^\S\n]*)"
     + _ID_VALUE
     + r"(?!\w)"
+)
+# A code before its label: "TX-0093316 is my client number", "K-558812 ist meine Kundennummer".
+_VALUE_FIRST = re.compile(
+    r"(?i)(?<![\w#-])" + _CODE_VALUE + r"\s+(?:" + (_either(lambda e: e.value_first) or "(?!)") + r")\s+"
+    r"(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
+    r"(?:" + _either(lambda e: e.compounds) + r")?(?:\s+(?:" + _either(lambda e: e.number_words) + r"))?(?!\w)"
 )
 # Another label, or a phone's word, between a label and a number names the number itself.
 _ANY_LABEL = re.compile(
@@ -107,10 +116,16 @@ def labelled(text: str, add: Add) -> None:
         add(kind, m.start("value"), m.end("value"), compact(value))
     for m in _ACCOUNT_TAIL.finditer(text):
         add("account", m.start("value"), m.end("value"), digits(m.group("value")))
+    for m in _VALUE_FIRST.finditer(text):
+        value = m.group("value")
+        if len(value) >= 4 and any(c.isdigit() for c in value):
+            add(next(k for k in _LABELS if m.group(k)), m.start("value"), m.end("value"), compact(value))
     for m in _LABEL_THEN_NUMBER.finditer(text):
         value = m.group("value")
         if len(value) < 4 or not any(c.isdigit() for c in value) or _PHONE_SHAPE.fullmatch(value):
             continue
+        if m.group("colon") and len(compact(value)) < 5:
+            continue  # after words and a colon, a code's length: "my order from Amazon: 1234 Main Street"
         if _ANY_LABEL.search(m.group("between")):
             continue  # the nearer label names it ("my ticket about the order, the number is ...")
         add(next(k for k in _LABELS if m.group(k)), m.start("value"), m.end("value"), compact(value))

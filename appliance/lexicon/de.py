@@ -285,6 +285,7 @@ LEXICON = Lexicon(
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
         label_verbs=(r"(?:ist|lautet)(?:\s+die)?",),
+        value_first=(r"(?:ist|war)\s+(?:mein(?:e|en)?|unser(?:e|en)?)",),
         articles=("die", "der", "das"),
         qualifiers=("für", "von", "vom", "bei", "beim", "im", "auf"),
         months=(

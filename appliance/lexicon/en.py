@@ -256,6 +256,7 @@ LEXICON = Lexicon(
         counts=("two", "three", "four", "both", "several", "multiple"),
         number_words=("number", "num", "no", "id", "code", "ref"),
         label_verbs=("is", "was", "of", "reads", r"it\s*['’]?\s*s"),
+        value_first=(r"(?:is|was)\s+(?:my|our)",),
         articles=("the",),
         qualifiers=("for", "of", "on", "in", "at", "with"),
         months=(

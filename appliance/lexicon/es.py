@@ -253,6 +253,7 @@ LEXICON = Lexicon(
         counts=("dos", "tres", "cuatro", "varias", "varios", "ambas", "ambos"),
         number_words=("número", "numero", r"n[uú]m", "nro"),
         label_verbs=(r"es(?:\s+el)?",),
+        value_first=(r"(?:es|era)\s+(?:mi|nuestro|nuestra)",),
         articles=("el", "la"),
         qualifiers=("de", "del", "para", "en"),
         months=(

@@ -250,6 +250,7 @@ LEXICON = Lexicon(
         counts=("deux", "trois", "quatre", "plusieurs"),
         number_words=("numéro", "numero", "num", "no"),
         label_verbs=(r"c\s*['’]\s*est(?:\s+le)?", r"est(?:\s+le)?"),
+        value_first=(r"(?:est|c\s*['’]\s*est|c\s*['’]\s*était)\s+(?:mon|ma|notre)",),
         articles=("le", "la"),
         qualifiers=("de", "du", "des", r"d\s*['’]", "pour", "sur", "chez"),
         months=(

@@ -250,6 +250,7 @@ LEXICON = Lexicon(
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
         label_verbs=("is",),
+        value_first=(r"(?:is|was)\s+(?:mijn|ons|onze)",),
         articles=("het", "de"),
         qualifiers=("van", "voor", "op", "bij", "in"),
         months=(

@@ -243,6 +243,9 @@ class Entities:
     """Patterns of the words for "number" after a label ("number", "no", "nr")."""
     label_verbs: tuple[str, ...] = ()
     """Patterns between a label and its code ("is", "lautet")."""
+    value_first: tuple[str, ...] = ()
+    """Patterns between a value and its label after it ("is my", "ist mein", "c'est mon", "es mi",
+    "is mijn"): "skibunny_zoe is my username", "TX-0093316 is my client number"."""
     articles: tuple[str, ...] = ()
     """Plain words for "the" ("the", "le", "het"): before a number word that refers back to a label a
     few words before it ("a ticket for you, the number is REM-30417")."""
