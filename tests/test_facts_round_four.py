@@ -298,3 +298,69 @@ class TestALabelAFewWordsAndAColon:
     )
     def test_not_the_labels(self, text: str, found: list[tuple[str, str]]):
         assert facts(customer(text), kinds=(*SCORED, "order")) == found
+
+
+class TestSignaturesByTheirShape:
+    """A signature closes a message: after a dash on its line, in capitals closing a message typed in
+    lower case, or two words on a line of their own where case says nothing."""
+
+    @pytest.mark.parametrize(
+        ("text", "name"),
+        [
+            ("is my coat cleaned yet? left it on tuesday. -- Tomás Ibarra", "Tomás Ibarra"),
+            ("ich warte seit drei wochen auf mein paket Jonas Becker", "Jonas Becker"),
+            ("ma carte ne marche plus merci Camille Roux", "Camille Roux"),
+            ("ayuda por favor Lucía Fernández", "Lucía Fernández"),
+            ("mijn fiets is gestolen bij het station Daan Visser", "Daan Visser"),
+            ("the locker wont open can you help\nsunita rao", "sunita rao"),
+            ("das schließfach geht nicht auf\nlukas brandt", "lukas brandt"),
+            ("le casier ne s'ouvre pas\nnadia haddad", "nadia haddad"),
+            ("la taquilla no abre\npablo ortega", "pablo ortega"),
+            ("het kluisje gaat niet open\nfemke smit", "femke smit"),
+        ],
+    )
+    def test_a_signature(self, text: str, name: str):
+        assert facts(customer(text)) == [("name", name)]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "i cant log in to the Mobile App",
+            "i want to upgrade my Samsung Galaxy",
+            "de fiets werkt niet op de Grote Markt",
+            "la bici no funciona en la Plaza Mayor",
+            "le vélo est bloqué à la Gare Centrale",
+            "das rad steht am Alten Markt",
+            "ik ben al sinds 2017 klant en betaal 12,50 euro per maand",
+            "the locker wont open\nplease help",
+        ],
+    )
+    def test_no_signature(self, text: str):
+        assert facts(customer(text)) == []
+
+    def test_a_name_then_speaking_and_a_dash(self):
+        text = "Hello, Oksana Kovalenko speaking - my son has a lesson on Friday"
+        assert facts(customer(text)) == [("name", "Oksana Kovalenko")]
+
+
+class TestANameCorrectedAfterATypo:
+    """A name corrected after a word for a typo, or after "it's" a few words past the cue."""
+
+    @pytest.mark.parametrize(
+        ("first", "second", "old", "new"),
+        [
+            ("hi its lena fox, my locker is stuck", "sorry autocorrect haha its Lena Fuchs", "lena fox", "Lena Fuchs"),
+            (
+                "Ich heiße Anna Schmidt",
+                "Entschuldigung, Tippfehler, es ist Anna Schmitt",
+                "Anna Schmidt",
+                "Anna Schmitt",
+            ),
+            ("je suis Anna Dupont", "pardon, faute de frappe, c'est Anna Dupond", "Anna Dupont", "Anna Dupond"),
+            ("mijn naam is Anna de Wit", "sorry typfout, het is Anna de Witt", "Anna de Wit", "Anna de Witt"),
+        ],
+    )
+    def test_the_new_name_is_current(self, first: str, second: str, old: str, new: str):
+        found = ledger(customer(first), agent("Thanks, one moment."), customer(second))
+        assert [(e.kind, e.value) for e in found if e.kind == "name"] == [("name", old), ("name", new)]
+        assert [e.value for e in superseded(found)] == [old]

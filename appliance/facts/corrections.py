@@ -105,13 +105,15 @@ def _could_correct(e: Entity, c: LedgerEntry) -> bool:
 
 def bare(text: str, cue_end: int, given: Sequence[str]) -> Entity | None:
     """A name, username, level or a card's four last digits given bare after a cue, of a kind the
-    customer ``given`` before (their kinds, oldest first): the latest kind whose shape fits. A username of letters only must
-    end its clause ("hmueller", not "anna" of "anna schmitt")."""
+    customer ``given`` before (their kinds, oldest first): the latest kind whose shape fits. A
+    username of letters only must end its clause ("hmueller", not "anna" of "anna schmitt"); a name
+    may follow a few words later after "it's", closing its clause ("sorry autocorrect lol its Jon
+    Smythe")."""
     lead = _LEAD.match(text, cue_end)
     pos = lead.end() if lead else cue_end
     for kind in dict.fromkeys(reversed([k for k in given if k in _READ_BARE])):
         if kind == "name":
-            span = uncued.name_at(text, pos)
+            span = uncued.name_at(text, pos) or _name_later(text, pos)
         elif kind == "username":
             span = handles.username_at(text, pos)
             if span is not None and text[span[0] : span[1]].isalpha() and not _CLAUSE_END.match(text, span[1]):
@@ -129,5 +131,17 @@ def bare(text: str, cue_end: int, given: Sequence[str]) -> Entity | None:
 
 
 _CLAUSE_END = re.compile(r"[^\S\n]*(?:$|[\n,.;!?])")
+_IT_IS = re.compile(r"(?i)(?<![\w'’])(?:" + either(lambda lex: lex.names.it_is) + r")(?!\w)[^\S\n]*")
+
+
+def _name_later(text: str, pos: int) -> tuple[int, int] | None:
+    """A name after "it's" a few words past ``pos``, in the same clause, closing it."""
+    m = _IT_IS.search(text, pos, min(len(text), pos + 40))
+    if m is None or any(c in text[pos : m.start()] for c in ".,;!?\n"):
+        return None
+    span = uncued.name_at(text, m.end())
+    return span if span is not None and _CLAUSE_END.match(text, span[1]) else None
+
+
 # A card's last digits alone in their clause.
 _CARD_DIGITS = re.compile(r"\d{4}(?=[^\S\n]*(?:$|[\n,.;!?]))")

@@ -132,11 +132,11 @@ def _opens(text: str, m: re.Match[str], pattern: re.Pattern[str]) -> bool:
     return pattern is _INTRO and before[-1] in ".!?,;"
 
 
-# "Oluwaseun Adeyemi here", "Tom speaking": a clause of its own, at the start of the message or a sentence.
+# "Oluwaseun Adeyemi here", "Tom speaking - ...": a clause of its own, at the start of the message or a sentence.
 _HERE = re.compile(
     r"(?:^|[.!?;]\s+|(?i:" + _either(lambda n: n.greetings) + r")\W+)"
     r"(?P<name>" + NAME_WORD + r"(?:\s+" + NAME_WORD + r"){0,2})\s+(?i:" + _either(lambda n: n.here) + r")"
-    r"(?=\s*(?:[,.!?;:]|$))"
+    r"(?=\s*(?:[,.!?;:–—-]|$))"
 )
 _HONORIFIC = re.compile(r"(?<!\w)" + TITLES + r"\.?\s+" + _NAME_BODY)
 # A name spoken to: after a greeting or thanks, or alone between commas, then the end of the clause

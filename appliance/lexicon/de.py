@@ -224,6 +224,7 @@ LEXICON = Lexicon(
     ),
     ledger=Ledger(
         corrections=(
+            "tippfehler", "vertippt", "autokorrektur",
             "entschuldigung", "sorry", "verzeihung", r"ich\s+meinte", r"ich\s+meine", "korrektur", "eigentlich",
             r"(?:nein\s+)?warte", r"(?:das\s+war\s+)?falsch", r"ich\s+habe\s+mich\s+vertan", r"genauer\s+gesagt",
             r"(?:ä|ae)hm", r"nein\s+moment", "vielmehr", r"besser\s+gesagt", r"ich\s+korrigiere",

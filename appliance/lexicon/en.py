@@ -288,6 +288,7 @@ LEXICON = Lexicon(
     ),
     ledger=Ledger(
         corrections=(
+            r"autocorrect(?:ed)?",
             r"sorry(?!\s+(?:to|for|about|but)\b)", r"i\s+meant", r"i\s+mean", r"no\s+wait", "wait", "correction",
             "actually", r"wrong\s+(?:one|number|digits?)", r"(?:that|it)\s+was\s+wrong", r"my\s+(?:mistake|bad)",
             r"correct\s+(?:that|myself)", r"scratch\s+that", "oops", "typo", r"not\s+\S+\s+but", r"make\s+that",

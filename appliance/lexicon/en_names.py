@@ -30,7 +30,7 @@ NAMES = Names(
     kin=(r"(?:my|our)\s+(?:son|daughter|wife|husband|partner|mother|father|mum|mom|dad|brother|sister|kid)",),
     holder_words=("under",), reply_holders=("for", "under"),
     introductions=(r"this\s+is",),
-    greeted=(r"it\s*['’]\s*s", r"it\s+is"),
+    greeted=(r"it\s*['’]?\s*s", r"it\s+is"),
     sign_offs=(
         r"(?:kind|best|warm|warmest|many)\s+regards", "regards", "best", "thanks", r"thanks\s+again",
         r"thank\s+you", r"many\s+thanks", "cheers", r"(?:yours\s+)?sincerely", r"yours\s+truly", "rgds", "ta",

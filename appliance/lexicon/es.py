@@ -207,6 +207,7 @@ LEXICON = Lexicon(
     ),
     ledger=Ledger(
         corrections=(
+            r"error\s+de\s+(?:tipeo|escritura)", "errata", "autocorrector",
             "perdón", "perdona", r"disculpe?", r"lo\s+siento", r"quise\s+decir", r"quería\s+decir", "corrección",
             r"en\s+realidad", r"me\s+equivoqué", r"no\s+espere?", r"mejor\s+dicho", "digo", r"o\s+sea", r"más\s+bien",
             "rectifico", r"ahora\s+es",

@@ -198,6 +198,7 @@ LEXICON = Lexicon(
     ),
     ledger=Ledger(
         corrections=(
+            r"faute\s+de\s+frappe", "coquille", r"correcteur(?:\s+automatique)?",
             "pardon", r"désolée?", r"je\s+me\s+suis\s+trompée?", r"je\s+voulais\s+dire", "correction", r"en\s+fait",
             "plutôt", r"non\s+attendez", "erreur", r"non\s+pardon", "enfin", r"je\s+veux\s+dire", r"je\s+rectifie",
             "rectification", r"maintenant\s+c\s*['’]\s*est", r"désormais\s+c\s*['’]\s*est",

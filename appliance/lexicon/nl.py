@@ -196,6 +196,7 @@ LEXICON = Lexicon(
     ),
     ledger=Ledger(
         corrections=(
+            "typfout", "tikfout", "autocorrectie",
             "sorry", "excuses", "pardon", r"ik\s+bedoelde", r"ik\s+bedoel", "correctie", "eigenlijk", r"nee\s+wacht",
             "wacht", r"ik\s+vergiste\s+me", "foutje", r"of\s+nee", r"nee\s+sorry", "oeps", "verbetering",
             r"nu\s+is\s+(?:het|hij|ze)",
