@@ -5,7 +5,9 @@ Read by :func:`appliance.facts.entities.extract` in the order it gives them room
 (:func:`labelled`) before phones and postcodes, codes and long numbers by shape (:func:`shaped`) after
 them, and codes of letters only after a label (:func:`letter_codes`) last. The label words of every
 kind are each lexicon's (``entities.labels``), with the compounds of the languages that join nouns
-("Kunden" + "nummer") and what a label is of between it and its code (``entities.qualifiers``).
+("Kunden" + "nummer") and what a label is of between it and its code (``entities.qualifiers``); a
+label also names a code a few words after it ("a ticket for you, the number is REM-30417") and one
+before it ("K-558812 ist meine Kundennummer"; ``entities.value_first``).
 """
 
 from __future__ import annotations
@@ -106,8 +108,8 @@ _CAPITALS = re.compile(r"[A-Z]{5}")
 
 
 def labelled(text: str, add: Add) -> None:
-    """Codes after their label ("order number 48213377"), and an account's last digits ("account
-    ending 4821")."""
+    """Codes after their label ("order number 48213377"), a few words after it or before it, and an
+    account's last digits ("account ending 4821")."""
     for m in _LABELLED.finditer(text):
         value = m.group("value")
         if len(value) < 4 or not any(c.isdigit() for c in value):
