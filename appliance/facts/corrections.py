@@ -10,7 +10,9 @@ similar length for codes, given by the customer or read back by the agent just b
 corrected value keeps its kind and slot, so the new one is current and the old one stays stored,
 superseded (:func:`appliance.types.current_facts`). A name, a username or a level given bare after
 a cue ("Korrektur: hmueller2", "oops typo, its anna schmitt", "silver member, correction: gold") is
-read by its shape when the customer has given one before, in an earlier turn or earlier in the turn.
+read by its shape when the customer has given one before, in an earlier turn or earlier in the turn,
+and so are a card's last digits ("the card ending 4410, actually no it was 4401"). Digits a phone's
+shape fits correct an identifier of as many digits ("account number 40018823 sorry 40018832").
 """
 
 from __future__ import annotations
@@ -28,13 +30,17 @@ _CUE = re.compile(r"(?i)(?<![\w'’])(?:" + either(lambda lex: lex.ledger.correc
 _DENIAL = re.compile(r"(?i)^[\W_]*(?:" + either(lambda lex: lex.ledger.denials) + r")(?![\w'’])")
 _ADDITION = re.compile(r"(?i)(?<![\w'’])(?:" + either(lambda lex: lex.ledger.additions) + r")(?![\w'’])")
 _SENTENCE_END = re.compile(r"[.!?\n](?:\s|$)")
-# What opens the value after a cue ("it's", "c'est", "het is", "it's spelled").
+# What opens the value after a cue ("it's", "c'est", "het is", "it's spelled", "no it was").
 _LEAD = re.compile(
-    r"(?i)[\s:,.-]*(?:(?:" + either(lambda lex: (*lex.names.it_is, *lex.requests.leads)) + r")(?!\w)[\s:,]*){0,3}"
+    r"(?i)[\s:,.-]*(?:(?:"
+    + either(lambda lex: (*lex.names.it_is, *lex.requests.leads, *lex.ledger.denials))
+    + r")(?!\w)[\s:,]*){0,3}"
 )
 _SHAPED = ("username", "member_level")
 # Kinds read bare after a cue, by their shape alone.
 BARE = ("name", *_SHAPED)
+# ... and a card's last digits, which correct only a card ("card ending 4410, actually no it was 4401").
+_READ_BARE = (*BARE, "card")
 # Kinds of a value read by its shape alone, which a correction may turn into the kind it corrects.
 _GENERIC = frozenset({"number", "reference"})
 # How far a cue reaches to the value it introduces.
@@ -86,6 +92,8 @@ def _could_correct(e: Entity, c: LedgerEntry) -> bool:
     if e.kind in BARE or c.kind in BARE:
         return e.kind == c.kind
     fam = family(e.kind)
+    if fam == "phone" and family(c.kind) == "id" and e.text.isdigit() and len(e.norm) == len(c.norm):
+        return True  # "my account number is 40018823 sorry 40018832": digits a phone's shape fits too
     if fam != family(c.kind) or c.kind == "number":
         return False
     if e.kind != c.kind and not {e.kind, c.kind} & _GENERIC:
@@ -96,18 +104,23 @@ def _could_correct(e: Entity, c: LedgerEntry) -> bool:
 
 
 def bare(text: str, cue_end: int, given: Sequence[str]) -> Entity | None:
-    """A name, username or level given bare after a cue, of a kind the customer ``given`` before
-    (their kinds, oldest first): the latest kind whose shape fits. A username of letters only must
-    end its clause ("hmueller", not "anna" of "anna schmitt")."""
+    """A name, username, level or a card's four last digits given bare after a cue, of a kind the
+    customer ``given`` before (their kinds, oldest first): the latest kind whose shape fits. A
+    username of letters only must end its clause ("hmueller", not "anna" of "anna schmitt"); a name
+    may follow a few words later after "it's", closing its clause ("sorry autocorrect lol its Jon
+    Smythe")."""
     lead = _LEAD.match(text, cue_end)
     pos = lead.end() if lead else cue_end
-    for kind in dict.fromkeys(reversed([k for k in given if k in BARE])):
+    for kind in dict.fromkeys(reversed([k for k in given if k in _READ_BARE])):
         if kind == "name":
-            span = uncued.name_at(text, pos)
+            span = uncued.name_at(text, pos) or _name_later(text, pos)
         elif kind == "username":
             span = handles.username_at(text, pos)
             if span is not None and text[span[0] : span[1]].isalpha() and not _CLAUSE_END.match(text, span[1]):
                 span = None
+        elif kind == "card":
+            m = _CARD_DIGITS.match(text, pos)
+            span = (m.start(), m.end()) if m is not None else None
         else:
             span = handles.level_at(text, pos)
         if span is not None:
@@ -118,3 +131,17 @@ def bare(text: str, cue_end: int, given: Sequence[str]) -> Entity | None:
 
 
 _CLAUSE_END = re.compile(r"[^\S\n]*(?:$|[\n,.;!?])")
+_IT_IS = re.compile(r"(?i)(?<![\w'’])(?:" + either(lambda lex: lex.names.it_is) + r")(?!\w)[^\S\n]*")
+
+
+def _name_later(text: str, pos: int) -> tuple[int, int] | None:
+    """A name after "it's" a few words past ``pos``, in the same clause, closing it."""
+    m = _IT_IS.search(text, pos, min(len(text), pos + 40))
+    if m is None or any(c in text[pos : m.start()] for c in ".,;!?\n"):
+        return None
+    span = uncued.name_at(text, m.end())
+    return span if span is not None and _CLAUSE_END.match(text, span[1]) else None
+
+
+# A card's last digits alone in their clause.
+_CARD_DIGITS = re.compile(r"\d{4}(?=[^\S\n]*(?:$|[\n,.;!?]))")

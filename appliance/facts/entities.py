@@ -6,10 +6,11 @@ expressions compiled once, so a typical answer takes a few hundred microseconds;
 dateparser cost milliseconds per call and would not fit the per-answer budget.
 
 Rules are written for customer service in general (banks, shops, clinics, travel), not for one
-dataset: codes are recognised by shape or by a label ("order number", "case #"), numbers by their
-separators. Labels, months, weekdays and the cues of phones, addresses and dates of birth are every
-lexicon's (:mod:`appliance.lexicon`); commitments, deadlines, clock times in words and a day of the
-month said alone are read in English only. Text may be word-tokenised ("cb2 3qb", "I 'm",
+dataset: codes are recognised by shape or by a label ("order number", "case #";
+:mod:`appliance.facts.codes`), numbers by their separators. Labels, months, weekdays and the cues
+of phones, addresses and dates of birth are every lexicon's (:mod:`appliance.lexicon`);
+commitments, deadlines, clock times in words and a day of the month said alone are read in
+English only. Text may be word-tokenised ("cb2 3qb", "I 'm",
 "19:45 .") as in MultiWOZ.
 
 Kinds and their ``norm`` (the form used for matching):
@@ -52,7 +53,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from appliance.facts import amounts, handles, names, phones, secrets
+from appliance.facts import amounts, codes, handles, names, phones, secrets
 from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
 from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
@@ -92,41 +93,6 @@ _YEAR = r"(?:19|20)\d\d"
 
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?!\w)")
 
-_ID_VALUE = r"#?\s?(?P<value>[A-Za-z0-9](?:[A-Za-z0-9/-]*[A-Za-z0-9])?)"
-
-
-def _labels(kind: str) -> str:
-    return _either(lambda e: e.labels.get(kind, ()))
-
-
-# Each lexicon's label words by kind; German writes labels as compounds ("Kundennummer"), hence the
-# optional "nummer".
-_LABELS = {
-    kind: _labels(kind)
-    for kind in ("reference", "order", "case", "ticket", "account", "card", "customer_id", "member_number")
-}
-# What a label is of, a word or three before a code ("... de la luz es", "... for the flat", "... d'épargne")
-_QUALIFIED = r"(?:[^\W\d_]+(?:['’]\s*[^\W\d_]+)?\s+){0,2}?[^\W\d_]+(?:['’]\s*[^\W\d_]+)?"
-_VERB = r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*:?\s*"
-_LABELLED = re.compile(
-    r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
-    r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
-    r"(?:[\s,-]*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
-    r"(?:\s+(?:"
-    + (_either(lambda e: e.qualifiers) or "(?!)")
-    + r")(?:\s+|(?<=['’]))"
-    + _QUALIFIED
-    + r"(?="
-    + _VERB
-    + r"#?\s?[A-Za-z0-9/-]*\d))?"
-    + _VERB
-    + _ID_VALUE
-    + r"(?!\w)"
-)
-_ACCOUNT_TAIL = re.compile(
-    r"(?i)(?<!\w)(?:end(?:ing|s)?(?:\s+(?:in|with))?|last\s+(?:four|4|two|2|three|3)(?:\s+digits)?"
-    r"(?:\s+(?:are|is|:))?|(?:\*|x|•|·){2,}[\s-]?)\s*:?\s*(?P<value>\d{2,6})(?!\w)"
-)
 _IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)")
 
 _ISO_DATE = re.compile(rf"(?<![\w/.-])(?P<y>{_YEAR})-(?P<m>0?[1-9]|1[0-2])-(?P<d>{_DAY})(?![\w/-])")
@@ -178,16 +144,6 @@ _OTHER_POSTCODE = re.compile(
     # la Paix, 75002 Paris", "Calle Mayor 15, 28013 Madrid"
     r"|(?<=,\s)(?P<town>\d{4,5})(?=\s+[A-ZÀ-Þ][^\W\d_]+(?:[\s-][A-ZÀ-Þ][^\W\d_]+)?\s*(?:$|[.,;!?\n]))"
 )
-# A code: letters and digits mixed, 5+ characters, upper case (codes are rarely written in lower case
-# unless a label says so), optionally joined by hyphens ("ORD-2024-0017") or after "Ref#".
-_CODE = re.compile(
-    r"(?<![\w@-])(?:Ref#|#)?(?P<value>(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)*)(?![\w@]|-\w)"
-)
-_NOT_CODE = re.compile(
-    r"(?i)^\d+(?:st|nd|rd|th|am|pm|mg|ml|kg|km|cm|mm|gb|mb|kb|tb|ghz|mhz|kwh|mph|kph|ft|lbs|oz|hrs?|mins?|"
-    r"secs?|k|m|h|x|d|p|s|g|l|v|w)$|^[A-Z]\d$"
-)
-_LONG_NUMBER = re.compile(r"(?<![\w.,@/:-])#?(?P<value>\d{5,})(?![\w@]|[.,:]\d)")
 
 _NUMBER_WORDS = r"(?:\d{1,3}(?:\s?[-–]\s?\d{1,3}|\s(?:to|or)\s\d{1,3})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|thirty|a|an|a\s+few|a\s+couple\s+of)"
 _DEADLINE = (
@@ -216,7 +172,6 @@ _CLOCK = re.compile(r"\d:\d\d|\d\s?[ap]\.?m")
 
 
 _ANY_DIGIT = re.compile(r"\d")
-_CAPITALS = re.compile(r"[A-Z]{5}")
 
 _ADDRESS_END = re.compile(
     r"(?i),?\s+(?:" + _either(lambda e: e.address_joins) + r")\s+|\s+(?:" + _either(lambda e: e.phone_words) + r")\b"
@@ -260,12 +215,12 @@ def extract(text: str) -> tuple[Entity, ...]:
         _ordinal_days(text, add, found)
         _times(text, add)
         amounts.find(text, add)
-        _labelled(text, add)
+        codes.labelled(text, add)
         phones.find(text, add)
         _postcodes(text, add)
-        _codes(text, add)
+        codes.shaped(text, add)
         amounts.find_bare(text, add)
-    _letter_codes(text, add)
+    codes.letter_codes(text, add)
     names.find_cued(text, add)
     for m in _WEEKDAY.finditer(text):
         add("date", m.start(), m.end(), WEEKDAYS[m.group("w").casefold()])
@@ -279,17 +234,6 @@ def extract(text: str) -> tuple[Entity, ...]:
 # Each adds the facts of one family that need a digit, in the order ``extract`` gives them room.
 
 
-def _labelled(text: str, add: Add) -> None:
-    for m in _LABELLED.finditer(text):
-        value = m.group("value")
-        if len(value) < 4 or not any(c.isdigit() for c in value):
-            continue  # "booking was successful", "order 2 pizzas"
-        kind = next(k for k in _LABELS if m.group(k))
-        add(kind, m.start("value"), m.end("value"), compact(value))
-    for m in _ACCOUNT_TAIL.finditer(text):
-        add("account", m.start("value"), m.end("value"), digits(m.group("value")))
-
-
 def _postcodes(text: str, add: Add) -> None:
     for m in _UK_POSTCODE.finditer(text):
         pc = m.group("pc")
@@ -299,28 +243,6 @@ def _postcodes(text: str, add: Add) -> None:
     for m in _OTHER_POSTCODE.finditer(text):
         group = next(g for g in ("nl", "ca", "zip", "us", "town") if m.group(g))
         add("postcode", m.start(group), m.end(group), compact(m.group(group)))
-
-
-def _codes(text: str, add: Add) -> None:
-    for m in _CODE.finditer(text):
-        value = m.group("value")
-        if len(value.replace("-", "")) >= 5 and not _NOT_CODE.match(value):
-            add("reference", m.start("value"), m.end("value"), compact(value))
-    for m in _LONG_NUMBER.finditer(text):
-        add("number", m.start("value"), m.end("value"), digits(m.group("value")))
-
-
-def _letter_codes(text: str, add: Add) -> None:
-    """Codes of letters only, after a label and a word that introduces a value ("the reference
-    number is WZNKIUGX", "Booking code: QXKTRB"): five capitals or more, in text that is not shouting."""
-    if text.isupper() or not _CAPITALS.search(text):
-        return
-    for m in _LABELLED.finditer(text):
-        value = m.group("value")
-        between = text[m.end("label") : m.start("value")]
-        if len(value) >= 5 and value.isalpha() and value.isupper() and between.strip():
-            kind = next(k for k in _LABELS if m.group(k))
-            add(kind, m.start("value"), m.end("value"), compact(value))
 
 
 def _birthdate(text: str, e: Entity) -> Entity:

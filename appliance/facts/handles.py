@@ -38,6 +38,16 @@ _USERNAME_LABEL = re.compile(
     + _USERNAME
     + r"(?![\w@])"
 )
+# A username before its label: "skibunny_zoe is my username", "hmueller2 ist mein Benutzername".
+_USERNAME_FIRST = re.compile(
+    r"(?i)(?<![\w@.-])"
+    + _USERNAME
+    + r"\s+(?:"
+    + (either(lambda lex: lex.entities.value_first) or "(?!)")
+    + r")\s+(?:"
+    + either(lambda lex: lex.entities.username_labels)
+    + r")(?!\w)"
+)
 _ASKED = re.compile(r"[^\S\n]*\?")
 _LEVEL_LABEL = re.compile(
     r"(?i)(?<![\w-])(?:"
@@ -115,6 +125,9 @@ def find(text: str, add: Add) -> None:
         # without "is" or ":" a word after the label says something of it ("login failed"), unless it
         # ends a question about it ("Is your username kmiller?")
         if username(m["value"]) and (m["verb"] or not m["value"].isalpha() or _ASKED.match(text, m.end())):
+            add("username", m.start("value"), m.end("value"), m["value"].casefold())
+    for m in _USERNAME_FIRST.finditer(text):
+        if username(m["value"]):
             add("username", m.start("value"), m.end("value"), m["value"].casefold())
     for m in _LEVEL_LABEL.finditer(text):
         if m["verb"] and fold(m["value"].split()[0]) not in COMMON:

@@ -33,7 +33,6 @@ from collections.abc import Callable, Iterator
 from appliance.facts.namewords import (
     IDENTIFIER_WORD,
     NAME_WORD,
-    NEVER_LOWER,
     NOT_BARE,
     NOT_NAMES,
     NOT_NAMES_AFTER,
@@ -43,11 +42,13 @@ from appliance.facts.namewords import (
     TITLES,
     WORD_FORM,
     caseless,
+    common,
     han_cut,
     month,
     sentence_start_word,
+    upper,
 )
-from appliance.facts.text import WEEKDAYS, capitalised
+from appliance.facts.text import WEEKDAYS
 from appliance.lexicon import LEXICONS, Names, each, either
 from appliance.lexicon.text import fold
 
@@ -131,11 +132,11 @@ def _opens(text: str, m: re.Match[str], pattern: re.Pattern[str]) -> bool:
     return pattern is _INTRO and before[-1] in ".!?,;"
 
 
-# "Oluwaseun Adeyemi here", "Tom speaking": a clause of its own, at the start of the message or a sentence.
+# "Oluwaseun Adeyemi here", "Tom speaking - ...": a clause of its own, at the start of the message or a sentence.
 _HERE = re.compile(
     r"(?:^|[.!?;]\s+|(?i:" + _either(lambda n: n.greetings) + r")\W+)"
     r"(?P<name>" + NAME_WORD + r"(?:\s+" + NAME_WORD + r"){0,2})\s+(?i:" + _either(lambda n: n.here) + r")"
-    r"(?=\s*(?:[,.!?;:]|$))"
+    r"(?=\s*(?:[,.!?;:–—-]|$))"
 )
 _HONORIFIC = re.compile(r"(?<!\w)" + TITLES + r"\.?\s+" + _NAME_BODY)
 # A name spoken to: after a greeting or thanks, or alone between commas, then the end of the clause
@@ -205,7 +206,7 @@ def _cued(text: str, m: re.Match[str], pattern: re.Pattern[str], blind: bool) ->
     if not _kept(text, m, pattern, (start, end, words), firm=firm, blind=blind):
         return None
     given = _GIVEN_AFTER.match(text, end) if words == 1 and pattern in _FIRM else None
-    if given is not None and (firm or capitalised(given["given"])) and fold(given["given"]) not in NEVER_LOWER:
+    if given is not None and (firm or upper(given["given"])) and not common(given["given"]):
         end = given.end("given")  # "auf den Namen Weiß, Gerda"
     return start, end
 
@@ -220,10 +221,10 @@ def _name_words(
         if word.casefold() in PARTICLES and (end is not None or pattern is _NAME_PART):
             continue  # "de la fontaine" after a surname's label
         if blind or caseless(word, text):
-            ok = (firm or blind) and fold(word) not in NEVER_LOWER
+            ok = (firm or blind) and not common(word)
             ok = ok and (firm or words > 0 or not WORD_FORM.fullmatch(word))
         else:
-            ok = capitalised(word)
+            ok = upper(word)
         if not ok or word.casefold() in (NOT_NAMES if end is None else NOT_NAMES_AFTER):
             break
         if fold(word) in WEEKDAYS or (end is not None and month(word)):

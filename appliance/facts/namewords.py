@@ -75,13 +75,51 @@ _CORRECTING = frozenset(
 # Words of number ("two", "zwei", "twee") are no one's name either: "voor twee personen".
 _COUNTS = frozenset(fold(w) for lexicon in LEXICONS.values() for w in lexicon.entities.counts if w.isalpha())
 NEVER_LOWER = COMMON | NOT_SIGNED | _CORRECTING | _COUNTS
+# The same words with their accents, as the lexicons write them.
+_WRITTEN = frozenset(
+    w.casefold()
+    for lexicon in LEXICONS.values()
+    for pick in (
+        lambda n: n.common_words,
+        lambda n: n.not_bare,
+        lambda n: n.not_names,
+        lambda n: n.not_names_after,
+        lambda n: n.sentence_starts,
+        lambda n: n.part_labels,
+    )
+    for w in pick(lexicon.names)
+) | frozenset(
+    p.casefold() for lexicon in LEXICONS.values() for p in (*lexicon.ledger.corrections, *lexicon.ledger.denials)
+)
+
+
+def common(word: str, words: frozenset[str] = NEVER_LOWER) -> bool:
+    """Whether ``word`` is one of ``words`` (folded: :data:`NEVER_LOWER` unless given), no name where
+    case cannot tell one. A word written with accents that the common word lacks is another word
+    ("văn" of "nguyễn văn an" is not Dutch "van"); one typed without the accents of a common word is
+    that word ("esta" for "está")."""
+    folded = fold(word)
+    return folded in words and (folded == word.casefold() or word.casefold() in _WRITTEN)
+
+
 # Where case cannot tell a name, no name starts with a form of a verb or an adverb ("I AM MOVING HOUSE").
 WORD_FORM = re.compile(r"(?i)(?:" + either(lambda lexicon: lexicon.names.word_forms) + r")")
 
 
+# A short lower-case prefix joined to a name's part: "al-Sayed", "d'Arcy", "el-Amin".
+_PREFIXED = re.compile(r"[^\W\d_]{1,3}[-'’](?=[^\W\d_])")
+
+
+def upper(word: str) -> bool:
+    """Whether a word of a name is written capitalised: its first letter, or after a short lower-case
+    prefix the part it joins ("al-Sayed", "d'Arcy"), in any script (:func:`capitalised`)."""
+    prefix = _PREFIXED.match(word)
+    return capitalised(word) or (prefix is not None and capitalised(word[prefix.end() :]))
+
+
 def caseless(word: str, text: str) -> bool:
     """Whether case says nothing of ``word``: written in lower case, or in a text all in capitals."""
-    return not capitalised(word) or (word.isupper() and text == text.upper())
+    return not upper(word) or (word.isupper() and text == text.upper())
 
 
 def bare_word_ok(word: str, first: bool) -> bool:

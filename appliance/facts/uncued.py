@@ -19,7 +19,7 @@ from appliance.facts.namewords import (
     COMMON,
     IDENTIFIER_WORD,
     NAME_TOKEN,
-    NEVER_LOWER,
+    NOT_NAMES_AFTER,
     NOT_SIGNED,
     PARTICLES,
     SIGN_OFF_WORD,
@@ -27,12 +27,14 @@ from appliance.facts.namewords import (
     WORD_FORM,
     bare_word_ok,
     caseless,
+    common,
     han,
     han_cut,
     month,
+    upper,
 )
-from appliance.facts.text import WEEKDAYS, capitalised
-from appliance.lexicon import Names, each, either
+from appliance.facts.text import WEEKDAYS
+from appliance.lexicon import LEXICONS, Names, each, either
 from appliance.lexicon.text import fold
 
 
@@ -144,9 +146,9 @@ def _run(
             break
         # where case does not decide, a word in capitals is as good as one in lower case ("c'est NGUYEN THI LAN")
         if caseless(word, text) or (any_case and word.isupper() and len(word) > 1):
-            if not any_case or fold(word) in NEVER_LOWER or IDENTIFIER_WORD.fullmatch(word):
+            if not any_case or common(word) or IDENTIFIER_WORD.fullmatch(word):
                 break
-        elif not capitalised(word) or not bare_word_ok(word, words == 0):
+        elif not upper(word) or not bare_word_ok(word, words == 0):
             break
         if start is None:
             start = m.start(1)
@@ -168,7 +170,7 @@ def _run(
 _SIGN_OFF = re.compile(
     r"(?i)(?:^|(?<=[\s.!?,;:]))(?:" + _either(lambda n: n.sign_offs) + r")[^\S\n]*(?P<mark>[,:!.–—-]|\n)?\s*$"
 )
-_SENTENCE_END = re.compile(r"(?:[.?!…)]|\n|\s[-–—])\s*$")
+_SENTENCE_END = re.compile(r"(?:[.?!…)]|\n|\s(?:--?|[–—]))\s*$")
 # A dash opening the last line signs a message too ("... please help asap\n- dev patel").
 _DASH = re.compile(r"(?:^|\n)[^\S\n]*(?:--?|[–—~])[^\S\n]*$")
 _TOKEN = re.compile(r"\S+")
@@ -196,28 +198,63 @@ def signature(text: str) -> tuple[int, int] | None:
         if SIGN_OFF_WORD.match(text, run[0].start()):
             continue  # "Best Wishes", "Kind Regards" close a message without naming anyone
         sign_off = _SIGN_OFF.search(before) or _DASH.search(before)
-        if sign_off is None and not (_SENTENCE_END.search(before) and before.strip()):
+        # a message typed in lower case whose last words alone are capitalised ("... can someone check
+        # please Bogdan Wiśniewski") closes with them as with a sentence of its own
+        lower = not any(c.isupper() for c in before) and all(upper(w) for w in named) and not _of_phrase(before)
+        if sign_off is None and not ((_SENTENCE_END.search(before) or lower) and before.strip()):
             continue
-        if _signed(named, text, first=run[0].group(), after_sign_off=sign_off is not None):
+        own_line = before.rstrip(" \t").endswith("\n")
+        if _signed(named, text, first=run[0].group(), after_sign_off=sign_off is not None, own_line=own_line):
             return run[0].start(), run[-1].end()
     return None
 
 
-def _signed(words: list[str], text: str, *, first: str, after_sign_off: bool) -> bool:
+def _of_phrase(before: str) -> bool:
+    """Whether the words before a run end in a word that joins it to their phrase ("to the Mobile
+    App", "op de Grote Markt", "am Alten Markt", "my Samsung Galaxy": a short common word), not one
+    that closes a message ("please")."""
+    words = before.split()
+    last = fold(words[-1]) if words else ""
+    return (last in _JOINING or (last in COMMON and len(last) <= 3)) and last not in _CLOSING
+
+
+# Words that join a run of capitals to the phrase before it: "to", "the", "am" ("am Alten Markt"),
+# "de", "your".
+_JOINING = (
+    NOT_NAMES_AFTER
+    | PARTICLES
+    | frozenset(
+        fold(w)
+        for lex in LEXICONS.values()
+        for w in (*lex.entities.qualifiers, *lex.entities.articles, *lex.requests.listeners)
+    )
+)
+# Words that close a message before its signature: "please", "bitte", "merci", "svp", "alstublieft".
+_CLOSING = frozenset(
+    fold(w)
+    for lex in LEXICONS.values()
+    for w in (*lex.names.after, *lex.names.addressing, *lex.names.sign_offs)
+    if re.fullmatch(r"[^\W\d_]+", w)
+)
+
+
+def _signed(words: list[str], text: str, *, first: str, after_sign_off: bool, own_line: bool = False) -> bool:
     """Whether ``words`` are a name by themselves, as a signature must be. A capitalised word that is
     a common word of some language may still be a name ("Ben"), but not when all of them are
-    ("Still Waiting", "Bonne Journée")."""
+    ("Still Waiting", "Bonne Journée"). Where case says nothing, three words closing the message
+    after a sentence are a name, or two on a line of their own (``own_line``)."""
     folded = [fold(w) for w in words]
     if any(w in NOT_SIGNED or w in WEEKDAYS for w in folded) or month(first):
         return False
     if any(IDENTIFIER_WORD.fullmatch(w) for w in words):
         return False
-    if all(w in COMMON for w in folded) or any(fold(w) in COMMON for w in words if caseless(w, text)):
+    if all(w in COMMON for w in folded) or any(common(w, COMMON) for w in words if caseless(w, text)):
         return False
     if after_sign_off:
         return True
-    if len(words) >= 3 and case_blind(text):
+    if (len(words) >= 3 or own_line) and case_blind(text):
         # where case says nothing, a run of three name words closing the message after a sentence
-        # ("... been waiting 3 days. lucas pereira da costa"); two are as often a phrase ("box crushed")
+        # ("... been waiting 3 days. lucas pereira da costa"); two are as often a phrase ("box crushed"),
+        # but not on a line of their own ("... bitte um hilfe\nemre kaya")
         return not any(WORD_FORM.fullmatch(w) for w in words)
-    return all(capitalised(w) and not caseless(w, text) and not (w.isupper() and len(w) > 3) for w in words)
+    return all(upper(w) and not caseless(w, text) and not (w.isupper() and len(w) > 3) for w in words)

@@ -39,11 +39,28 @@ class RequestPatterns:
     tails: frozenset[str] = frozenset()
     plurals: tuple[str, ...] = ()
     """Every language's plural endings, longest first: a cue found in the plural is looked up without."""
+    nouns: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    """Per kind, its nouns (``requests.nouns``) as one pattern: in a sentence that asks, a request."""
+    who: re.Pattern[str] = re.compile(_NEVER)
+    """The questions for the customer's name that name no noun of it (``requests.who``)."""
 
     def kinds(self, text: str) -> Iterator[str]:
-        """The kinds asked for by the cues in ``text``, once per cue found. Where two cues overlap the
-        longer one counts ("votre nom d'utilisateur" asks for a username, not a name)."""
+        """The kinds asked for by the cues in ``text``, once per cue found, then by the nouns of kinds
+        that no cue stands over, then a name by a question for who the customer is. Where two cues
+        overlap the longer one counts ("votre nom d'utilisateur" asks for a username, not a name)."""
         folded = phrase_form(text)
+        kept = self._cues(folded)
+        for _, _, cue in sorted(kept):
+            yield from self.kinds_of.get(cue) or self._singular(cue)
+        for kind, pattern in self.nouns:
+            for m in pattern.finditer(folded):
+                if not any(m.start() < e and s < m.end() for s, e, _ in kept) and _noun_asks(kind, folded, m):
+                    yield kind
+        if self.who.search(straight(text.casefold()).strip()):
+            yield "name"
+
+    def _cues(self, folded: str) -> list[tuple[int, int, str]]:
+        """The spans of the cues in ``folded`` text, the longer of two that overlap."""
         compound = self.tails and _ends_in(folded, self.tails)  # a cheap test first: the pattern tries every letter
         found = sorted(
             (
@@ -57,8 +74,7 @@ class RequestPatterns:
         for start, end, cue in found:
             if not any(start < e and s < end for s, e, _ in kept):
                 kept.append((start, end, cue))
-        for _, _, cue in sorted(kept):
-            yield from self.kinds_of.get(cue) or self._singular(cue)
+        return kept
 
     def _singular(self, cue: str) -> frozenset[str]:
         """The kinds of a cue found with its first or last word in the plural ("ticket numbers")."""
@@ -150,7 +166,74 @@ def _requests(configured: RequestCues) -> RequestPatterns:
         re.compile(r"(?<=\w)(?=(" + _longest_first(tails) + r")(?!\w))"),
         frozenset(tails),
         tuple(endings),
+        _nouns(configured),
+        _who(configured),
     )
+
+
+def _nouns(configured: RequestCues) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each kind's nouns in every language, with the language's plural endings; a kind whose cues
+    the settings give for a language (an empty list turns them off) has no nouns there."""
+    words: dict[str, list[str]] = {}
+    for code, lex in LEXICONS.items():
+        end = "(?:" + "|".join(map(re.escape, lex.requests.plurals)) + ")?" if lex.requests.plurals else ""
+        for kind, nouns in lex.requests.nouns.items():
+            if kind not in configured.get(code, {}):
+                words.setdefault(kind, []).extend(f"(?:{noun}){end}" for noun in nouns)
+    return tuple(
+        (kind, re.compile(r"(?<![\w'])(?:" + "|".join(found) + r")(?![\w'])")) for kind, found in words.items()
+    )
+
+
+def _who(configured: RequestCues) -> re.Pattern[str]:
+    found = [q for code, lex in LEXICONS.items() if "name" not in configured.get(code, {}) for q in lex.requests.who]
+    return re.compile("|".join(f"(?:{q})" for q in found) or _NEVER)
+
+
+def _plain(words: Iterable[str]) -> frozenset[str]:
+    return frozenset(phrase_form(w) for w in words if re.fullmatch(r"[^\W\d_]+(?:'[^\W\d_]+)?", w))
+
+
+# What may stand before a name's noun that asks for the customer's: common words, articles, question
+# words and the listener's ("what name", "the name", "ur name"), not another noun ("company name").
+_BEFORE_NOUN = _plain(
+    w
+    for lex in LEXICONS.values()
+    for w in (*lex.names.common_words, *lex.names.not_names, *lex.requests.listeners, *lex.names.leads)
+)
+# Words of what a name's noun is of ("the name of the hotel"), and the identifiers whose name it may
+# be all the same ("the name on the card", "der Name auf der Karte").
+_OF = _plain(w for lex in LEXICONS.values() for w in (*lex.entities.qualifiers, *lex.requests.of_words))
+_ID_WORD = re.compile(
+    "(?:"
+    + "|".join(
+        p
+        for lex in LEXICONS.values()
+        for p in (
+            *(p for labels in lex.entities.labels.values() for p in labels),
+            *lex.entities.card_words,
+            *lex.entities.username_labels,
+            *(n for kind, nouns in lex.requests.nouns.items() if kind != "name" for n in nouns),
+        )
+    )
+    + ")s?"
+)
+
+
+def _noun_asks(kind: str, folded: str, m: re.Match[str]) -> bool:
+    """Whether the noun ``m`` of ``kind`` in ``folded`` text asks for the customer's. A name's noun
+    does not after another's ("your pet's name", "mother's maiden name") or another noun ("company
+    name", "driver name"), nor before a word of what it is of unless that is an identifier ("the name
+    of the hotel"; "the name on the card" asks)."""
+    if kind != "name":
+        return True
+    before = folded[: m.start()].split()
+    if before and (before[-1].endswith(("'s", "s'")) or before[-1] not in _BEFORE_NOUN):
+        return False
+    after = folded[m.end() :].split()[:4]
+    if after and after[0] in _OF:
+        return any(_ID_WORD.fullmatch(w) for w in after[1:])
+    return True
 
 
 def _with_plurals(phrase: str, plurals: Sequence[str]) -> str:

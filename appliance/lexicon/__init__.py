@@ -7,7 +7,8 @@ the parts read every registered language at once (a customer may switch). The fo
 compared in, and its sentences, are in :mod:`appliance.lexicon.text`.
 
 A new language is one new file here, ``<code>.py`` with its ``LEXICON``, and its code added to
-:data:`CODES`. Its fields all default to empty: a language may start with a few (recall's cues,
+:data:`CODES`. A language whose file grows long keeps one group of fields in a file of its own beside
+it, named for the language and the group (``en_names.py``), which only its module imports. Its fields all default to empty: a language may start with a few (recall's cues,
 say) and grow. The settings add to or replace some of these lists without code (``facts.request_cues``,
 ``facts.readback_cues``, ``stage.late_cues``, ``stage.open_cues``, ``recall.cues``).
 

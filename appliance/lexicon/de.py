@@ -62,6 +62,17 @@ LEXICON = Lexicon(
             "ja", "klar", "gerne?", "natürlich", "genau", r"(?:es|das|der|die|er|sie)\s+(?:ist|lautet)", "lautet",
         ),
         plurals=("n", "en", "e", "s"),
+        nouns={
+            "name": ("name", "vorname", "nachname"), "account": ("konto",), "card": ("karte",),
+            "member_number": ("mitglied", "mitgliedschaft"), "member_level": ("mitglied", "mitgliedschaft"),
+            "ticket": ("ticket",), "reference": ("buchung", "reservierung"), "order": ("bestellung",),
+        },
+        listeners=("ihr", "ihren", "ihre", "ihrem", "dein", "deinen", "deine"),
+        of_words=("des", "der"),
+        who=(
+            r"\b(?:auf|für|unter)\s+wen\b", r"\bwer\s+(?:ist\s+(?:dran|da|am\s+apparat)|spricht)\b",
+            r"(?:^|\bund\s+|,\s*)sie\s+sind\s*(?:\.\.\.|…)?\s*\?",
+        ),
     ),
     readback=ReadBack(
         topics={
@@ -191,7 +202,7 @@ LEXICON = Lexicon(
         addressing=("hallo", "danke"),
         titles=("Herr", "Frau"),
         particles=("von", "der", "den"),
-        after=("und", "hier", "nochmal", "wieder"),
+        after=("und", "hier", "nochmal", "wieder", "bitte", "danke", r"vielen\s+dank"),
         leads=("ja", "klar", "gerne?", "natürlich", "genau", "hallo", r"(?:ä|ae)h+m*", "hm+", "ich", "also"),
         it_is=(
             r"(?:es|das|der|er)\s+(?:ist|lautet)", r"auf(?:\s+den\s+namen)?", r"unter(?:\s+dem\s+namen)?", "mit",
@@ -213,6 +224,7 @@ LEXICON = Lexicon(
     ),
     ledger=Ledger(
         corrections=(
+            "tippfehler", "vertippt", "autokorrektur",
             "entschuldigung", "sorry", "verzeihung", r"ich\s+meinte", r"ich\s+meine", "korrektur", "eigentlich",
             r"(?:nein\s+)?warte", r"(?:das\s+war\s+)?falsch", r"ich\s+habe\s+mich\s+vertan", r"genauer\s+gesagt",
             r"(?:ä|ae)hm", r"nein\s+moment", "vielmehr", r"besser\s+gesagt", r"ich\s+korrigiere",
@@ -263,7 +275,7 @@ LEXICON = Lexicon(
         card_words=("karte", "kreditkarte", r"ec-?karte", "girocard", "bankkarte", "debitkarte"),
         card_tails=(
             r"mit\s+der\s+endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"(?:mit\s+den\s+)?endziffern",
-            "endnummer",
+            "endnummer", r"(?:die\s+)?letzten?\s+(?:vier|4)(?:\s+ziffern)?(?:\s+(?:sind|lauten))?",
         ),
         card_last=(r"letzten\s+(?:vier|4)\s+ziffern\s+(?:meiner|der|ihrer)\s+(?:\w+)?karte\s*(?:sind|lauten|:)",),
         card_ends_before=("auf", "mit"),
@@ -274,6 +286,8 @@ LEXICON = Lexicon(
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
         label_verbs=(r"(?:ist|lautet)(?:\s+die)?",),
+        value_first=(r"(?:ist|war)\s+(?:mein(?:e|en)?|unser(?:e|en)?)",),
+        articles=("die", "der", "das"),
         qualifiers=("für", "von", "vom", "bei", "beim", "im", "auf"),
         months=(
             ("januar", "jänner"), ("februar",), ("märz", "maerz"), ("april",), ("mai",), ("juni",), ("juli",),

@@ -60,6 +60,16 @@ LEXICON = Lexicon(
         pointing=("lo", "la", "le"),
         leads=("s[ií]", "claro", "vale", "bueno", "pues", "es"),
         plurals=("s", "es"),
+        nouns={
+            "name": ("nombre", "apellido"), "account": ("cuenta",), "card": ("tarjeta",),
+            "member_number": ("socio", "socia", "miembro"), "member_level": ("socio", "socia", "miembro"),
+            "ticket": ("ticket", "incidencia"), "reference": ("reserva",), "order": ("pedido",),
+        },
+        listeners=("su", "sus", "tu", "tus"),
+        who=(
+            r"\b(?:a\s+nombre\s+de|para|con|de\s+parte\s+de)\s+quién\b", r"\bquién\s+(?:habla|llama|es\s+usted)\b",
+            r"(?:^|¿|\by\s+|,\s*)usted\s+es\s*(?:\.\.\.|…)?\s*\?",
+        ),
     ),
     readback=ReadBack(
         topics={
@@ -180,7 +190,7 @@ LEXICON = Lexicon(
         addressing=("hola", "gracias"),
         titles=("Sr", "Sra", "Srta", "Señor", "Señora"),
         particles=("de", "del", "la", "los", "las"),
-        after=("y", r"otra\s+vez", r"de\s+nuevo"),
+        after=("y", r"otra\s+vez", r"de\s+nuevo", "gracias", r"por\s+favor"),
         leads=("s[ií]", "claro", "vale", "bueno", "pues", "hola", "eh+", "este", "yo"),
         it_is=("es", r"(?:est[aá]\s+)?a\s+nombre\s+de", "con"),
         not_names=("si", "sí", "sr", "sra", "srta", "señor", "señora", "mil"),
@@ -197,6 +207,7 @@ LEXICON = Lexicon(
     ),
     ledger=Ledger(
         corrections=(
+            r"error\s+de\s+(?:tipeo|escritura)", "errata", "autocorrector",
             "perdón", "perdona", r"disculpe?", r"lo\s+siento", r"quise\s+decir", r"quería\s+decir", "corrección",
             r"en\s+realidad", r"me\s+equivoqué", r"no\s+espere?", r"mejor\s+dicho", "digo", r"o\s+sea", r"más\s+bien",
             "rectifico", r"ahora\s+es",
@@ -233,13 +244,18 @@ LEXICON = Lexicon(
         username_labels=(r"nombre\s+de\s+usuario", "usuario", "login"),
         level_labels=(r"nivel\s+de\s+(?:socio|membresía|miembro)", r"categoría\s+de\s+socio"),
         card_words=("tarjeta", "visa", "mastercard"),
-        card_tails=(r"terminada\s+en", r"(?:que\s+)?termina\s+en", r"acabada\s+en", r"(?:que\s+)?acaba\s+en"),
+        card_tails=(
+            r"terminada\s+en", r"(?:que\s+)?termina\s+en", r"acabada\s+en", r"(?:que\s+)?acaba\s+en",
+            r"(?:los\s+)?[uú]ltimos\s+(?:cuatro|4)(?:\s+d[ií]gitos)?(?:\s+son)?",
+        ),
         card_last=(r"últimos\s+(?:cuatro|4)\s+dígitos\s+de\s+(?:mi|la|su)\s+tarjeta\s*(?:son|:)",),
         levels=("bronce", "plata", "oro", "platino", "premium", "diamante", "vip", "gold"),
         level_nouns=("socio", "socia", "miembro", "cliente", "nivel", "categoría", "estatus"),
         counts=("dos", "tres", "cuatro", "varias", "varios", "ambas", "ambos"),
         number_words=("número", "numero", r"n[uú]m", "nro"),
         label_verbs=(r"es(?:\s+el)?",),
+        value_first=(r"(?:es|era)\s+(?:mi|nuestro|nuestra)",),
+        articles=("el", "la"),
         qualifiers=("de", "del", "para", "en"),
         months=(
             ("enero",), ("febrero",), ("marzo",), ("abril",), ("mayo",), ("junio",), ("julio",), ("agosto",),

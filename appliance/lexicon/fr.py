@@ -50,6 +50,17 @@ LEXICON = Lexicon(
         pointing=("le", "la"),
         leads=("oui", r"c['’]est", r"d['’]accord", "alors", "euh"),
         plurals=("s", "x"),
+        nouns={
+            "name": ("nom", "prénom"), "account": ("compte",), "card": ("carte",),
+            "member_number": ("membre", "adhérent", "adhérente", "abonné", "abonnée"),
+            "member_level": ("membre", "adhérent", "adhérente"), "ticket": ("ticket", "incident"),
+            "reference": ("réservation",), "order": ("commande",),
+        },
+        listeners=("votre", "vos", "ton", "ta"),
+        who=(
+            r"(?:^|\bet\s+|,\s*)vous\s+êtes\s*(?:\.\.\.|…)?\s*\?", r"(?:\bà|\ba|\bpour|\bau\s+nom\s+de|\bde\s+la\s+part\s+de)\s+qui\b",
+            r"\bqui\s+(?:est\s+à\s+l'appareil|parle|appelle)\b",
+        ),
     ),
     readback=ReadBack(
         topics={
@@ -170,7 +181,7 @@ LEXICON = Lexicon(
         addressing=("bonjour", "merci"),
         titles=("Mme", "Mlle", "Monsieur", "Madame"),
         particles=("de", "du", "la", "le"),
-        after=("et", "ici", "encore"),
+        after=("et", "ici", "encore", "merci", r"s\s*['’]\s*il\s+vous\s+pla[iî]t", "svp", "stp"),
         leads=("oui", r"bien\s+s[uû]r", r"d['’]accord", "alors", "euh+", "bah", "bonjour", "moi"),
         it_is=(r"c\s*['’]\s*est", r"au\s+nom\s+de"),
         not_names=("oui", "non", "mme", "mlle", "monsieur", "madame", "beaucoup", "infiniment", "bien"),
@@ -187,6 +198,7 @@ LEXICON = Lexicon(
     ),
     ledger=Ledger(
         corrections=(
+            r"faute\s+de\s+frappe", "coquille", r"correcteur(?:\s+automatique)?",
             "pardon", r"désolée?", r"je\s+me\s+suis\s+trompée?", r"je\s+voulais\s+dire", "correction", r"en\s+fait",
             "plutôt", r"non\s+attendez", "erreur", r"non\s+pardon", "enfin", r"je\s+veux\s+dire", r"je\s+rectifie",
             "rectification", r"maintenant\s+c\s*['’]\s*est", r"désormais\s+c\s*['’]\s*est",
@@ -231,6 +243,7 @@ LEXICON = Lexicon(
         card_tails=(
             r"se\s+terminant\s+par", r"(?:qui\s+)?se\s+termine\s+par", r"(?:qui\s+)?termine\s+par",
             r"(?:qui\s+)?finit\s+par", r"finissant\s+par",
+            r"(?:les\s+)?(?:quatre|4)\s+derniers(?:\s+chiffres)?(?:\s+sont)?",
         ),
         card_last=(r"(?:quatre|4)\s+derniers\s+chiffres\s+de\s+(?:ma|la|votre)\s+carte\s*(?:sont|:)",),
         levels=("bronze", "argent", "or", "platine", "premium", "gold", "silver", "diamant", "vip"),
@@ -238,6 +251,8 @@ LEXICON = Lexicon(
         counts=("deux", "trois", "quatre", "plusieurs"),
         number_words=("numéro", "numero", "num", "no"),
         label_verbs=(r"c\s*['’]\s*est(?:\s+le)?", r"est(?:\s+le)?"),
+        value_first=(r"(?:est|c\s*['’]\s*est|c\s*['’]\s*était)\s+(?:mon|ma|notre)",),
+        articles=("le", "la"),
         qualifiers=("de", "du", "des", r"d\s*['’]", "pour", "sur", "chez"),
         months=(
             ("janvier",), ("février", "fevrier"), ("mars",), ("avril",), ("mai",), ("juin",), ("juillet",),

@@ -48,6 +48,16 @@ LEXICON = Lexicon(
         pointing=("het", "dit", "dat"),
         leads=("zeker", "ja", "jawel", "hoor", "oké", "prima", "tuurlijk", "nou", r"het\s+is", r"dat\s+is"),
         plurals=("s", "en"),
+        nouns={
+            "name": ("naam", "voornaam", "achternaam"), "account": ("rekening",), "card": ("kaart", "pinpas", "bankpas"),
+            "member_number": ("lid", "lidmaatschap"), "member_level": ("lid", "lidmaatschap"),
+            "ticket": ("ticket", "melding"), "reference": ("reservering", "boeking"), "order": ("bestelling",),
+        },
+        listeners=("uw", "je", "jouw"),
+        who=(
+            r"\b(?:met|voor|op\s+naam\s+van)\s+wie\b", r"\bwie\s+(?:spreek\s+ik|is\s+(?:er\s+)?aan\s+de\s+lijn|belt\s+er)\b",
+            r"(?:^|\ben\s+|,\s*)u\s+bent\s*(?:\.\.\.|…)?\s*\?",
+        ),
     ),
     readback=ReadBack(
         topics={
@@ -165,7 +175,7 @@ LEXICON = Lexicon(
         addressing=("hallo",),
         titles=("Dhr", "Mevr"),
         particles=("van", "der", "den", "ten", "ter", "de", "'t", "’t"),
-        after=("en", "hier", "weer", r"nog\s+een\s+keer"),
+        after=("en", "hier", "weer", r"nog\s+een\s+keer", "alstublieft", "aub", "graag", "bedankt", r"dank\s+(?:je|u)(?:\s+wel)?"),
         leads=(
             "zeker", "natuurlich", "jazeker", "ja", "jawel", "hoor", "oké", "prima", "tuurlijk", "nou", "hallo", "eh+",
             "uhm+", "ik",
@@ -179,12 +189,14 @@ LEXICON = Lexicon(
             """.split()
         ),
         not_bare=tuple(
-            "straat plein luchthaven laan gracht dank hoi goedemorgen zeker prima moment momentje ogenblik ogenblikje "
+            "straat plein luchthaven laan gracht dank bedankt alstublieft graag hoi goedemorgen zeker prima moment momentje "
+            "ogenblik ogenblikje "
             "familie team".split()
         ),
     ),
     ledger=Ledger(
         corrections=(
+            "typfout", "tikfout", "autocorrectie",
             "sorry", "excuses", "pardon", r"ik\s+bedoelde", r"ik\s+bedoel", "correctie", "eigenlijk", r"nee\s+wacht",
             "wacht", r"ik\s+vergiste\s+me", "foutje", r"of\s+nee", r"nee\s+sorry", "oeps", "verbetering",
             r"nu\s+is\s+(?:het|hij|ze)",
@@ -226,7 +238,10 @@ LEXICON = Lexicon(
         username_labels=("gebruikersnaam", "inlognaam", "login"),
         level_labels=("lidmaatschapsniveau", r"niveau\s+van\s+(?:mijn|uw)\s+lidmaatschap"),
         card_words=("kaart", "pas", "pinpas", "bankpas", "creditcard", "betaalpas"),
-        card_tails=(r"eindigend\s+op", r"(?:die\s+)?eindigt\s+op", r"met\s+eind(?:cijfers|nummer)"),
+        card_tails=(
+            r"eindigend\s+op", r"(?:die\s+)?eindigt\s+op", r"met\s+eind(?:cijfers|nummer)",
+            r"(?:de\s+)?laatste\s+(?:vier|4)(?:\s+cijfers)?(?:\s+zijn)?",
+        ),
         card_ends_before=("op",),
         card_ends=("eindigt", "eindigen"),
         levels=("brons", "zilver", "goud", "platina", "premium", "gold", "silver", "vip"),
@@ -236,6 +251,8 @@ LEXICON = Lexicon(
         compounds=("nummer", "nr"),
         number_words=("nr", "nummer"),
         label_verbs=("is",),
+        value_first=(r"(?:is|was)\s+(?:mijn|ons|onze)",),
+        articles=("het", "de"),
         qualifiers=("van", "voor", "op", "bij", "in"),
         months=(
             ("januari",), ("februari",), ("maart",), ("april",), ("mei",), ("juni",), ("juli",), ("augustus",),

@@ -28,6 +28,22 @@ class Requests:
     plurals: tuple[str, ...] = ()
     """Plain endings of a plural noun ("s", "es"): a cue counts with its first or its last word in
     the plural ("your ticket numbers", "sus números de ticket", "Ihre Kundennummern")."""
+    nouns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Patterns by request kind of the nouns that name it ("name", "Namen", "nom", "cuenta", "lid"),
+    matched as whole words in the form of :func:`~appliance.lexicon.text.phrase_form`: in a sentence
+    that asks, the noun alone is the request ("can i grab ur name", "Ihr Name?", "op wiens naam?").
+    A name's noun after another's ("your pet's name") or another noun ("company name"), or before a
+    word of what it is of ("the name of the hotel"), asks for no one's name."""
+    listeners: tuple[str, ...] = ()
+    """Lower-case words of the listener's that may stand before a noun of ``nouns`` ("your", "ur",
+    "Ihr", "votre", "su", "uw"), beside the common words of every language."""
+    of_words: tuple[str, ...] = ()
+    """Lower-case words after a name's noun that make it the name of something else, beside the
+    qualifiers of labels (``entities.qualifiers``): the genitive articles of "der Name des Hotels"."""
+    who: tuple[str, ...] = ()
+    """Patterns of questions for the customer's name that name no noun of it ("who's the booking
+    under?", "vous êtes ?", "¿con quién hablo?", "voor wie is de reservering?"), matched in lower
+    case with a straight apostrophe in a sentence that asks."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +243,12 @@ class Entities:
     """Patterns of the words for "number" after a label ("number", "no", "nr")."""
     label_verbs: tuple[str, ...] = ()
     """Patterns between a label and its code ("is", "lautet")."""
+    value_first: tuple[str, ...] = ()
+    """Patterns between a value and its label after it ("is my", "ist mein", "c'est mon", "es mi",
+    "is mijn"): "skibunny_zoe is my username", "TX-0093316 is my client number"."""
+    articles: tuple[str, ...] = ()
+    """Plain words for "the" ("the", "le", "het"): before a number word that refers back to a label a
+    few words before it ("a ticket for you, the number is REM-30417")."""
     qualifiers: tuple[str, ...] = ()
     """Patterns of the words that join to a label what it is of, a word or three before its code
     ("la cuenta de la luz es 500112233", "la cuenta del gas 500112244", "the account for the flat is ...")."""
