@@ -14,26 +14,15 @@ from appliance.facts.checker import check
 from appliance.facts.ledger import entries, superseded
 from appliance.facts.names import norm
 from appliance.store import Store
-from appliance.types import LedgerEntry, Turn, current_facts
+from appliance.types import Turn, current_facts
 
+from .said import agent, customer, ledger
 from .support import SHARED_DATA
-
-
-def ledger(*said: tuple[str, str]) -> tuple[LedgerEntry, ...]:
-    return entries(tuple(Turn("s", i, role, text) for i, (role, text) in enumerate(said)))  # type: ignore[arg-type]
 
 
 def facts(*said: tuple[str, str], kinds: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """(kind, value) of the ledger, without dates and times (or only ``kinds``)."""
     return [(e.kind, e.value) for e in ledger(*said) if (e.kind in kinds if kinds else e.kind not in ("date", "time"))]
-
-
-def customer(text: str) -> tuple[str, str]:
-    return ("customer", text)
-
-
-def agent(text: str) -> tuple[str, str]:
-    return ("agent", text)
 
 
 class TestNameAsTheReplyToANameRequest:

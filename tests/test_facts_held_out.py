@@ -6,28 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.facts.ledger import entries, superseded
+from appliance.facts.ledger import superseded
 from appliance.facts.names import case_blind
 from appliance.facts.slots import requested
-from appliance.types import LedgerEntry, Turn, current_facts
+from appliance.types import current_facts
 
-SCORED = ("name", "username", "customer_id", "member_number", "member_level", "ticket", "phone", "account", "card")
-
-
-def ledger(*said: tuple[str, str]) -> tuple[LedgerEntry, ...]:
-    return entries(tuple(Turn("s", i, role, text) for i, (role, text) in enumerate(said)))  # type: ignore[arg-type]
-
-
-def facts(*said: tuple[str, str], kinds: tuple[str, ...] = SCORED) -> list[tuple[str, str]]:
-    return [(e.kind, e.value) for e in ledger(*said) if e.kind in kinds]
-
-
-def customer(text: str) -> tuple[str, str]:
-    return ("customer", text)
-
-
-def agent(text: str) -> tuple[str, str]:
-    return ("agent", text)
+from .said import agent, customer, facts, ledger
 
 
 class TestNamesWhereCaseSaysNothing:

@@ -6,26 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.facts.ledger import entries, superseded
-from appliance.types import LedgerEntry, Turn
+from appliance.facts.ledger import superseded
 
-SCORED = ("name", "username", "customer_id", "member_number", "member_level", "ticket", "phone", "account", "card")
-
-
-def ledger(*said: tuple[str, str]) -> tuple[LedgerEntry, ...]:
-    return entries(tuple(Turn("s", i, role, text) for i, (role, text) in enumerate(said)))  # type: ignore[arg-type]
-
-
-def facts(*said: tuple[str, str], kinds: tuple[str, ...] = SCORED) -> list[tuple[str, str]]:
-    return [(e.kind, e.value) for e in ledger(*said) if e.kind in kinds]
-
-
-def customer(text: str) -> tuple[str, str]:
-    return ("customer", text)
-
-
-def agent(text: str) -> tuple[str, str]:
-    return ("agent", text)
+from .said import SCORED, agent, customer, facts, ledger
 
 
 class TestLettersOfAnyScript:

@@ -1,0 +1,26 @@
+"""Short dialogues for the fact tests: who said what, and what the ledger made of it."""
+
+from __future__ import annotations
+
+from appliance.facts.ledger import entries
+from appliance.types import LedgerEntry, Turn
+
+# The kinds the written tables score (dates and times are read by their own tests).
+SCORED = ("name", "username", "customer_id", "member_number", "member_level", "ticket", "phone", "account", "card")
+
+
+def ledger(*said: tuple[str, str]) -> tuple[LedgerEntry, ...]:
+    return entries(tuple(Turn("s", i, role, text) for i, (role, text) in enumerate(said)))  # type: ignore[arg-type]
+
+
+def facts(*said: tuple[str, str], kinds: tuple[str, ...] = SCORED) -> list[tuple[str, str]]:
+    """(kind, value) of the ledger's entries of ``kinds``."""
+    return [(e.kind, e.value) for e in ledger(*said) if e.kind in kinds]
+
+
+def customer(text: str) -> tuple[str, str]:
+    return ("customer", text)
+
+
+def agent(text: str) -> tuple[str, str]:
+    return ("agent", text)
