@@ -125,3 +125,11 @@ class TestCurrentFacts:
             fact("time", "9:30", 1, "time=9:30"),
         ]
         assert [e.value for e in current_facts(ledger)] == ["Monday", "9:30", "07700 900124"]
+
+
+def test_a_signature_whose_words_another_finder_took_is_not_weighed():
+    # The reading may point at a signature no entity starts at any more: that is no signature, not a crash.
+    from appliance.facts import ledger, slots
+
+    prior = [fact("name", "Dana Whitfield", 0, "name:customer", "dana whitfield")]
+    assert ledger._signs_another(slots.Reading((), frozenset(), signed=12), prior) is False

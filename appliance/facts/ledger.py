@@ -135,7 +135,9 @@ def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerE
 def _signs_another(reading: slots.Reading, prior: Sequence[LedgerEntry]) -> bool:
     """Whether a signature shares no word with the name the customer gave before: a signature names
     the one who wrote the message, so words that do not ("... Nike Air") are no name of theirs."""
-    signed = next(e for e in reading.entities if e.start == reading.signed)
+    signed = next((e for e in reading.entities if e.start == reading.signed), None)
+    if signed is None:  # another finder took the signature's words: there is no signature to weigh
+        return False
     given = [set(e.norm.split()) for e in prior if e.slot == "name:customer"]
     return bool(given) and not any(set(signed.norm.split()) & words for words in given)
 
