@@ -29,6 +29,7 @@ from appliance.serve.bodies import answer_body, appliance_extra
 from appliance.stage import GROUNDED_INSTRUCTION, STAGE_INSTRUCTIONS
 from appliance.store import Store
 from appliance.turn.grounding import NOT_FOUND_MODEL
+from appliance.turn.guard import DOCUMENTS_TOO
 from appliance.turn.pipeline import Pipeline
 from appliance.types import (
     Citation,
@@ -292,6 +293,8 @@ class TestTurn:
         assert result.record.check.action == "regenerate"
         assert [f.entity.text for f in result.record.check.original_findings] == ["9.90 EUR"]
         assert result.agent.text == "It costs 7.50 EUR." and result.record.check.ok
+        retry = fake_responder.prompts[-1][1].content
+        assert "Do not repeat these" in retry and DOCUMENTS_TOO in retry and PASSAGES_HEADER in retry
 
     def test_greetings_details_and_read_backs_fetch_nothing(self, grounded: Pipeline, fake_responder: FakeResponder):
         session = grounded.new_session()
