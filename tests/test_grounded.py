@@ -597,6 +597,7 @@ class TestBenchScore:
         assert key_values("On Saturday the branch is open from 9:30 to 13:00.") == ["9:30", "13:00"]
         assert key_values("It costs £7.50, and you get 2 cards.") == ["£7.50", "2"]
         assert key_values("Yes, they deliver.") == []
+        assert key_values("Free once in 12 months, then £7.50 in the same 12 months.") == ["£7.50", "12"]
 
     def test_agreement(self):
         from appliance.lab.bench.knowledge_answers import agreement

@@ -113,8 +113,8 @@ def is_yes_no(question: str, gold: str) -> bool:
 
 
 def key_values(text: str) -> list[str]:
-    """The gold answer's key values: the extractor's entities (not names, week days or commitments)
-    and the bare numbers outside them."""
+    """The gold answer's key values, each once: the extractor's entities (not names, week days or
+    commitments) and the bare numbers outside them."""
     values: list[str] = []
     spans: list[tuple[int, int]] = []
     for e in extract(text):
@@ -125,7 +125,7 @@ def key_values(text: str) -> list[str]:
     for m in _NUMBER.finditer(text):
         if not any(s <= m.start() < e for s, e in spans):
             values.append(m.group())
-    return values
+    return list(dict.fromkeys(values))
 
 
 def states(value: str, answer: str) -> bool:
