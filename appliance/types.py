@@ -283,8 +283,8 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Passage:
-    """A chunk of an operator's document found for a question: its text, where it came from, and how
-    well it matched (``score``: cosine similarity of the question and the chunk, -1..1)."""
+    """A chunk of an operator's document found for a question: its text, where it came from, and how well
+    it matched (``score``: cosine with the chunk and its heading, raised for the conversation's subject)."""
 
     chunk_id: int
     doc: str  # the document's name, as ``appliance knowledge list`` shows it
@@ -304,8 +304,8 @@ FetchReason = Literal["match", "weak", "greeting", "thanks", "details", "readbac
 
 @dataclass(frozen=True)
 class FetchDecision:
-    """Seed 003's fetch check for one message: whether it needs the institution's documents, why, and
-    the scores it was decided on (``score`` against ``threshold``; ``best``: the best passage's cosine)."""
+    """Seed 003's fetch check for one message: whether it needs the institution's documents, why, and the
+    scores it was decided on (``score`` against ``threshold``; ``best``: the best heading's cosine)."""
 
     fetch: bool
     reason: FetchReason

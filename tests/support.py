@@ -1,14 +1,17 @@
-"""Helpers the tests share: paths, a config writer, and the plumbing for tests that start real servers.
+"""Helpers the tests share: paths, a config writer, one way to wait for something (:func:`eventually`),
+and the plumbing for tests that start real servers.
 
 Fixtures live in conftest.py; fakes of the models in fakes.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -47,6 +50,44 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def eventually(
+    predicate: Callable[[], object],
+    what: str | Callable[[], str],
+    *,
+    timeout: float = 60.0,
+    every: float = 0.01,
+) -> None:
+    """Poll ``predicate`` every ``every`` seconds until it holds; after ``timeout`` seconds fail with
+    an AssertionError that names what was waited for (``what``, or what it returns then, so that a
+    message can carry a server's log). An exception from ``predicate`` ends the wait at once."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(_waited(what, timeout))
+        time.sleep(every)
+
+
+async def eventually_async(
+    predicate: Callable[[], object],
+    what: str | Callable[[], str],
+    *,
+    timeout: float = 60.0,
+    every: float = 0.01,
+    pause: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> None:
+    """:func:`eventually` for a test that runs an event loop: the wait awaits ``pause`` (a Textual
+    pilot's ``pause``, which also lets the app handle its messages), so the code under test runs."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(_waited(what, timeout))
+        await pause(every)
+
+
+def _waited(what: str | Callable[[], str], timeout: float) -> str:
+    return f"waited {timeout:g} s for {what if isinstance(what, str) else what()}"
+
+
 def wait_until_ready(
     proc: subprocess.Popen[bytes],
     url: str,
@@ -55,19 +96,17 @@ def wait_until_ready(
     headers: dict[str, str] | None = None,
     timeout: float = 120.0,
 ) -> None:
-    """Poll ``url`` until it answers 200; fail with the server's log if ``proc`` exits or time runs out."""
-    deadline = time.monotonic() + timeout
-    while True:
+    """Until ``url`` answers 200; fail with the server's log if ``proc`` exits or time runs out."""
+
+    def ready() -> bool:
         if proc.poll() is not None:
             raise AssertionError(f"the server exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
         try:
-            if httpx.get(url, headers=headers or {}, timeout=2).status_code == 200:
-                return
+            return httpx.get(url, headers=headers or {}, timeout=2).status_code == 200
         except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{url} never answered 200:\n{log.read_text(errors='replace')}")
-        time.sleep(0.1)
+            return False
+
+    eventually(ready, lambda: f"{url} to answer 200:\n{log.read_text(errors='replace')}", timeout=timeout, every=0.1)
 
 
 def stop_process(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:

@@ -26,7 +26,7 @@ from appliance.store import Store
 from appliance.types import Generation, Message, OnToken, Sampling
 
 from .fakes import FakeResponder
-from .support import write_config
+from .support import eventually_async, write_config
 
 T = TypeVar("T")
 TOKEN = "in-process-token"
@@ -265,8 +265,7 @@ class TestErrorStatuses:
             first = asyncio.create_task(http.post(f"/v1/sessions/{ids[0]}/messages", json={"text": "one"}))
             await asyncio.to_thread(responder.started.wait, 10)
             second = asyncio.create_task(http.post(f"/v1/sessions/{ids[1]}/messages", json={"text": "two"}))
-            while queue.waiting < 1:
-                await asyncio.sleep(0.01)
+            await eventually_async(lambda: queue.waiting == 1, "the second answer to wait in the queue")
             refused = [
                 await http.post(f"/v1/sessions/{ids[2]}/messages", json={"text": "three"}),
                 await http.post(f"/v1/sessions/{ids[2]}/turns", json={"role": "agent", "text": "hello"}),
@@ -422,7 +421,8 @@ class TestOperatorTurns:
             turn = asyncio.create_task(
                 http.post(f"/v1/sessions/{session}/turns", json={"role": "agent", "text": "An operator here."})
             )
-            await asyncio.sleep(0.2)
+            lane = served.appliance.queue
+            await eventually_async(lambda: lane.waiting == 1, "the operator's turn to wait in the session's lane")
             waiting = served.texts(session)  # the operator's turn waits behind the answer
             responder.gate.set()
             return await answer, await turn, waiting

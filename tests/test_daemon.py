@@ -5,6 +5,7 @@ silence on a stuck model, without a process."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import signal
@@ -13,7 +14,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +25,7 @@ from appliance.config import ROOT
 from appliance.errors import Busy, Cancelled
 from appliance.turn.queue import FairQueue
 
-from .support import MODELS_DIR, TEST_MODEL, free_port, wait_until_ready, write_config
+from .support import MODELS_DIR, TEST_MODEL, eventually, eventually_async, free_port, wait_until_ready, write_config
 
 MODEL_FILE = MODELS_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
 needs_model = pytest.mark.skipif(not MODEL_FILE.exists(), reason="run scripts/setup test to fetch SmolLM2-135M")
@@ -155,13 +155,14 @@ def daemons() -> Iterator[list[Daemon]]:
 
 def wait_idle(client: httpx.Client, timeout: float = 300) -> None:
     """Until no answer is being generated (after a cancel, the model stops at its next chunk)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def idle() -> bool:
         text = client.get("/metrics").text
-        if "\nappliance_answering 0\n" in text and re.search(r"^appliance_queue_waiting\{[^}]*\} 0$", text, re.M):
-            return
-        time.sleep(0.05)
-    raise AssertionError("the daemon stayed busy")
+        return "\nappliance_answering 0\n" in text and bool(
+            re.search(r"^appliance_queue_waiting\{[^}]*\} 0$", text, re.M)
+        )
+
+    eventually(idle, "the daemon to answer nothing and queue nothing", timeout=timeout, every=0.05)
 
 
 # readiness, watchdog, SIGTERM, restart ------------------------------------------------------------
@@ -344,8 +345,7 @@ class TestFairQueue:
         queue = FairQueue("fake", max_waiting=2, retry_after=3).start()
         gate = threading.Event()
         running = queue.submit("a", lambda job: gate.wait(10))
-        while not queue.running:
-            time.sleep(0.001)
+        eventually(lambda: queue.running, "the first job to run")
         waiting = [queue.submit("b", lambda job: None), queue.submit("c", lambda job: None)]
         with pytest.raises(Busy) as info:
             queue.submit("d", lambda job: None)
@@ -360,8 +360,7 @@ class TestFairQueue:
         gate = threading.Event()
         ran: list[str] = []
         running = queue.submit("a", lambda job: gate.wait(10))
-        while not queue.running:
-            time.sleep(0.001)
+        eventually(lambda: queue.running, "the first job to run")
         waiting = queue.submit("b", lambda job: ran.append("b"))
         queue.withdraw(waiting)
         with pytest.raises(Cancelled):
@@ -376,8 +375,7 @@ class TestFairQueue:
         queue = FairQueue("fake", max_waiting=5, retry_after=1).start()
         gate = threading.Event()
         running = queue.submit("a", lambda job: gate.wait(10) and "done")
-        while not queue.running:
-            time.sleep(0.001)
+        eventually(lambda: queue.running, "the first job to run")
         waiting = queue.submit("b", lambda job: "never")
         queue.stop_accepting()
         assert waiting.future.exception(1) is not None
@@ -389,31 +387,42 @@ class TestFairQueue:
 class TestWatchdog:
     """A generation that makes no progress stops the watchdog pings (so systemd restarts the daemon)."""
 
-    def test_pings_stop_while_the_model_is_stuck(self, tmp_path: Path):
+    def test_pings_stop_while_the_model_is_stuck(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         from appliance.serve.sdnotify import Notifier
         from appliance.serve.server import _watchdog
 
         listener = NotifyListener(tmp_path / "notify")
-        notifier = Notifier(str(tmp_path / "notify"), watchdog_usec=20_000)  # pings every 10 ms at most
+        # Each reading of this clock is a second later: every call of watchdog() pings, so a ping
+        # the loop should have held back cannot hide behind the rate limit.
+        notifier = Notifier(str(tmp_path / "notify"), watchdog_usec=20_000, clock=itertools.count().__next__)
         queue = FairQueue("fake", max_waiting=4, retry_after=1).start()
+        found: list[bool] = []  # what each round of the watchdog saw: a stalled model or not
+        stalled = queue.stalled
 
-        async def watch_for(seconds: float) -> None:
+        def looked(limit_s: float) -> bool:
+            found.append(stalled(limit_s))
+            return found[-1]
+
+        monkeypatch.setattr(queue, "stalled", looked)
+
+        async def watch_until(done: Callable[[], bool], what: str) -> None:
             task = asyncio.create_task(_watchdog(notifier, queue, hung_after_s=0.05))
-            await asyncio.sleep(seconds)
-            task.cancel()
+            try:
+                await eventually_async(done, what, timeout=30)
+            finally:
+                task.cancel()
 
-        asyncio.run(watch_for(0.2))
-        assert listener.until(lambda m: m == "WATCHDOG=1")  # a healthy, idle queue is pinged for
+        asyncio.run(watch_until(lambda: "WATCHDOG=1" in listener.messages, "a ping for the idle queue"))
+        notifier.status("idle")  # the pings of those rounds, all read before the next part begins
+        assert "WATCHDOG=1" in listener.until(lambda m: m == "STATUS=idle")  # a healthy, idle queue is pinged for
 
         gate = threading.Event()
         stuck = queue.submit("a", lambda job: gate.wait(30))  # runs, and never reports progress
-        while not queue.stalled(0.05):
-            time.sleep(0.01)
-        with listener.arrived:
-            count = len(listener.messages)
-        asyncio.run(watch_for(0.2))
-        with listener.arrived:
-            assert len(listener.messages) == count
+        eventually(lambda: stalled(0.05), "the job to count as stalled")
+        before = len(found)
+        asyncio.run(watch_until(lambda: found[before:].count(True) >= 3, "three rounds that see the stalled model"))
+        notifier.status("checked")  # datagrams arrive in order: any ping sent in those rounds comes first
+        assert listener.until(lambda m: m == "STATUS=checked") == ["STATUS=checked"]
         gate.set()
         stuck.future.result(10)
         queue.close(timeout=10)

@@ -254,7 +254,7 @@ class TestJudgeParsing:
         assert m["by_stage"]["mid"]["continuity"] == 2
 
 
-class CountingResponder(FakeResponder):
+class ReferenceResponder(FakeResponder):
     """Answers with the reference number (so probes score), and can be told to fail after N answers."""
 
     def __init__(self, fail_after: int | None = None) -> None:
@@ -291,7 +291,7 @@ class TestReplayAndCache:
     ):
         settings = flag_settings
         conv, probes = write_dialogues(tmp_path, 1)
-        model = CountingResponder()
+        model = ReferenceResponder()
         report = evaluate(self.options(tmp_path, conv, probes), model_rig(settings, model, FakeSummarizer()), run={})
         check_schema(report, ["rolling", "raw"])
         for m in report["policies"].values():
@@ -310,22 +310,22 @@ class TestReplayAndCache:
         conv, probes = write_dialogues(tmp_path, 2)
         options = self.options(tmp_path, conv, probes)
         with pytest.raises(KeyboardInterrupt):
-            evaluate(options, model_rig(settings, CountingResponder(fail_after=5), None), run={})
+            evaluate(options, model_rig(settings, ReferenceResponder(fail_after=5), None), run={})
         cached = sorted(p.name for p in (tmp_path / "out" / "cache").rglob("*.json"))
         assert len(cached) == 2  # d0 under both policies; d1 was interrupted
-        second = CountingResponder()
+        second = ReferenceResponder()
         report = evaluate(options, model_rig(settings, second, None), run={})
         assert len(second.prompts) == 4  # only d1 (2 answers x 2 policies) was replayed
         assert report["policies"]["raw"]["probes"] == 2
-        third = CountingResponder(fail_after=0)
+        third = ReferenceResponder(fail_after=0)
         assert evaluate(options, model_rig(settings, third, None), run={}) == report  # all from the cache
 
     def test_a_changed_setting_invalidates_the_cache(self, tmp_path: Path, flag_settings: Settings):
         settings = flag_settings
         conv, probes = write_dialogues(tmp_path, 1)
         options = self.options(tmp_path, conv, probes)
-        evaluate(options, model_rig(settings, CountingResponder(), None), run={"budget_tokens": 1})
-        again = CountingResponder()
+        evaluate(options, model_rig(settings, ReferenceResponder(), None), run={"budget_tokens": 1})
+        again = ReferenceResponder()
         evaluate(options, model_rig(settings, again, None), run={"budget_tokens": 2})
         assert len(again.prompts) == 4
 
@@ -401,7 +401,7 @@ def test_judge_scores_samples_and_compares_policies_once_each(tmp_path: Path, fl
         policies=("rolling", "raw"), out=tmp_path / "out", conversations=conv, probes=probes, samples=2, progress=False
     )
     judge = FakeJudge()
-    report = evaluate(options, model_rig(flag_settings, CountingResponder(), None), run={}, judge_model=judge)
+    report = evaluate(options, model_rig(flag_settings, ReferenceResponder(), None), run={}, judge_model=judge)
     for m in report["policies"].values():
         assert m["judge"]["answers"] == 2 and m["judge"]["overall"] == 4.0 and m["judge"]["continuity"] == 3.0
     pair = report["pairwise"]["rolling vs raw"]
@@ -409,7 +409,7 @@ def test_judge_scores_samples_and_compares_policies_once_each(tmp_path: Path, fl
     # The fake responder answers both policies alike, so a score prompt repeats and is asked once: 2 + 2.
     assert len(judge.prompts) == 4
     again = FakeJudge()
-    evaluate(options, model_rig(flag_settings, CountingResponder(fail_after=0), None), run={}, judge_model=again)
+    evaluate(options, model_rig(flag_settings, ReferenceResponder(fail_after=0), None), run={}, judge_model=again)
     assert again.prompts == []  # verdicts come from OUT/judge.json
     assert "## Pairwise" in (tmp_path / "out" / "report.md").read_text()
 
@@ -423,5 +423,5 @@ def test_a_question_the_pipeline_refuses_is_a_missed_probe_not_a_crash(tmp_path:
     options = EvalOptions(
         policies=("raw",), out=tmp_path / "out", conversations=conv, probes=probes, samples=0, progress=False
     )
-    m = evaluate(options, model_rig(settings, CountingResponder(), None), run={})["policies"]["raw"]
+    m = evaluate(options, model_rig(settings, ReferenceResponder(), None), run={})["policies"]["raw"]
     assert m["probes"] == 1 and m["errors"] == 1 and m["probe_answers_correct"] == 0.0 and m["answers"] == 0

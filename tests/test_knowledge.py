@@ -27,16 +27,19 @@ from appliance.errors import DocumentError, DocumentNotFound, StoreError
 from appliance.knowledge import Knowledge, Query
 from appliance.knowledge.chunk import chunks
 from appliance.knowledge.document import Source, parse
-from appliance.knowledge.fetch import Evidence, FetchCues, decide
+from appliance.knowledge.fetch import Evidence, FetchCues, decide, focus
+from appliance.knowledge.subject import Names, resolve, unnamed
+from appliance.knowledge.words import words
 from appliance.models.files import embedding_files
 from appliance.serve.api import create_app
 from appliance.store import Store
 from appliance.types import Session, Snapshot, Turn
 
 from .fakes import FakeResponder, WordCounter
-from .support import MODELS_DIR, SHARED_DATA, write_config
+from .support import MODELS_DIR, ROOT, SHARED_DATA, write_config
 
 MB = 1_000_000
+EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +124,39 @@ class TestReading:
         assert "A card costs 12 EUR a year." in texts and "Unclosed paragraph" in texts
         assert "Transfer | 1 EUR" in texts
         assert not any("alert" in t or "Menu" in t for t in texts)
+
+    def test_plain_text_questions_on_a_line_of_their_own_are_headings(self):
+        text = (
+            "TRANSFERS\nOur branch\n\nHow long does a transfer take?\n\nUsually minutes.\nAt most 2 hours.\n\n"
+            "Can I cancel one?\n\nNot once it has left.\n"
+        )
+        parsed = parse(Source("transfers.txt", text.encode()), MB)
+        assert [(b.kind, b.text) for b in parsed.blocks] == [
+            ("paragraph", "TRANSFERS Our branch"),
+            ("heading", "How long does a transfer take?"),
+            ("paragraph", "Usually minutes. At most 2 hours."),
+            ("heading", "Can I cancel one?"),
+            ("paragraph", "Not once it has left."),
+        ]
+        found = chunks(parsed, WordCounter(), 200)
+        assert [c.heading for c in found] == ["", "How long does a transfer take?", "Can I cancel one?"]
+
+    def test_pdf_questions_are_headings_and_wrapped_lines_one_paragraph(self):
+        parsed = parse(Source("boxes.pdf", (EXAMPLES / "branch" / "safe-deposit-boxes.pdf").read_bytes()), MB)
+        headings = [(b.text, b.page) for b in parsed.blocks if b.kind == "heading"]
+        assert ("What sizes are there and what do they cost?", 1) in headings and (
+            "What if I lose a key?",
+            2,
+        ) in headings
+        assert ("Who can rent a box?", 1) in headings  # after a list item, which has no full stop
+        items = [b.text for b in parsed.blocks if b.kind == "item"]
+        assert items == [
+            "Small box, 5 x 30 x 45 cm: £60 a year",
+            "Medium box, 10 x 30 x 45 cm: £95 a year",
+            "Large box, 20 x 30 x 45 cm: £150 a year",
+        ]
+        key = next(c for c in chunks(parsed, WordCounter(), 200) if c.heading == "What if I lose a key?")
+        assert key.location == "page 2" and "the bank keeps no copy" in key.text
 
     def test_pdf_text_by_page(self):
         parsed = parse(Source("rules.pdf", pdf_bytes(["Lost cards are blocked.", "Fees are listed here."])), MB)
@@ -284,9 +320,109 @@ class TestRetrieval:
         if found.passages:
             assert found.passages[0].doc == "hotel-marlowe.md"
 
+    def test_a_question_other_documents_answer_but_the_subjects_do_not_is_not_found(
+        self, kb: Knowledge, tmp_path: Path
+    ):
+        for name in ("Bijou", "Marlowe", "Seaview", "Harbour"):
+            (tmp_path / f"{name}.md").write_text(
+                f"# Hotel {name}\n\n## Can I bring my dog to Hotel {name}?\n\nDogs are welcome at Hotel {name}.\n\n"
+                f"## Is there parking at Hotel {name}?\n\nHotel {name} has a garage."
+            )
+        (tmp_path / "Zenith.md").write_text(
+            "# Hotel Zenith\n\n## Is there parking at Hotel Zenith?\n\nNo, there is none."
+        )
+        kb.add(sorted(tmp_path.glob("*.md")))
+        recent = ("The Hotel Zenith is near the station.", "I need a hotel near the station.")
+        dog = kb.consult(Query("can i bring my dog there", recent=recent))
+        assert dog.decision.fetch and dog.decision.subject[0] == "Zenith.md" and dog.not_found
+        parking = kb.consult(Query("is there parking there", recent=recent))
+        assert parking.passages and parking.passages[0].doc == "Zenith.md" and not parking.not_found
+        elsewhere = kb.consult(Query("can i bring my dog there", recent=("The Hotel Bijou has rooms.",)))
+        assert elsewhere.passages[0].doc == "Bijou.md"
+
     def test_an_empty_base_fetches_nothing(self, kb: Knowledge):
         found = kb.consult(Query("is there parking?"))
         assert not found.decision.fetch and not found.passages and not found.not_found
+
+
+class TestSubject:
+    """What the conversation is about, from the documents' titles, on transcripts as speech recognition
+    writes them."""
+
+    TITLES = {
+        "inn.md": "Inn San Francisco",
+        "w.md": "W San Francisco",
+        "rooster-castro.md": "Rooster & Rice - Castro",
+        "rooster-union.md": "Rooster & Rice - Union Square",
+        "square.md": "Union Square",
+        "alamo.md": "Alamo Square",
+        "grill.md": "Alamo Square Seafood Grill",
+        "nikko.md": "Hotel Nikko San Francisco",
+        "mission.md": "Nineteen 06 Mission",
+        "citadel.md": "SF Citadel",
+        "museum.md": "Museum of 3D Illusions",
+        "orchard.md": "Orchard Hotel",
+        "garden.md": "Orchard Garden Hotel",
+    }
+
+    @pytest.fixture(scope="class")
+    def names(self) -> Names:
+        texts = {
+            doc: [f"{title}\nCity: San Francisco\nA hotel, an inn or a place in San Francisco."]
+            for doc, title in self.TITLES.items()
+        }
+        texts["nikko.md"].append("Area: Union Square")
+        texts["rooster-union.md"].append("Area: Union Square")
+        texts |= {f"filler-{i}.md": [f"Another hotel in San Francisco, number {i}, with an inn."] for i in range(30)}
+        titles = self.TITLES | {f"filler-{i}.md": f"Filler {i}" for i in range(30)}
+        return Names.build(titles, texts)
+
+    def subject(self, names: Names, *texts: str) -> str | None:
+        found = resolve(names, texts)
+        return found[0].doc if found else None
+
+    def test_spoken_numbers_letters_and_plurals_meet_the_title(self):
+        assert words("nineteen zero six mission") == words("Nineteen 06 Mission") == ["1906", "mission"]
+        assert words("pier thirty nine") == words("Pier 39") and words("sixteenth avenue") == words("16th Avenue")
+        assert words("the s. f. citadel") == ["the", "sf", "citadel"] and words("three d illusions") == [
+            "3d",
+            "illusion",
+        ]
+        assert words("Rooster & Rice") == words("rooster and rice")
+
+    @pytest.mark.parametrize(
+        ("texts", "doc"),
+        [
+            (("what's the check in time", "it's called inn san francisco"), "inn.md"),
+            (("it's called the s. f. citadel how's that sound",), "citadel.md"),
+            (("the second one is the museum of three d. illusion",), "museum.md"),
+            (("i found a place called nineteen zero six mission",), "mission.md"),
+            (("alamo square seafood grill is in alamo square",), "grill.md"),
+            (("the orchard garden hotel which i recommend",), "garden.md"),
+        ],
+    )
+    def test_a_name_said_in_a_transcript(self, names: Names, texts: tuple[str, ...], doc: str):
+        assert self.subject(names, *texts) == doc
+
+    def test_words_every_document_has_name_nothing(self, names: Names):
+        assert self.subject(names, "is there parking in san francisco at the hotel") is None
+
+    def test_an_area_the_named_document_has_is_an_attribute_not_the_subject(self, names: Names):
+        said = (
+            "do they accept master card",
+            "yeah that's gonna be in union square",
+            "one is the hotel nikko san francisco",
+        )
+        assert self.subject(names, *said) == "nikko.md"
+
+    def test_a_question_leaves_its_subjects_distinctive_name_out(self, names: Names):
+        assert unnamed(names, "is there parking at the museum", ["museum.md"]) == "is there parking at the"
+        assert unnamed(names, "is the grill open", ["alamo.md"]) == "is the grill open"
+        assert unnamed(names, "alamo square", ["alamo.md"]) == "alamo square"
+
+    def test_a_qualifier_said_earlier_picks_the_branch(self, names: Names):
+        said = ("do they deliver", "i'm finding one called rooster and rice", "a thai place in union square please")
+        assert self.subject(names, *said) == "rooster-union.md"
 
 
 class TestFetchCheck:
@@ -306,6 +442,8 @@ class TestFetchCheck:
             ("merci beaucoup", "thanks"),
             ("Muchas gracias", "thanks"),
             ("Dank u wel", "thanks"),
+            ("Thank you so much for your help!", "thanks"),
+            ("C'est tout, merci beaucoup pour votre aide !", "thanks"),
             ("ok great umm", "greeting"),
             ("   ", "empty"),
         ],
@@ -313,6 +451,10 @@ class TestFetchCheck:
     def test_no_fetch_for_greetings_and_thanks(self, message: str, reason: str):
         decision = decide(message, self.CUES, self.STRONG, 0.45)
         assert not decision.fetch and decision.reason == reason
+
+    def test_the_question_leaves_out_opening_fillers_and_hesitations(self):
+        assert focus("ok great umm do they uh deliver", self.CUES) == "do they deliver"
+        assert focus("umm", self.CUES) == "umm"
 
     def test_no_fetch_for_details_or_a_read_back(self):
         assert (
@@ -426,6 +568,7 @@ class TestBench:
         assert set(report["fetch"]) == {"precision", "recall"}
         assert set(report["retrieval"]) >= {"gold_placed", "at_1", "at_3"}
         assert report["retrieval"]["at_3"] >= 0.5  # the gold documents are few here
+        assert set(report["not_found"]) == {"items", "rate", "answerable"} and report["latency_ms"]["p50"] > 0
         json.dumps(report)
         assert "fetch check" in format_text(report)
 

@@ -30,6 +30,9 @@ def patterns(lexicon: Lexicon) -> list[str]:
     found += [*n.firm_cues, *n.sign_offs, *r.earlier, *lexicon.ledger.corrections, *lexicon.ledger.denials]
     found += [*lexicon.ledger.additions, *lexicon.ledger.subjects]
     found += [p for words in lexicon.ledger.value_labels.values() for p in words]
+    found += [*n.labels, *n.introductions, *n.unmarked_cues, *n.word_forms]
+    found += [*e.level_nouns, *e.card_ends_before, *e.card_ends, *e.counts, *e.number_nouns, *e.qualifiers]
+    found += [*n.part_labels, *n.holder_cues, *n.holder_words, *n.reply_holders, *n.greeted, *n.openers, *n.kin]
     return found
 
 
@@ -63,9 +66,15 @@ class TestEachLexicon:
     def test_cues_come_with_hints(self, code: str):
         """A hint is a cheap test before the cue patterns: cues without one would never be tried."""
         names = LEXICONS[code].names
-        for cues, hints in ((names.self_cues, names.self_hints), (names.your_cues, names.your_hints)):
+        pairs = (
+            (names.self_cues, names.self_hints),
+            (names.your_cues, names.your_hints),
+            (names.labels, names.label_hints),
+        )
+        for cues, hints in pairs:
             assert bool(cues) == bool(hints)
         assert bool(names.here) == bool(names.here_hints)
+        assert set(names.openers) <= set(names.greeted)
         assert bool(LEXICONS[code].secrets.cues) == bool(LEXICONS[code].secrets.hints)
 
 

@@ -293,11 +293,27 @@ def ref_embed(model, texts: list[str]) -> np.ndarray:
     return np.asarray(model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False))
 
 
+@pytest.fixture(scope="module")
+def embedded(recall: Recall, reference, dev_sessions: list[dict]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Every dev turn and probe question embedded once by each side: text -> (ours, the reference's).
+    Both comparisons below read these, so the reference's slow embedding runs once."""
+    said = [t["text"] for s in dev_sessions for t in s["turns"]]
+    asked = [p["question"] for s in dev_sessions for p in s["probes"]]
+    texts = list(dict.fromkeys(said + asked))
+    mine, theirs = recall.embed(texts), ref_embed(reference, texts)
+    return {text: (mine[i], theirs[i]) for i, text in enumerate(texts)}
+
+
+def vectors(embedded: dict[str, tuple[np.ndarray, np.ndarray]], texts: list[str], side: int) -> np.ndarray:
+    """The vectors of ``texts`` in order, ours (side 0) or the reference's (side 1)."""
+    return np.vstack([embedded[text][side] for text in texts])
+
+
 @pytest.mark.reference
-def test_vectors_match_sentence_transformers_on_every_dev_turn(recall: Recall, reference, dev_sessions: list[dict]):
+def test_vectors_match_sentence_transformers_on_every_dev_turn(dev_sessions: list[dict], embedded):
     texts = list(dict.fromkeys(t["text"] for s in dev_sessions for t in s["turns"]))
     texts += [p["question"] for s in dev_sessions for p in s["probes"]]
-    cosine = (recall.embed(texts) * ref_embed(reference, texts)).sum(axis=1)
+    cosine = (vectors(embedded, texts, 0) * vectors(embedded, texts, 1)).sum(axis=1)
     assert len(texts) > 1000
     assert cosine.min() >= 0.99, texts[int(cosine.argmin())]
 
@@ -309,7 +325,7 @@ NEAR_TIE = 0.01
 
 
 @pytest.mark.reference
-def test_recall_chooses_the_same_turns_as_the_reference(recall: Recall, reference, dev_sessions: list[dict]):
+def test_recall_chooses_the_same_turns_as_the_reference(dev_sessions: list[dict], embedded):
     """At every customer turn of the dev sessions (whether or not the cue gate would open: this
     compares the embeddings, not the gate), and at every probe question, both choose from all turns
     before the last four pairs (k=3, min_score=0.3). They agree on the set of turns except where the
@@ -323,9 +339,10 @@ def test_recall_chooses_the_same_turns_as_the_reference(recall: Recall, referenc
         customers = [i for i, t in enumerate(turns) if t.role == "customer"]
         probes = [(p["after_turn"], p["question"], tuple(p["expected"])) for p in data["probes"]]
         asks = [(i, turns[i].text, ()) for i in customers] + probes
-        mine_turns, theirs_turns = recall.embed([t.text for t in turns]), ref_embed(reference, [t.text for t in turns])
-        mine = mine_turns, np.vstack([mine_turns[customers], recall.embed([q for _, q, _ in probes])])
-        theirs = theirs_turns, np.vstack([theirs_turns[customers], ref_embed(reference, [q for _, q, _ in probes])])
+        said, questions = [t.text for t in turns], [q for _, q, _ in probes]
+        mine_turns, theirs_turns = vectors(embedded, said, 0), vectors(embedded, said, 1)
+        mine = mine_turns, np.vstack([mine_turns[customers], vectors(embedded, questions, 0)])
+        theirs = theirs_turns, np.vstack([theirs_turns[customers], vectors(embedded, questions, 1)])
         for j, (at, question, expected) in enumerate(asks):
             older = turns[: max(at - 8, 0)]
             if not older:

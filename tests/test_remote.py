@@ -72,7 +72,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 "--n_ctx",
                 "2048",
                 "--n_threads",
-                "2",
+                "1",  # as the daemon tests: a second llama.cpp thread stalls on a shared 2-core box
                 "--api_key",
                 TOKEN,
             ],

@@ -39,7 +39,7 @@ from appliance.store import Store
 from appliance.tui.client import DaemonClient
 
 from .fakes import FakeResponder
-from .support import write_config
+from .support import eventually, eventually_async, write_config
 from .test_api_inprocess import GatedResponder
 from .test_daemon import Daemon, needs_model, start_daemon, wait_idle
 
@@ -313,9 +313,8 @@ class TestLimits:
 
         with ThreadPoolExecutor(8) as pool:
             greedy = [pool.submit(ask, "greedy") for _ in range(6)]
-            deadline = time.monotonic() + 30
-            while sum(f.done() for f in greedy) < 3 and time.monotonic() < deadline:
-                time.sleep(0.02)  # at most one runs and two wait: the others are refused at once
+            # At most one runs and two wait: the others are refused at once.
+            eventually(lambda: sum(f.done() for f in greedy) >= 3, "three of six refused at once", timeout=30)
             other = pool.submit(ask, "integration2")
             replies = [f.result(300) for f in greedy]
             assert other.result(300).status_code == 200
@@ -466,17 +465,17 @@ def audit_rows(database: Path) -> list[tuple[str, str, int]]:
 @pytest.mark.real_model
 @pytest.mark.daemon
 @needs_model
-def test_retention_erases_quiet_conversations_when_the_daemon_starts(tmp_path: Path):
-    store = Store.open(tmp_path / "app.db")
-    old = store.create_session(policy="raw", title=MARKER)
-    store.append_turn(old.id, "customer", f"My card ends {MARKER}.")
-    store.close()
-    time.sleep(1.0)  # older than retention.days = 0.00001 (0.86 s)
+def test_retention_erases_quiet_conversations_when_the_daemon_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    with monkeypatch.context() as past:
+        written = time.time() - 60  # a minute ago: older than retention.days = 0.00001 (0.86 s)
+        past.setattr(time, "time", lambda: written)
+        store = Store.open(tmp_path / "app.db")
+        old = store.create_session(policy="raw", title=MARKER)
+        store.append_turn(old.id, "customer", f"My card ends {MARKER}.")
+        store.close()
     daemon = start_daemon(tmp_path, server="[retention]\ndays = 0.00001\n")
     try:
-        deadline = time.monotonic() + 60
-        while "retention: erased" not in daemon.output() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        eventually(lambda: "retention: erased" in daemon.output(), "the first sweep's log line", every=0.1)
         with daemon.client() as http:
             error_of(http.get(f"/v1/sessions/{old.id}"), 404, "not_found")
             assert erasures(http, "retention") == 1
@@ -558,12 +557,10 @@ class TestInProcess:
             first = ask("greedy")
             await asyncio.to_thread(responder.started.wait, 10)
             waiting = [ask("greedy"), ask("greedy")]
-            while appliance.queue.waiting < 2:
-                await asyncio.sleep(0.01)
+            await eventually_async(lambda: appliance.queue.waiting == 2, "two greedy requests to wait")
             refused = await ask("greedy")
             other = ask("other")
-            while appliance.queue.waiting < 3:
-                await asyncio.sleep(0.01)
+            await eventually_async(lambda: appliance.queue.waiting == 3, "the other client's request to wait")
             responder.gate.set()
             return [await first, *[await w for w in waiting]], refused, await other
 
@@ -667,7 +664,10 @@ class TestInProcess:
         busy = appliance.pipeline.new_session().id
         erased: list[str] = []
         later = time.time() + 10 * retention.DAY_S
-        assert retention.sweep(store, appliance.queue, 5 * retention.DAY_S, now=later, on_erased=erased.append) == 2
+        assert (
+            retention.sweep(store, appliance.queue, 5 * retention.DAY_S, clock=lambda: later, on_erased=erased.append)
+            == 2
+        )
         assert sorted(erased) == sorted([quiet, busy]) and store.sessions() == []
         assert [e["reason"] for e in store.erasures()] == ["retention", "retention"]
         kept = appliance.pipeline.new_session().id

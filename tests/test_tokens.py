@@ -32,7 +32,9 @@ def bundled_ranks() -> Path:
     return Path(spec.origin).parent / "data" / "cl100k_base.tiktoken"
 
 
-class CountingResponder(FakeResponder):
+class TokenizerCallCounter(FakeResponder):
+    """A FakeResponder that counts how often its tokenizer runs (``calls``)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.calls = 0
@@ -44,7 +46,7 @@ class CountingResponder(FakeResponder):
 
 class TestResponderCounter:
     def test_counts_as_the_model_does_and_caches_pieces(self):
-        model = CountingResponder()
+        model = TokenizerCallCounter()
         counter = ResponderCounter(model, cache_size=2)
         assert isinstance(counter, TokenCounter)
         assert counter.count_text("one two three") == 3
@@ -54,7 +56,7 @@ class TestResponderCounter:
         assert counter.count(msgs) == model.count(msgs)
 
     def test_cache_is_bounded(self):
-        model = CountingResponder()
+        model = TokenizerCallCounter()
         counter = ResponderCounter(model, cache_size=2)
         for text in ("a", "b", "c", "a"):
             counter.count_text(text)

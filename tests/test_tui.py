@@ -11,8 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,15 @@ from appliance.tui.render import (
 from appliance.tui.screens import HelpScreen, RestoreScreen, SessionsScreen
 from appliance.tui.widgets import ConversationView, TurnView
 
-from .support import MODELS_DIR, TEST_MODEL, free_port, stop_process, wait_until_ready, write_config
+from .support import (
+    MODELS_DIR,
+    TEST_MODEL,
+    eventually_async,
+    free_port,
+    stop_process,
+    wait_until_ready,
+    write_config,
+)
 
 KIOSK_SIZE = (160, 45)
 SMALL_SIZE = (80, 24)
@@ -59,15 +66,6 @@ SMALL_SIZE = (80, 24)
 def run(coro: Coroutine[Any, Any, Any]) -> Any:
     """Textual's pilot is async; plain pytest runs it here (no asyncio plugin needed)."""
     return asyncio.run(coro)
-
-
-async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Pump the app until ``condition`` holds (a generous bound: the model shares 2 busy cores)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        await pilot.pause(0.1)
 
 
 # canned data: the API's shapes, as GET /v1/sessions/{id} returns them -----------------------------
@@ -287,7 +285,11 @@ async def settle(pilot: Any) -> None:
     """Let the first poll and load land, and stop the cursor blinking so snapshots are stable."""
     app = pilot.app
     app.query_one("#message", Input).cursor_blink = False
-    await wait_for(pilot, lambda: app.health is not None and (app.session_id is None or app.payload is not None))
+    await eventually_async(
+        lambda: app.health is not None and (app.session_id is None or app.payload is not None),
+        "the first poll and load",
+        pause=pilot.pause,
+    )
     await pilot.pause()
 
 
@@ -390,12 +392,14 @@ class TestAppWithFakeClient:
                 client.reachable = False
                 await pilot.click("#message")
                 await pilot.press(*"where is my parcel", "enter")
-                await wait_for(pilot, lambda: not sending(app))
+                await eventually_async(lambda: not sending(app), "the send to end", pause=pilot.pause)
                 assert app.query_one("#message", Input).value == "where is my parcel"  # kept: daemon away
                 client.reachable = True
                 await pilot.press("enter")
-                await wait_for(
-                    pilot, lambda: ("message", "where is my parcel") in client.calls and app.payload is not None
+                await eventually_async(
+                    lambda: ("message", "where is my parcel") in client.calls and app.payload is not None,
+                    "the message sent and the session loaded",
+                    pause=pilot.pause,
                 )
                 assert app.query_one("#message", Input).value == ""
                 assert app.session_id == "cafe01"
@@ -408,11 +412,15 @@ class TestAppWithFakeClient:
             app = ApplianceTUI(client, TuiSettings(poll_s=0.1), session_id="cafe01")
             async with app.run_test(size=SMALL_SIZE) as pilot:
                 banner = app.query_one("#banner", Static)
-                await wait_for(pilot, lambda: banner.display)
+                await eventually_async(lambda: banner.display, "the banner", pause=pilot.pause)
                 assert "Reconnecting" in str(banner.render())
                 await pilot.press(*"still here")
                 client.reachable = True  # the daemon is back (restarted)
-                await wait_for(pilot, lambda: not banner.display and app.payload is not None)
+                await eventually_async(
+                    lambda: not banner.display and app.payload is not None,
+                    "the banner to go and the session to load",
+                    pause=pilot.pause,
+                )
                 assert app.query_one("#message", Input).value == "still here"
                 assert len(app.query(TurnView)) == 8
 
@@ -436,7 +444,11 @@ class TestAppWithFakeClient:
                 }
                 client.payload["summaries"].append(v3)
                 client.payload["summary"] = v3
-                await wait_for(pilot, lambda: str(head.render()).startswith("Summary v3 · model"))
+                await eventually_async(
+                    lambda: str(head.render()).startswith("Summary v3 · model"),
+                    "summary v3 in the panel",
+                    pause=pilot.pause,
+                )
                 assert "has not seen" in str(app.query_one("#summary-seen", Static).render())
 
         run(go())
@@ -448,14 +460,26 @@ class TestAppWithFakeClient:
             async with app.run_test(size=SMALL_SIZE) as pilot:
                 await settle(pilot)
                 await pilot.press("f5")
-                await wait_for(pilot, lambda: ("set_paused", True) in client.calls)
-                await wait_for(pilot, lambda: "summarizer paused" in str(app.query_one("#status", Static).render()))
+                await eventually_async(
+                    lambda: ("set_paused", True) in client.calls, "the pause request", pause=pilot.pause
+                )
+                await eventually_async(
+                    lambda: "summarizer paused" in str(app.query_one("#status", Static).render()),
+                    "the paused summarizer in the status bar",
+                    pause=pilot.pause,
+                )
                 await pilot.press("f4")
                 await pilot.pause()
                 await pilot.press("down", "enter")  # the list is newest first: v1 is second
-                await wait_for(pilot, lambda: ("restore_summary", 1) in client.calls)
+                await eventually_async(
+                    lambda: ("restore_summary", 1) in client.calls, "the restore of v1", pause=pilot.pause
+                )
                 head = app.query_one("#summary-head", Static)
-                await wait_for(pilot, lambda: str(head.render()).startswith("Summary v3 · operator"))
+                await eventually_async(
+                    lambda: str(head.render()).startswith("Summary v3 · operator"),
+                    "the restored version in the panel",
+                    pause=pilot.pause,
+                )
 
         run(go())
 
@@ -466,9 +490,13 @@ class TestAppWithFakeClient:
                 await settle(pilot)
                 await pilot.press("f2")
                 found = app.screen.query_one("#found", OptionList)
-                await wait_for(pilot, lambda: found.option_count == 1)
+                await eventually_async(lambda: found.option_count == 1, "one session found", pause=pilot.pause)
                 await pilot.press(*"parcel", "enter", "enter")
-                await wait_for(pilot, lambda: app.session_id == "cafe01" and app.payload is not None)
+                await eventually_async(
+                    lambda: app.session_id == "cafe01" and app.payload is not None,
+                    "the chosen session to load",
+                    pause=pilot.pause,
+                )
                 assert len(app.query(TurnView)) == 8
 
         run(go())
@@ -481,7 +509,11 @@ class TestAppWithFakeClient:
                 await pilot.press("f6", *"I am on it", "enter")
                 client = app.client
                 assert isinstance(client, FakeClient)
-                await wait_for(pilot, lambda: ("record_turn", ("agent", "I am on it")) in client.calls)
+                await eventually_async(
+                    lambda: ("record_turn", ("agent", "I am on it")) in client.calls,
+                    "the agent's turn recorded",
+                    pause=pilot.pause,
+                )
 
         run(go())
 
@@ -643,16 +675,20 @@ class TestHostileText:
 
                 # The daemon's error quotes hostile text: a notification shows it as written.
                 await pilot.press("f5")
-                await wait_for(pilot, lambda: "no session '[/]'" in screen_text(app))
+                await eventually_async(
+                    lambda: "no session '[/]'" in screen_text(app), "the error on screen", pause=pilot.pause, every=0.05
+                )
                 assert f"no session '[/]' {CLICK}" in assert_safe(app)
                 await click_every(pilot, CLICK)
                 app.clear_notifications()
 
                 # Session search: the title is an option.
                 await pilot.press("f2")
-                await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
+                await eventually_async(
+                    lambda: isinstance(app.screen, SessionsScreen), "the sessions screen", pause=pilot.pause
+                )
                 found = app.screen.query_one("#found", OptionList)
-                await wait_for(pilot, lambda: found.option_count == 1)
+                await eventually_async(lambda: found.option_count == 1, "one session found", pause=pilot.pause)
                 prompt = found.get_option_at_index(0).prompt
                 assert isinstance(prompt, Text) and prompt.plain.endswith(f"[bold red]T[/] {CLICK}")
                 assert "[bold red]T[/]" in assert_safe(app)
@@ -661,7 +697,9 @@ class TestHostileText:
 
                 # Restore: each version's text and reason is an option.
                 await pilot.press("f4")
-                await wait_for(pilot, lambda: isinstance(app.screen, RestoreScreen))
+                await eventually_async(
+                    lambda: isinstance(app.screen, RestoreScreen), "the restore screen", pause=pilot.pause
+                )
                 versions = app.screen.query_one("#versions", OptionList)
                 prompts = [str(versions.get_option_at_index(i).prompt) for i in range(versions.option_count)]
                 assert any("rejected ([/] " in p for p in prompts) and any("'[/] [@click" in p for p in prompts)
@@ -719,7 +757,11 @@ class TestHostileText:
                 ConversationView.progress = spy  # type: ignore[method-assign]
                 try:
                     await pilot.press(*"[/] hello", "enter")
-                    await wait_for(pilot, lambda: ("message", "[/] hello") in client.calls and not sending(app))
+                    await eventually_async(
+                        lambda: ("message", "[/] hello") in client.calls and not sending(app),
+                        "the message sent and answered",
+                        pause=pilot.pause,
+                    )
                 finally:
                     ConversationView.progress = original  # type: ignore[method-assign]
                 assert progress
@@ -737,7 +779,7 @@ class TestHostileText:
                 client.health = broken  # type: ignore[method-assign]
                 app.mode = replace(app.mode, away_banner=None)  # the operator's wording, the daemon's words
                 banner = app.query_one("#banner", Static)
-                await wait_for(pilot, lambda: banner.display)
+                await eventually_async(lambda: banner.display, "the banner", pause=pilot.pause)
                 assert "Daemon error: [/]" in str(banner.render())
                 assert_safe(app)
 
@@ -812,6 +854,7 @@ class KioskClient(FakeClient):
         self.stored: dict[str, dict[str, Any]] = {}
         self.gate = asyncio.Event()
         self.gate.set()
+        self.held = 0  # loads waiting at the closed gate now
 
     async def new_session(self, title: str = "") -> dict[str, Any]:
         sid = f"s{len(self.stored) + 1}"
@@ -828,7 +871,11 @@ class KioskClient(FakeClient):
         return session
 
     async def session(self, session_id: str) -> dict[str, Any]:
-        await self.gate.wait()  # closed: a load in flight
+        self.held += 1
+        try:
+            await self.gate.wait()  # closed: a load in flight
+        finally:
+            self.held -= 1  # the caller goes on at once, in the same step: nothing runs in between
         return copy.deepcopy(self.stored[session_id])
 
     async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
@@ -850,7 +897,11 @@ def kiosk_app(client: KioskClient, now: list[float], **settings: Any) -> Applian
 async def say(pilot: Any, text: str) -> None:
     app = pilot.app
     await pilot.press(*text, "enter")
-    await wait_for(pilot, lambda: not sending(app) and app.payload is not None and len(app.query(TurnView)) >= 2)
+    await eventually_async(
+        lambda: not sending(app) and app.payload is not None and len(app.query(TurnView)) >= 2,
+        "the answer and the session shown",
+        pause=pilot.pause,
+    )
     assert text in screen_text(app)
 
 
@@ -931,18 +982,20 @@ class TestKioskHandOver:
 
     def test_an_answer_that_is_no_goodbye_waits_for_the_idle_delay(self):
         now = [0.0]
+        pilots: list[Any] = []
 
         class Slow(KioskClient):
             async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
                 async for event in super().stream_message(session_id, text):
                     if event.kind == "done":
-                        await asyncio.sleep(0.2)  # the app has handled the message's Enter and its cleared input
+                        await pilots[0].pause()  # the app has handled the message's Enter and its cleared input
                         now[0] = 50.0  # the answer took 50 s: the idle delay counts from its arrival
                     yield event
 
         async def go() -> None:
             app = kiosk_app(Slow(), now, kiosk_goodbye_reset_s=15, kiosk_idle_reset_s=60)
             async with app.run_test(size=KIOSK_SIZE) as pilot:
+                pilots.append(pilot)
                 await settle(pilot)
                 await say(pilot, "Where is my parcel?")
                 assert app.goodbye_at is None
@@ -967,11 +1020,12 @@ class TestKioskHandOver:
                 await say(pilot, "My account is 12345678")
                 client.gate.clear()  # the next loads (the poll's, a reload) wait for the daemon
                 app.reload()
-                await pilot.pause(0.3)
+                await eventually_async(lambda: client.held, "a load to wait for the daemon", pause=pilot.pause)
                 await pilot.press("f2")
                 await pilot.pause()
                 client.gate.set()  # the old session's payload arrives after the hand-over
-                await pilot.pause(0.3)
+                await eventually_async(lambda: not client.held, "every load in flight to land", pause=pilot.pause)
+                await pilot.pause()
                 assert_clean(app, "12345678")
 
         run(go())
@@ -990,9 +1044,11 @@ class TestKioskHandOver:
             async with app.run_test(size=KIOSK_SIZE) as pilot:
                 await settle(pilot)
                 await pilot.press(*"balance?", "enter")
-                await wait_for(pilot, lambda: "9,999" in screen_text(app))
+                await eventually_async(
+                    lambda: "9,999" in screen_text(app), "the streamed piece on screen", pause=pilot.pause, every=0.05
+                )
                 await pilot.press("f2")
-                await wait_for(pilot, lambda: not sending(app))
+                await eventually_async(lambda: not sending(app), "the send to end", pause=pilot.pause)
                 assert_clean(app, "9,999", "balance?")
                 assert not app.sending
 
@@ -1052,10 +1108,10 @@ def test_closed_port_shows_a_banner_and_keeps_typing():
         app = ApplianceTUI(client, TuiSettings(poll_s=0.2))
         async with app.run_test(size=SMALL_SIZE) as pilot:
             banner = app.query_one("#banner", Static)
-            await wait_for(pilot, lambda: banner.display, timeout=20)
+            await eventually_async(lambda: banner.display, "the banner", pause=pilot.pause, timeout=20)
             assert "Daemon unreachable" in str(banner.render())
             await pilot.press(*"hello", "enter")
-            await wait_for(pilot, lambda: not sending(app), timeout=20)
+            await eventually_async(lambda: not sending(app), "the send to end", pause=pilot.pause, timeout=20)
             assert app.query_one("#message", Input).value == "hello"
             assert app.is_running
 
@@ -1073,7 +1129,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("tui-daemon")
     config = write_config(
         tmp,
-        f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\n'
+        # one thread each: the test process draws the app on the same two cores
+        f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\nn_threads = 1\n'
         # the default summarizer, after the first exchange already
         '[context]\npolicy = "rolling"\nrecent_pairs = 0\n'
         "[summarizer]\nevery_turns = 2\nn_threads = 1\ntimeout_s = 300\n",
@@ -1103,7 +1160,7 @@ def test_one_conversation_end_to_end(daemon: str):
     async def go() -> None:
         app = ApplianceTUI(DaemonClient(daemon), TuiSettings(poll_s=0.5))
         async with app.run_test(size=KIOSK_SIZE) as pilot:
-            await wait_for(pilot, lambda: app.connected is True)
+            await eventually_async(lambda: app.connected is True, "the connection to the daemon", pause=pilot.pause)
             progress: list[str] = []
             original = ConversationView.progress
 
@@ -1115,7 +1172,12 @@ def test_one_conversation_end_to_end(daemon: str):
             try:
                 await pilot.click("#message")
                 await pilot.press(*"My order A-12345 has not arrived.", "enter")
-                await wait_for(pilot, lambda: app.payload is not None and len(app.payload["turns"]) == 2, timeout=240)
+                await eventually_async(
+                    lambda: app.payload is not None and len(app.payload["turns"]) == 2,
+                    "the answered turn pair",
+                    pause=pilot.pause,
+                    timeout=240,
+                )
             finally:
                 ConversationView.progress = original  # type: ignore[method-assign]
             assert len(progress) >= 1, "no streamed text was shown"
@@ -1132,7 +1194,9 @@ def test_one_conversation_end_to_end(daemon: str):
                 made = [v for v in (app.payload or {}).get("summaries", []) if v["author"] == "model"]
                 return made[-1] if made else None
 
-            await wait_for(pilot, lambda: model_version() is not None, timeout=300)
+            await eventually_async(
+                lambda: model_version() is not None, "a summary from the model", pause=pilot.pause, timeout=300
+            )
             await pilot.pause()
             made = model_version()
             assert made is not None
@@ -1148,9 +1212,10 @@ def test_one_conversation_end_to_end(daemon: str):
             editor = app.screen.query_one(TextArea)
             editor.text = "Order A-12345 has not arrived."
             await pilot.press("ctrl+s")
-            await wait_for(
-                pilot,
+            await eventually_async(
                 lambda: bool(app.payload and app.payload["summary"] and app.payload["summary"]["author"] == "operator"),
+                "the operator's summary in the session",
+                pause=pilot.pause,
                 timeout=30,
             )
             head = str(app.query_one("#summary-head", Static).render())

@@ -29,7 +29,7 @@ from appliance.turn.worker import SummaryWorker
 from appliance.types import Generation, Message, OnToken, Sampling
 
 from .fakes import FakeResponder, WordCounter
-from .support import write_config
+from .support import eventually, write_config
 from .test_worker import DIALOGUE, GOOD, Answering, record
 
 T = TypeVar("T")
@@ -80,15 +80,6 @@ class PacedSummarizer(WordCounter):
         )
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 def yielded(worker: SummaryWorker, n: int) -> bool:
     return worker.stats().yielded == n
 
@@ -115,7 +106,7 @@ class TestBoundedYielding:
                 assert model.started.wait(5)
                 model.started.clear()
                 answering.set()  # an answer starts: the summary is cancelled and queued again
-                assert wait_until(functools.partial(yielded, worker, n))
+                eventually(functools.partial(yielded, worker, n), f"the summary to yield {n} time(s)", timeout=5)
             assert store.summaries(session_id) == ()
             # The answers keep coming, and the summary runs anyway, to the end.
             assert worker.drain(5) and answering.is_set()

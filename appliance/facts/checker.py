@@ -135,7 +135,8 @@ def check(
         if e.kind == "secret":
             findings.append(Finding(e, "unsupported"))
             continue
-        given = own.get("name") if e.kind == "name" and names.role(answer, e.start, e.end) == "addressee" else None
+        whose = names.role(answer, e.start, e.end) if e.kind == "name" else ""
+        given = own.get("name") if whose in ("addressee", "holder") else None
         if given is not None and not any(set(e.norm.split()) <= set(n.split()) for n in _own_names(ledger)):
             findings.append(Finding(e, "contradiction", expected=given.value))
             continue

@@ -8,16 +8,18 @@ addition between them ("another", "also"), corrects the latest earlier value it 
 correction of: of the same family (a plain number corrects an account, a customer id...), of a
 similar length for codes, given by the customer or read back by the agent just before. The
 corrected value keeps its kind and slot, so the new one is current and the old one stays stored,
-superseded (:func:`appliance.types.current_facts`). A username or a level given bare after a cue
-("Korrektur: hmueller2") is read by its shape when the customer has given one before.
+superseded (:func:`appliance.types.current_facts`). A name, a username or a level given bare after
+a cue ("Korrektur: hmueller2", "oops typo, its anna schmitt", "silver member, correction: gold") is
+read by its shape when the customer has given one before, in an earlier turn or earlier in the turn.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
-from appliance.facts import handles
+from appliance.facts import handles, names, uncued
 from appliance.facts.matching import family
 from appliance.lexicon import either
 from appliance.types import Entity, LedgerEntry
@@ -26,10 +28,15 @@ _CUE = re.compile(r"(?i)(?<![\w'’])(?:" + either(lambda lex: lex.ledger.correc
 _DENIAL = re.compile(r"(?i)^[\W_]*(?:" + either(lambda lex: lex.ledger.denials) + r")(?![\w'’])")
 _ADDITION = re.compile(r"(?i)(?<![\w'’])(?:" + either(lambda lex: lex.ledger.additions) + r")(?![\w'’])")
 _SENTENCE_END = re.compile(r"[.!?\n](?:\s|$)")
+# What opens the value after a cue ("it's", "c'est", "het is", "it's spelled").
 _LEAD = re.compile(
-    r"(?i)[\s:,.-]*(?:(?:it\s*['’]?s|it\s+is|that\s*['’]?s|es\s+ist|das\s+ist|c\s*['’]\s*est|es|het\s+is)(?!\w)[\s:,]*)?"
+    r"(?i)[\s:,.-]*(?:(?:" + either(lambda lex: (*lex.names.it_is, *lex.requests.leads)) + r")(?!\w)[\s:,]*){0,3}"
 )
 _SHAPED = ("username", "member_level")
+# Kinds read bare after a cue, by their shape alone.
+BARE = ("name", *_SHAPED)
+# Kinds of a value read by its shape alone, which a correction may turn into the kind it corrects.
+_GENERIC = frozenset({"number", "reference"})
 # How far a cue reaches to the value it introduces.
 _REACH = 80
 
@@ -37,9 +44,13 @@ _REACH = 80
 def cues(text: str, stated: bool) -> tuple[int, ...]:
     """Where correction cues end in ``text``; ``stated``: the agent's turn just before stated a value,
     so that a denial opening the reply is one too."""
-    found = [m.end() for m in _CUE.finditer(text)]
     denial = _DENIAL.match(text) if stated else None
-    return tuple(sorted({*found, *([denial.end()] if denial else [])}))
+    return tuple(sorted({*_cue_ends(text), *([denial.end()] if denial else [])}))
+
+
+@lru_cache(maxsize=1024)
+def _cue_ends(text: str) -> tuple[int, ...]:
+    return tuple(m.end() for m in _CUE.finditer(text))
 
 
 def cue_before(text: str, start: int, ends: Sequence[int]) -> int | None:
@@ -65,32 +76,45 @@ def target(e: Entity, candidates: Sequence[LedgerEntry], agent_turn: int | None)
     """The latest earlier value that ``e`` corrects, among ``candidates`` (oldest first): the
     customer's own, or one the agent stated in ``agent_turn`` (a read-back)."""
     for c in reversed(candidates):
-        own = c.speaker == "customer" and c.slot.startswith(f"{c.kind}:customer")
+        own = c.speaker == "customer" and (c.slot.startswith(f"{c.kind}:customer") or family(c.kind) == "id")
         if (own or c.turn == agent_turn) and _could_correct(e, c):
             return c
     return None
 
 
 def _could_correct(e: Entity, c: LedgerEntry) -> bool:
-    if e.kind in _SHAPED or c.kind in _SHAPED:
+    if e.kind in BARE or c.kind in BARE:
         return e.kind == c.kind
     fam = family(e.kind)
     if fam != family(c.kind) or c.kind == "number":
         return False
+    if e.kind != c.kind and not {e.kind, c.kind} & _GENERIC:
+        return False  # "my order is ..., sorry, my account is ...": each has its own label
     if fam == "id":
         return abs(len(e.norm) - len(c.norm)) <= 2
     return fam in ("phone", "email")
 
 
-def bare(text: str, cue_end: int, candidates: Sequence[LedgerEntry]) -> Entity | None:
-    """A username or level given bare after a cue, when the customer gave one of that kind before."""
-    kinds = [c.kind for c in candidates if c.kind in _SHAPED and c.slot.startswith(f"{c.kind}:customer")]
-    if not kinds:
-        return None
+def bare(text: str, cue_end: int, given: Sequence[str]) -> Entity | None:
+    """A name, username or level given bare after a cue, of a kind the customer ``given`` before
+    (their kinds, oldest first): the latest kind whose shape fits. A username of letters only must
+    end its clause ("hmueller", not "anna" of "anna schmitt")."""
     lead = _LEAD.match(text, cue_end)
     pos = lead.end() if lead else cue_end
-    span = handles.username_at(text, pos) if kinds[-1] == "username" else handles.level_at(text, pos)
-    if span is None:
-        return None
-    value = text[span[0] : span[1]]
-    return Entity(kinds[-1], value, span[0], span[1], value.casefold())
+    for kind in dict.fromkeys(reversed([k for k in given if k in BARE])):
+        if kind == "name":
+            span = uncued.name_at(text, pos)
+        elif kind == "username":
+            span = handles.username_at(text, pos)
+            if span is not None and text[span[0] : span[1]].isalpha() and not _CLAUSE_END.match(text, span[1]):
+                span = None
+        else:
+            span = handles.level_at(text, pos)
+        if span is not None:
+            value = text[span[0] : span[1]]
+            norm = names.norm(value) if kind == "name" else value.casefold()
+            return Entity(kind, value, span[0], span[1], norm)
+    return None
+
+
+_CLAUSE_END = re.compile(r"[^\S\n]*(?:$|[\n,.;!?])")

@@ -105,11 +105,23 @@ _LABELS = {
     kind: _labels(kind)
     for kind in ("reference", "order", "case", "ticket", "account", "card", "customer_id", "member_number")
 }
+# What a label is of, a word or three before a code ("... de la luz es", "... for the flat", "... d'épargne")
+_QUALIFIED = r"(?:[^\W\d_]+(?:['’]\s*[^\W\d_]+)?\s+){0,2}?[^\W\d_]+(?:['’]\s*[^\W\d_]+)?"
+_VERB = r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*:?\s*"
 _LABELLED = re.compile(
     r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
     r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
-    r"(?:\s*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
-    r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*:?\s*" + _ID_VALUE + r"(?!\w)"
+    r"(?:[\s,-]*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
+    r"(?:\s+(?:"
+    + (_either(lambda e: e.qualifiers) or "(?!)")
+    + r")(?:\s+|(?<=['’]))"
+    + _QUALIFIED
+    + r"(?="
+    + _VERB
+    + r"#?\s?[A-Za-z0-9/-]*\d))?"
+    + _VERB
+    + _ID_VALUE
+    + r"(?!\w)"
 )
 _ACCOUNT_TAIL = re.compile(
     r"(?i)(?<!\w)(?:end(?:ing|s)?(?:\s+(?:in|with))?|last\s+(?:four|4|two|2|three|3)(?:\s+digits)?"
@@ -151,11 +163,20 @@ _TIME_WORDS = re.compile(
 )
 
 
+# The words for a postcode in every lexicon ("zip code", "Postleitzahl", "code postal"), as requests name it.
+_POSTCODE_WORDS = "|".join(
+    r"\s?".join(re.escape(w) for w in phrase.split())
+    for phrase in sorted(each(lambda lexicon: lexicon.requests.cues.get("postcode", ())), key=len, reverse=True)
+)
 _UK_POSTCODE = re.compile(r"(?i)(?<![\w-])(?P<pc>[a-z]{1,2}\d[a-z\d]?\s?\d[abd-hjlnp-uw-z]{2})(?![\w-])")
 _OTHER_POSTCODE = re.compile(
     r"(?<![\w-])(?:(?P<nl>[1-9]\d{3}\s?[A-Z]{2})|(?P<ca>[A-Z]\d[A-Z]\s?\d[A-Z]\d))(?![\w-])"
-    r"|(?i:(?:zip(?:\s?code)?|postal\s?code|postcode|plz)\W{0,3}(?:is\s+)?)(?P<zip>\d{4,5}(?:-\d{4}|\s?[A-Z]{2})?)(?!\w)"
+    r"|(?i:(?:" + _POSTCODE_WORDS + r")(?!\w)\W{0,3}(?:(?:" + _either(lambda e: e.label_verbs) + r")\s+)?)"
+    r"(?P<zip>\d{4,5}(?:-\d{4}|\s?[A-Z]{2})?)(?!\w)"
     r"|(?<=[A-Z]{2}\s)(?P<us>\d{5}(?:-\d{4})?)(?!\w)"
+    # the postcode before a town that closes an address: "Hauptstraße 12, 10115 Berlin", "12 rue de
+    # la Paix, 75002 Paris", "Calle Mayor 15, 28013 Madrid"
+    r"|(?<=,\s)(?P<town>\d{4,5})(?=\s+[A-ZÀ-Þ][^\W\d_]+(?:[\s-][A-ZÀ-Þ][^\W\d_]+)?\s*(?:$|[.,;!?\n]))"
 )
 # A code: letters and digits mixed, 5+ characters, upper case (codes are rarely written in lower case
 # unless a label says so), optionally joined by hyphens ("ORD-2024-0017") or after "Ref#".
@@ -276,7 +297,7 @@ def _postcodes(text: str, add: Add) -> None:
             continue  # "Cb2 3qB" is no one's way of writing a postcode; "Tr2 4th" is prose
         add("postcode", m.start(), m.end(), compact(pc))
     for m in _OTHER_POSTCODE.finditer(text):
-        group = next(g for g in ("nl", "ca", "zip", "us") if m.group(g))
+        group = next(g for g in ("nl", "ca", "zip", "us", "town") if m.group(g))
         add("postcode", m.start(group), m.end(group), compact(m.group(group)))
 
 

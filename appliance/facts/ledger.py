@@ -24,6 +24,7 @@ and a full card number by its last four digits.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Sequence
 
 from appliance.facts import corrections, labels, names, secrets, slots
@@ -77,22 +78,28 @@ def entries_for(
     "your name?"), the other party's ("Thanks, Dana" from the agent names the customer), or, for a
     name spoken of ("your appointment with Dr. Johnson"), its own slot like any many-valued fact.
     """
-    reading = _reading(turn, asked, cues, prior)
     agent_turn = asked.index if asked is not None and asked.role != turn.role else None
-    ends = corrections.cues(turn.text, any(p.turn == agent_turn for p in prior)) if turn.role == "customer" else ()
+    stated = any(p.turn == agent_turn for p in prior)  # the agent's turn just before stated a value
+    reading = _reading(turn, asked, cues, prior, stated)
+    ends = corrections.cues(turn.text, stated) if turn.role == "customer" else ()
     found = list(reading.entities)
     out: list[LedgerEntry] = []
     starts: list[int] = []
+    taken = 0  # where the label the value before took ends: no label serves two values
     for i, e in enumerate(found):
-        before = found[i - 1].end if i else 0
+        before = max(found[i - 1].end if i else 0, taken)
         after = found[i + 1].start if i + 1 < len(found) else len(turn.text)
-        entry = _entry(turn, e, reading, (before, after), out)
+        entry, taken = _entry(turn, e, reading, (before, after), out)
+        if e.start in reading.own_names and not entry.label and names.one_word(e.text) and asked is not None:
+            part = labels.name_part(asked.text) if asked.role != turn.role else ""
+            if part:  # "And your surname?" → "Okonkwo": a part of the name, beside the first name given
+                entry = dataclasses.replace(entry, label=part, slot=slot_for("name", entry.norm, turn.role, part))
         cue = corrections.cue_before(turn.text, e.start, ends) if ends else None
         if cue is not None:
             candidates = [*prior, *(x for x, s in zip(out, starts, strict=True) if s < cue)]
             entry = _corrected(entry, corrections.target(e, candidates, agent_turn))
         elif turn.role == "agent":
-            entry = _read_back(entry, prior)
+            entry = _read_back(entry, prior, asks=_QUESTION.match(turn.text, e.end) is not None)
         elif entry.slot == slot_for(entry.kind, entry.norm, "customer", entry.label) and corrections.added(
             turn.text, e.start
         ):
@@ -102,20 +109,26 @@ def entries_for(
     return tuple(out)
 
 
-def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerEntry]) -> slots.Reading:
-    """The turn's facts as :func:`slots.read` finds them, with a username or level given bare after
-    a correction cue ("Korrektur: hmueller2")."""
+def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerEntry], stated: bool) -> slots.Reading:
+    """The turn's facts as :func:`slots.read` finds them, with a name, username or level given bare
+    after a correction cue ("Korrektur: hmueller2"), or after a denial of a value the agent just
+    stated ("I have the rental under Daniel Okafor, is that right?" → "no its Daniela Okafor")."""
     customer = turn.role == "customer"
     before = asked.text if asked is not None and asked.role != turn.role else None
+    asked_at = asked.index if asked is not None else None
     reading = slots.read(turn.text, before, customer=customer, cues=cues)
     if reading.signed is not None and _signs_another(reading, prior):
         kept = tuple(e for e in reading.entities if e.start != reading.signed)
         reading = slots.Reading(kept, reading.own_names - {reading.signed})
-    ends = corrections.cues(turn.text, False) if customer and prior else ()
-    if ends and not any(e.start >= ends[-1] for e in reading.entities):
-        extra = corrections.bare(turn.text, ends[-1], prior)
-        if extra is not None:
-            return slots.Reading((*reading.entities, extra), reading.own_names)
+    ends = corrections.cues(turn.text, stated) if customer else ()
+    if ends:
+        given = [p.kind for p in prior if p.slot.startswith(f"{p.kind}:customer") or (stated and p.turn == asked_at)]
+        given += [e.kind for e in reading.entities if e.end <= ends[-1]]
+        extra = corrections.bare(turn.text, ends[-1], given)
+        if extra is not None and not any(extra.start < e.end and e.start < extra.end for e in reading.entities):
+            found = tuple(sorted((*reading.entities, extra), key=lambda e: (e.start, e.end)))
+            own = reading.own_names | ({extra.start} if extra.kind == "name" else set())
+            return slots.Reading(found, own, reading.signed)
     return reading
 
 
@@ -127,18 +140,23 @@ def _signs_another(reading: slots.Reading, prior: Sequence[LedgerEntry]) -> bool
     return bool(given) and not any(set(signed.norm.split()) & words for words in given)
 
 
-def _entry(turn: Turn, e: Entity, reading: slots.Reading, near: tuple[int, int], out: list[LedgerEntry]) -> LedgerEntry:
-    """The entry of one entity: its kind and value as recorded, its label or subject, and its slot."""
+def _entry(
+    turn: Turn, e: Entity, reading: slots.Reading, near: tuple[int, int], out: list[LedgerEntry]
+) -> tuple[LedgerEntry, int]:
+    """The entry of one entity: its kind and value as recorded, its label or subject, and its slot;
+    and where its label ends (0 without one)."""
     kind, value, norm = _recorded(e)
     label = subject = ""
+    taken = 0
     if turn.role == "customer" and kind != "secret":
-        found = labels.label(turn.text, e, *near)
+        several = sum(x.kind == e.kind for x in reading.entities) > 1
+        found = labels.label(turn.text, e, *near, several=several)
         if found is not None:
-            kind, label = found
+            kind, label, taken = found.kind, found.word, found.end
     elif turn.role == "agent" and kind in labels.SUBJECT_KINDS:
         subject = labels.subject(turn.text, e, reading.entities)
     slot = _slot(turn, e, kind, norm, label, reading, out)
-    return LedgerEntry(kind, value, turn.index, turn.role, slot, norm, label, subject)
+    return LedgerEntry(kind, value, turn.index, turn.role, slot, norm, label, subject), taken
 
 
 def _slot(
@@ -149,7 +167,11 @@ def _slot(
     if kind == "name" and e.start not in reading.own_names:
         whose = names.role(turn.text, e.start, e.end)
         other: Role = "agent" if turn.role == "customer" else "customer"
-        return f"name={norm}" if whose == "other" else slot_for(kind, norm, turn.role if whose == "self" else other)
+        if whose == "other":
+            return f"name={norm}"
+        if whose == "holder":
+            return slot_for(kind, norm, "customer", label)
+        return slot_for(kind, norm, turn.role, label) if whose == "self" else slot_for(kind, norm, other)
     slot = slot_for(kind, norm, turn.role, label)
     if kind != "name" and any(x.slot == slot and x.norm != norm for x in out):
         return f"{slot}={norm}"  # several values of one kind in one turn: all current
@@ -165,17 +187,35 @@ def _corrected(entry: LedgerEntry, target: LedgerEntry | None) -> LedgerEntry:
     )
 
 
-def _read_back(entry: LedgerEntry, prior: Sequence[LedgerEntry]) -> LedgerEntry:
-    """An agent's value that reads back a customer's own value, or nearly (one or two characters
-    off), is filed in that value's slot: a wrong read-back the customer then corrects is superseded."""
+# The rest of a sentence that asks ("... KD71120?", "... Daniel Okafor, is that right?").
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+def _read_back(entry: LedgerEntry, prior: Sequence[LedgerEntry], *, asks: bool) -> LedgerEntry:
+    """An agent's value that repeats a customer's code is of that code's kind and slot ("I can't find
+    TCK-88120" after the customer's ticket TCK-88120), and so is a code nearly the same (one or two
+    characters off) in a sentence that ``asks`` ("so that's KD71120?"); one that reads back a
+    customer's own value, or nearly, is filed in that value's slot: a wrong read-back the customer
+    then corrects is superseded."""
+    if family(entry.kind) == "id":
+        for c in reversed(current_facts(prior)):
+            if c.speaker != "customer" or family(c.kind) != "id" or c.kind == "number":
+                continue
+            near = asks and entry.kind in (c.kind, "reference", "number") and _near(c.norm, entry.norm)
+            if c.norm == entry.norm or near:
+                return dataclasses.replace(entry, kind=c.kind, slot=c.slot, label=c.label)
     if entry.kind not in SINGLE_VALUED or entry.kind == "name":
         return entry
     for c in current_facts(prior):
         if c.slot.startswith(f"{c.kind}:customer") and family(c.kind) == family(entry.kind):
-            a, b = (digits(x) or x for x in (c.norm, entry.norm))
-            if abs(len(a) - len(b)) <= 1 and osa(a, b) <= 2:
+            if _near(*(digits(x) or x for x in (c.norm, entry.norm))):
                 return LedgerEntry(entry.kind, entry.value, entry.turn, entry.speaker, c.slot, entry.norm, c.label)
     return entry
+
+
+def _near(a: str, b: str) -> bool:
+    """Whether two values are one or two characters apart: a value read back wrong."""
+    return abs(len(a) - len(b)) <= 1 and osa(a, b) <= 2
 
 
 def _recorded(e: Entity) -> tuple[str, str, str]:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from appliance.facts import handles, names, secrets
+from appliance.facts import handles, labels, names, secrets, uncued
 from appliance.facts.entities import extract, spaced
 from appliance.facts.text import compact, digits
 from appliance.facts.vocabulary import Cues, vocabulary
@@ -44,6 +44,15 @@ _BARE_VALUE = re.compile(
     r"(?<![\w@/.-])(?:\+?\d[\d \-]{1,22}\d|\d{3,}|(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{2,}[A-Za-z0-9]|[A-Z]{5,})(?![\w@/]|[.,]\d)"
 )
 _LEAD = re.compile(r"(?i)^[\W_]*(?:(?:" + either(lambda lex: lex.requests.leads) + r")(?!\w)[\s,.:;!-]*)*")
+# "... but in the app it's lenab2020": one more value of a kind the sentence gave with its label.
+_IT_IS = re.compile(r"(?i)(?<!\w)(?:" + either(lambda lex: lex.names.it_is) + r")\s+")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
+# Kinds that one more value after "it's" in the sentence of a labelled one takes, and their shape:
+# "my customer number was 5512, now it's 5521", "my web username is lena_b but in the app it's lenab2020".
+_CONTINUED = ("username", "customer_id", "member_number", "account", "ticket")
+_CODE_SHAPE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")
+_CODE_AFTER = re.compile(r"[\w@]|[.,]\d")
+_CLOSES = re.compile(r"[\s.!…]*")
 
 
 @dataclass(frozen=True)
@@ -118,7 +127,7 @@ def masked(turns: Sequence[Turn], *, cues: Cues = None) -> tuple[Turn, ...]:
 def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cues = None) -> Reading:
     """The facts of a turn. For a customer's turn, ``asked`` (the agent's turn just before, if any)
     decides what its bare values are; a masked secret's placeholder becomes a ``secret`` entity."""
-    found = list(extract(text))
+    found = labels.announced(text, extract(text))
     for kind, start, end in secrets.given(text):
         found = _put(found, Entity("secret", text[start:end], start, end, kind))
     if not customer:
@@ -128,18 +137,24 @@ def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cu
         found = _put(found, Entity("secret", text[s.start : s.end], s.start, s.end, s.kind))
     found = _slot_values(text, kinds, found)
     found = _handle_values(text, kinds, found)
+    found = _more_handles(text, found)
     own: set[int] = set()
-    cued = any(e.kind == "name" and names.introduces_self(text, e.start) for e in found)
+    roles = {names.role(text, e.start, e.end) for e in found if e.kind == "name"}
+    cued = "self" in roles
+    held = cued or "holder" in roles  # "first name Ayşe", "au nom de Martin, Sophie": no opening or signature
     span = None
     if not cued and "name" in kinds:
-        span = names.reply_name(text)
-    elif not cued and (asked is None or "open" in kinds or not _ASKS.search(asked)):
-        span = names.opening_name(text)
+        span = uncued.reply_name(text)
+        named = [e.start for e in found if e.kind == "name"]
+        if span is None and named:
+            own.add(named[0])  # "... and the name is rosa delgado": the name asked for, whatever its cue
+    elif not held and (asked is None or "open" in kinds or not _ASKS.search(asked)):
+        span = uncued.opening_name(text)
     signed = None
-    if span is None and not cued:
-        span = names.signature(text)
+    if span is None and not held:
+        span = uncued.signature(text)
         signed = span[0] if span else None
-    if span is not None:
+    if span is not None and not any(span[0] < e.end and e.start < span[1] for e in found if e.kind not in _NAMED_OVER):
         start, end = span
         found = _put(found, Entity("name", text[start:end], start, end, names.norm(text[start:end])))
         own.add(start)
@@ -147,9 +162,15 @@ def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cu
     return Reading(tuple(found), frozenset(own), signed)
 
 
+# What a name given without a cue may stand over: an address, a date ("Jan" read as January).
+_NAMED_OVER = frozenset({"name", "address", "date"})
+
+
 def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[Entity]:
     """Values of the reply read as the kinds asked for: relabelled where the extractor saw a
-    number or a date, added where it saw nothing (a short account number, a code of letters)."""
+    number, a date, or a number without separators that looked like a phone's ("00418827" after
+    a request for a member number), added where it saw nothing (a short account number, a code of
+    letters, the last digits of "the one that ends with 0077" after "Which card?")."""
     id_kind = next((k for k in _ID_KINDS if k in kinds), None)
     out = []
     for e in found:
@@ -159,9 +180,21 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
             e = Entity("phone", e.text, e.start, e.end, e.norm)
         elif e.kind == "number" and "postcode" in kinds and id_kind is None:
             e = Entity("postcode", e.text, e.start, e.end, e.norm)
-        elif e.kind in _ID_FAMILY and id_kind is not None and e.kind != id_kind:
+        elif e.kind in _ID_FAMILY and id_kind is not None and e.kind != id_kind and _fits(id_kind, e.text):
+            e = Entity(id_kind, e.text, e.start, e.end, e.norm)
+        elif (
+            e.kind == "phone"
+            and id_kind is not None
+            and "phone" not in kinds
+            and e.text.isdigit()
+            and _fits(id_kind, e.text)
+        ):
             e = Entity(id_kind, e.text, e.start, e.end, e.norm)
         out.append(e)
+    if id_kind in ("card", "account"):
+        for start, end in handles.tails(text):
+            if not any(start < e.end and e.start < end for e in out):
+                out.append(Entity(id_kind, text[start:end], start, end, text[start:end]))
     if id_kind is not None or "phone" in kinds or "postcode" in kinds:
         for m in _BARE_VALUE.finditer(text):
             raw = m.group().strip(" -")
@@ -171,7 +204,8 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
                 continue
             number = digits(raw)
             if id_kind is not None and " " not in raw:
-                out.append(Entity(id_kind, raw, start, end, compact(raw)))
+                if _fits(id_kind, raw):
+                    out.append(Entity(id_kind, raw, start, end, compact(raw)))
             elif "phone" in kinds and 7 <= len(number) <= 15 and len(number) >= len(raw.replace(" ", "")) - 1:
                 out.append(Entity("phone", raw, start, end, ("+" if raw.startswith("+") else "") + number))
             elif "postcode" in kinds and 3 <= len(compact(raw)) <= 8:
@@ -183,6 +217,13 @@ def _slot_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[
     return out
 
 
+def _fits(kind: str, value: str) -> bool:
+    """Whether a bare value has the shape of the identifier asked for: a card is named by its last
+    digits (a full number is a secret, masked before), so "LB-0043312" after "your library card
+    number?" is none; the other codes take any shape."""
+    return kind != "card" or (value.isdigit() and 2 <= len(value) <= 6)
+
+
 def _handle_values(text: str, kinds: frozenset[str], found: list[Entity]) -> list[Entity]:
     """A username or membership level given bare, as the reply to a request for one ("sure.  it's
     rkowalski77", "gold"): the reply's first token after its lead, by the kind's shape."""
@@ -190,9 +231,33 @@ def _handle_values(text: str, kinds: frozenset[str], found: list[Entity]) -> lis
         if kind in kinds and not any(e.kind == kind for e in found):
             lead = _LEAD.match(text)
             span = at(text, lead.end() if lead else 0)
+            if kind == "username" and span is not None and text[span[0] : span[1]].isalpha():
+                span = span if _CLOSES.fullmatch(text, span[1]) else None  # "probably my email"
             if span is not None and not any(span[0] < e.end and e.start < span[1] for e in found):
                 value = text[span[0] : span[1]]
                 found = [*found, Entity(kind, value, span[0], span[1], fold(value))]
+    return found
+
+
+def _more_handles(text: str, found: list[Entity]) -> list[Entity]:
+    """One more value of a kind the sentence gave with its label, after "it's": a username with a
+    digit or a ``._`` in it, a code with a digit for the identifiers ("my web username is lena_b
+    but in the app it's lenab2020", "my customer number was 5512, now it's 5521")."""
+    for e in [e for e in found if e.kind in _CONTINUED]:
+        stop = _SENTENCE_END.search(text, e.end)
+        for m in _IT_IS.finditer(text, e.end, stop.start() if stop else len(text)):
+            if e.kind == "username":
+                span = handles.username_at(text, m.end())
+                ok = span is not None and any(c.isdigit() or c in "._" for c in text[span[0] : span[1]])
+            else:
+                code = _CODE_SHAPE.match(text, m.end())
+                span = (code.start(), code.end()) if code else None
+                ok = code is not None and len(code.group()) >= 3 and not _CODE_AFTER.match(text, code.end())
+            if span is None or not ok or any(span[0] < x.end and x.start < span[1] for x in found):
+                continue
+            value = text[span[0] : span[1]]
+            norm = fold(value) if e.kind == "username" else compact(value)
+            found = [*found, Entity(e.kind, value, span[0], span[1], norm)]
     return found
 
 

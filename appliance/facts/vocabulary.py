@@ -11,7 +11,7 @@ take ``cues=``. :data:`DEFAULT` is the built-in lexicons alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -30,16 +30,27 @@ _NEVER = "(?!)"
 @dataclass(frozen=True)
 class RequestPatterns:
     """The request cues of every language as one pattern over :func:`~appliance.lexicon.text.phrase_form`
-    text, and the kinds each matched phrase asks for."""
+    text, and the kinds each matched phrase asks for; ``compound`` finds the one-word cues of the
+    languages that join nouns at the end of a longer word ("Vertragskontonummer")."""
 
     pattern: re.Pattern[str]
     kinds_of: Mapping[str, frozenset[str]]
+    compound: re.Pattern[str] = re.compile(_NEVER)
+    tails: frozenset[str] = frozenset()
+    plurals: tuple[str, ...] = ()
+    """Every language's plural endings, longest first: a cue found in the plural is looked up without."""
 
     def kinds(self, text: str) -> Iterator[str]:
         """The kinds asked for by the cues in ``text``, once per cue found. Where two cues overlap the
         longer one counts ("votre nom d'utilisateur" asks for a username, not a name)."""
+        folded = phrase_form(text)
+        compound = self.tails and _ends_in(folded, self.tails)  # a cheap test first: the pattern tries every letter
         found = sorted(
-            ((m.start(), m.start() + len(m[1]), m[1]) for m in self.pattern.finditer(phrase_form(text))),
+            (
+                (m.start(), m.start() + len(m[1]), m[1])
+                for pattern in ((self.pattern, self.compound) if compound else (self.pattern,))
+                for m in pattern.finditer(folded)
+            ),
             key=lambda span: span[0] - span[1],
         )
         kept: list[tuple[int, int, str]] = []
@@ -47,7 +58,18 @@ class RequestPatterns:
             if not any(start < e and s < end for s, e, _ in kept):
                 kept.append((start, end, cue))
         for _, _, cue in sorted(kept):
-            yield from self.kinds_of[cue]
+            yield from self.kinds_of.get(cue) or self._singular(cue)
+
+    def _singular(self, cue: str) -> frozenset[str]:
+        """The kinds of a cue found with its first or last word in the plural ("ticket numbers")."""
+        words = cue.split()
+        for i in dict.fromkeys((0, len(words) - 1)):
+            for end in self.plurals:
+                if words[i].endswith(end):
+                    key = " ".join(w[: -len(end)] if j == i else w for j, w in enumerate(words))
+                    if key in self.kinds_of:
+                        return self.kinds_of[key]
+        return frozenset()
 
 
 @dataclass(frozen=True)
@@ -105,19 +127,55 @@ def _merged(
 def _requests(configured: RequestCues) -> RequestPatterns:
     table = _merged({code: lex.requests.cues for code, lex in LEXICONS.items()}, configured)
     kinds_of: dict[str, set[str]] = {}
-    for kinds in table.values():
+    tails: set[str] = set()
+    plural: dict[str, str] = {}  # each phrase as a pattern, its first and last word in the plural too
+    for lang, kinds in table.items():
+        compounding = lang in LEXICONS and LEXICONS[lang].compounding
+        plurals = LEXICONS[lang].requests.plurals if lang in LEXICONS else ()
         for kind, cues in kinds.items():
             for cue in cues:
                 phrase = phrase_form(cue)
                 if phrase:
                     kinds_of.setdefault(phrase, set()).add(kind)
-    # longest first: "pin number" is one cue, not "pin" and a word
-    alternatives = sorted(kinds_of, key=len, reverse=True)
-    body = "|".join(re.escape(p) for p in alternatives) if alternatives else _NEVER
+                    plural[phrase] = _with_plurals(phrase, plurals)
+                    # short cues would end unrelated words ("tan" in "spontan")
+                    if compounding and " " not in phrase and len(phrase) >= 6:
+                        tails.add(phrase)
+    endings = sorted({end for lex in LEXICONS.values() for end in lex.requests.plurals}, key=len, reverse=True)
     # a lookahead finds every cue, overlapping ones included, for ``kinds`` to keep the longest
+    by_length = sorted(plural, key=len, reverse=True)
     return RequestPatterns(
-        re.compile(r"(?<!\w)(?=(" + body + r")(?!\w))"), {p: frozenset(k) for p, k in kinds_of.items()}
+        re.compile(r"(?<!\w)(?=(" + ("|".join(plural[p] for p in by_length) or _NEVER) + r")(?!\w))"),
+        {p: frozenset(k) for p, k in kinds_of.items()},
+        re.compile(r"(?<=\w)(?=(" + _longest_first(tails) + r")(?!\w))"),
+        frozenset(tails),
+        tuple(endings),
     )
+
+
+def _with_plurals(phrase: str, plurals: Sequence[str]) -> str:
+    """``phrase`` as a pattern that its first or last word in the plural matches too, by the
+    language's plain endings ("ticket numbers", "números de ticket")."""
+    words = [re.escape(w) for w in phrase.split()]
+    if not plurals:
+        return " ".join(words)
+    end = "(?:" + "|".join(map(re.escape, plurals)) + ")?"
+    words[0] += end
+    if len(words) > 1:
+        words[-1] += end
+    return " ".join(words)
+
+
+def _ends_in(text: str, tails: frozenset[str]) -> bool:
+    """Whether a word of ``text`` ends in one of ``tails`` after a letter or more."""
+    shortest = min(map(len, tails))
+    return any(w[i:] in tails for w in text.split() if len(w) > shortest for i in range(1, len(w) - shortest + 1))
+
+
+def _longest_first(phrases: Iterable[str]) -> str:
+    """Phrases as the body of an alternation, longest first: "pin number" is one cue, not "pin" and a word."""
+    alternatives = sorted(phrases, key=len, reverse=True)
+    return "|".join(re.escape(p) for p in alternatives) if alternatives else _NEVER
 
 
 def _as_pattern(phrases: Sequence[str]) -> str:

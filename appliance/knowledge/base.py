@@ -33,7 +33,7 @@ from appliance.knowledge.ingest import (
     timed,
 )
 from appliance.knowledge.retrieve import Query, Retrieval, match_expression, rank
-from appliance.knowledge.subject import resolve
+from appliance.knowledge.subject import resolve, unnamed
 from appliance.types import FetchDecision, Snapshot, TokenCounter
 
 LEXICAL_LIMIT = 200  # chunks the FTS5 search returns for one question
@@ -177,11 +177,11 @@ class Knowledge:
         index = self.index()
         if not len(index):
             return Retrieval(question, decide(query.message, self.cues, Evidence(0.0, 0.0), 1.0))
-        subjects = resolve(index, query.subject_texts())
-        vector = self.encoder.embed([question])[0]
-        dense = index.vectors @ vector
+        subjects = resolve(index.names, query.subject_texts())
+        asked = unnamed(index.names, question, (s.doc for s in subjects))
+        similarity, topics = index.similarity(self.encoder.embed([asked])[0])
         rows = [index.rows_of_doc[s.doc] for s in subjects if s.doc in index.rows_of_doc]
-        evidence = Evidence.of(dense, np.concatenate(rows) if rows else None)
+        evidence = Evidence.of(topics, np.concatenate(rows) if rows else None)
         decision: FetchDecision = decide(
             query.message,
             self.cues,
@@ -193,6 +193,6 @@ class Knowledge:
         )
         if not (decision.fetch or always):
             return Retrieval(question, decision)
-        lexical = dict(self.store.knowledge_search(match_expression(question), LEXICAL_LIMIT))
-        passages = rank(index, vector, lexical, subjects, k=self.settings.k, min_score=self.settings.min_score)
+        lexical = dict(self.store.knowledge_search(match_expression(question, common=index.common), LEXICAL_LIMIT))
+        passages = rank(index, similarity, lexical, subjects, k=self.settings.k, min_score=self.settings.min_score)
         return Retrieval(question, decision, passages)

@@ -5,6 +5,10 @@ Each chunk's text starts with its section's heading, so a FAQ question stays wit
 split section's later chunks still say what they are about; each keeps the document's title, its
 heading path and its location (the PDF page, or the heading), and its size in the responder's tokens
 (the :class:`~appliance.types.TokenCounter` handed in). A pure function of the parsed document.
+
+:func:`topic` is what a chunk's second vector is made of: its own heading without the document's
+name ("Is there parking at the Grant Hotel?" → "Is there parking at the?"), so that questions
+asked alike in many documents match each other whatever entity they name.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from appliance.types import TokenCounter
 
 HEADING_JOIN = " > "
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+_NAME_END = re.compile(r"\s+[-–—|:]\s+|\s*[(\[,]\s*")
 
 
 @dataclass(frozen=True)
@@ -110,3 +115,16 @@ def _split(text: str, counter: TokenCounter, room: int) -> Iterator[str]:
             current.append(word)
     if current:
         yield " ".join(current)
+
+
+def topic(title: str, heading: str, text: str) -> str:
+    """A chunk's own heading (the last of its path) without the document's title or the title's first
+    part, the name before a " - ", "(" or ","; a chunk without a heading is its own topic (a
+    document's opening lines say nothing of what they answer in their first line)."""
+    if not heading:
+        return text
+    own = heading.split(HEADING_JOIN)[-1]
+    names = {title.strip(), _NAME_END.split(title.strip(), maxsplit=1)[0].strip()}
+    for name in sorted((n for n in names if n), key=len, reverse=True):
+        own = re.sub(rf"(?<!\w){re.escape(name)}(?:'s|’s)?(?!\w)", " ", own, flags=re.IGNORECASE)
+    return " ".join(own.split()) or heading

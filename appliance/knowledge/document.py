@@ -145,6 +145,22 @@ def tidy(text: str) -> str:
     return "\n".join(lines).strip()
 
 
+_QUESTION_ENDS = ("?", "？", "؟")
+QUESTION_WORDS = 16  # the most words of a question that stands as a heading
+
+
+def is_question_line(line: str) -> bool:
+    """Whether a line of plain text or PDF is a FAQ question standing as a heading: short, ending in a
+    question mark and not starting in lower case (a wrapped sentence's last line does)."""
+    text = line.strip()
+    return (
+        text.endswith(_QUESTION_ENDS)
+        and len(text.split()) <= QUESTION_WORDS
+        and len(text) <= 160
+        and not text[:1].islower()
+    )
+
+
 def title_of(blocks: tuple[Block, ...], name: str) -> str:
     """The first top-level heading (the highest level that occurs, if it comes first), else the
     file's name without its extension, its dashes and underscores as spaces."""

@@ -1,26 +1,26 @@
 """Seed 003's fetch check: does this message need the institution's documents? A cheap decision, with
 no model call of its own, taken after the history's compression, from the message's form and from how
-well the documents match it.
+well the documents' headings match it.
 
 No fetch for an empty message, a read-back question ("what was my account number?"), a customer
 giving their details without asking anything, a greeting or thanks alone. Otherwise a score in 0..1
 (a logistic function of four measures) against ``knowledge.fetch_threshold``:
 
-* ``best``: the cosine similarity of the question and its best passage, among the documents the
-  conversation is about when it names some (a question the documents answer matches one well);
-* ``density``: the mean similarity of its best passages in the whole knowledge base (20, or 2 % of a
+* ``best``: the cosine similarity of the question and its best chunk topic (a heading without its
+  document's name, :func:`~.chunk.topic`), among the documents the conversation is about when it
+  names some: a question the documents answer is asked like one of their headings;
+* ``density``: the mean of its best topic similarities in the whole knowledge base (20, or 2 % of a
   small base): a question of a kind the documents often answer ("is there parking?") matches many;
-* ``acts``: whether it asks for something to be done (booked, found, recommended) rather than told.
+* ``acts``: whether it asks for something to be done (booked, found, recommended) rather than told;
+* ``asks``: whether it is worded as a question (the lexicons' question words, or a question mark).
 
-A best passage with a cosine of at least ``CLEAR_MATCH`` is a fetch whatever the score (unless the
+A best topic with a cosine of at least ``CLEAR_MATCH`` is a fetch whatever the score (unless the
 message asks for an action): a base of a few documents has no density to speak of.
 
-Whether it is worded as a question (the lexicons' question words) decides only whether a message
-that gives details also asks something: as a weight it added nothing on the dev set.
-
 The weights (``WEIGHTS``) were fitted by logistic regression on one half of the dev set's items
-(``shared/data/knowledge_dev``, the second, fourth... item) and checked on the other half, with the
-threshold 0.45; docs/measurements.md has the figures. The words of each language are in the lexicons (``KnowledgeCues``).
+(``shared/data/knowledge_dev``, the second, fourth... item) and checked on the other half and on the
+bank examples (``examples/branch_questions.jsonl``); docs/measurements.md has the figures. The words
+of each language are in the lexicons (``KnowledgeCues``).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from appliance.lexicon import LEXICONS, KnowledgeCues
 from appliance.lexicon.text import fold, straight
 from appliance.types import FetchDecision
 
-# Logistic weights (bias, best, density, acts), fitted as the module's docstring says.
-WEIGHTS = (-4.66, 3.37, 6.75, -3.87)
+# Logistic weights (bias, best, density, acts, asks), fitted as the module's docstring says.
+WEIGHTS = (-4.80, 2.76, 7.75, -2.08, 0.0)
 DENSITY_TOP = 20  # at most; a small base takes its best 2 % (at least 3)
 # A best passage this similar makes a question a knowledge question whatever the rest says: a small
 # base has no density to speak of.
@@ -59,6 +59,7 @@ class FetchCues:
     greetings: re.Pattern[str] | None
     thanks: re.Pattern[str] | None
     fillers: re.Pattern[str] | None
+    hesitations: re.Pattern[str] | None
     questions: re.Pattern[str] | None
     actions: re.Pattern[str] | None
 
@@ -69,6 +70,7 @@ class FetchCues:
             greetings=_alternation(p for c in cues for p in c.greetings),
             thanks=_alternation(p for c in cues for p in c.thanks),
             fillers=_alternation(p for c in cues for p in c.fillers),
+            hesitations=_alternation(p for c in cues for p in c.hesitations),
             questions=_alternation(p for c in cues for p in c.questions),
             actions=_alternation(p for c in cues for p in c.actions),
         )
@@ -80,9 +82,12 @@ def normal(text: str) -> str:
 
 
 def focus(message: str, cues: FetchCues) -> str:
-    """The message without the fillers it opens with ("ok great umm do they..." → "do they..."): what
-    is matched against the documents. The message itself when nothing else would be left."""
+    """The message without the fillers it opens with and its hesitations ("ok great umm do they uh
+    deliver" → "do they deliver"): what is matched against the documents. The message itself when
+    nothing else would be left."""
     text = normal(message)
+    if cues.hesitations is not None:
+        text = " ".join(cues.hesitations.sub(" ", text).split()) or text
     if cues.fillers is None:
         return text
     rest = text
@@ -105,19 +110,20 @@ def _only(text: str, *patterns: re.Pattern[str] | None) -> bool:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What the documents say about a message: its best passage's similarity (among the subject's
+    """What the documents say about a message: its best topic similarity (among the subject's
     documents when there are any), and the mean of its best ``DENSITY_TOP`` in the whole base."""
 
     best: float
     density: float
 
     @classmethod
-    def of(cls, dense: np.ndarray, subject_rows: np.ndarray | None) -> Evidence:
-        if not len(dense):
+    def of(cls, topics: np.ndarray, subject_rows: np.ndarray | None) -> Evidence:
+        """``topics``: the question's cosine with every chunk's topic."""
+        if not len(topics):
             return cls(0.0, 0.0)
-        pool = dense[subject_rows] if subject_rows is not None and len(subject_rows) else dense
-        n = min(len(dense), DENSITY_TOP, max(3, len(dense) // 50))
-        top = np.partition(dense, -n)[-n:]
+        pool = topics[subject_rows] if subject_rows is not None and len(subject_rows) else topics
+        n = min(len(topics), DENSITY_TOP, max(3, len(topics) // 50))
+        top = np.partition(topics, -n)[-n:]
         return cls(float(pool.max()), float(top.mean()))
 
 
@@ -133,7 +139,7 @@ def decide(
 ) -> FetchDecision:
     """Whether ``message`` needs the documents (see the module's docstring)."""
     text = normal(message)
-    asks = bool(cues.questions and cues.questions.search(text))
+    asks = "?" in message or "？" in message or bool(cues.questions and cues.questions.search(text))
     acts = bool(cues.actions and cues.actions.search(text))
 
     def no(reason: str) -> FetchDecision:
@@ -149,13 +155,13 @@ def decide(
         return no("greeting")
     if _only(text, cues.thanks, cues.greetings, cues.fillers):
         return no("thanks")
-    score = _score(evidence, acts)
+    score = _score(evidence, acts, asks)
     if score >= threshold or (evidence.best >= CLEAR_MATCH and not acts):
         return FetchDecision(True, "match", score, threshold, evidence.best, subject)
     return FetchDecision(False, "action" if acts else "weak", score, threshold, evidence.best, subject)
 
 
-def _score(evidence: Evidence, acts: bool) -> float:
-    bias, w_best, w_density, w_acts = WEIGHTS
-    z = bias + w_best * evidence.best + w_density * evidence.density + w_acts * acts
+def _score(evidence: Evidence, acts: bool, asks: bool) -> float:
+    bias, w_best, w_density, w_acts, w_asks = WEIGHTS
+    z = bias + w_best * evidence.best + w_density * evidence.density + w_acts * acts + w_asks * asks
     return 1.0 / (1.0 + math.exp(-z))

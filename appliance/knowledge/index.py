@@ -1,42 +1,43 @@
-"""The knowledge base in memory: every chunk's vector as one matrix, the chunks' text and place, and
-the word statistics that subject resolution needs (how rare each word is across the documents, and
-each document's title words).
+"""The knowledge base in memory: two vectors per chunk as two matrices, the chunks' place and text, and
+the documents' names for subject resolution (:class:`~.subject.Names`).
 
-Built from the store in one read (:meth:`Index.load`) and replaced whole when the store's generation
-changes, so readers never see half of an update. Memory: 384 float32 per chunk (9,170 chunks: 14 MB),
-plus their text.
+Each chunk has a vector of its text and one of its :func:`~.chunk.topic` (its heading without the
+document's name); a question's similarity to a chunk mixes the two (:meth:`Index.similarity`): the
+heading says what a FAQ section answers, the text how it answers. Built from the store in one read
+(:meth:`Index.load`) and replaced whole when the store's generation changes, so readers never see half
+of an update. Memory: 384 float32 per chunk and per distinct topic (9,695 chunks and 4,854 topics on
+the dev set: 22 MB), plus their text.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from appliance.knowledge.subject import Names
 from appliance.lexicon.text import fold
 
-_WORD = re.compile(r"\w+")
-_APOSTROPHES = re.compile(r"['’`´]")
-
-
-def words(text: str) -> list[str]:
-    """The words of a text as they are compared: lower case, no accents, apostrophes dropped ("Sutro's"
-    → "sutros"), and a plural's final s dropped from longer words, so "illusions" meets "illusion"."""
-    return [_key(w) for w in _WORD.findall(_APOSTROPHES.sub("", fold(text)))]
-
-
-def _key(word: str) -> str:
-    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+# The stored model name's suffix for rows that hold both vectors, the text's then the topic's (rows
+# stored before it hold the text's only, and are re-embedded by the next sync).
+TOPICS = "+topics"
+# A word in more than this share of the chunks is left out of the lexical search: it matches nearly
+# every chunk and would make SQLite rank them all.
+COMMON = 0.05
+_TERM = re.compile(r"\w+")
+# Weight of the chunk's text in the similarity (the rest is its heading's): chosen on the odd items of
+# the dev set (docs/measurements.md).
+TEXT_WEIGHT = 0.45
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One chunk as retrieval sees it (its vector is the same row of :attr:`Index.vectors`)."""
+    """One chunk as retrieval sees it (its vector is the same row of :attr:`Index.vectors`; its topic's,
+    the row :attr:`Index.topic_of` gives of :attr:`Index.topics`)."""
 
     chunk_id: int
     doc: str
@@ -51,26 +52,28 @@ class Entry:
 class Index:
     generation: int
     entries: tuple[Entry, ...]
-    vectors: np.ndarray  # (len(entries), dims) float32, L2-normalised rows
+    vectors: np.ndarray  # (len(entries), dims) float32, L2-normalised rows: the chunks' text
+    topics: np.ndarray  # (distinct topics, dims) likewise: the headings without their document's name
+    topic_of: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))  # row -> its topic's row
     model: str = ""
     row_of: Mapping[int, int] = field(default_factory=dict)  # chunk id -> row
     rows_of_doc: Mapping[str, np.ndarray] = field(default_factory=dict)  # document name -> its rows
-    titles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # document -> title words
-    by_title_word: Mapping[str, frozenset[str]] = field(default_factory=dict)  # word -> documents
-    idf: Mapping[str, float] = field(default_factory=dict)  # word -> log(documents / documents with it)
+    names: Names = field(default_factory=Names.empty)
+    common: frozenset[str] = frozenset()  # words in more than ``COMMON`` of the chunks, folded
 
     @classmethod
     def empty(cls, generation: int = -1) -> Index:
-        return cls(generation, (), np.zeros((0, 0), dtype=np.float32))
+        return cls(generation, (), np.zeros((0, 0), dtype=np.float32), np.zeros((0, 0), dtype=np.float32))
 
     @classmethod
     def load(cls, generation: int, rows: Iterable[Mapping[str, Any]]) -> Index:
-        """The index of the store's chunk rows (``KnowledgeStore.knowledge_chunks``)."""
+        """The index of the store's chunk rows (``KnowledgeStore.knowledge_chunks``); a row's vector
+        holds the text's vector and then the topic's (``TOPICS``), or the text's only, used for both."""
         entries: list[Entry] = []
-        blobs: list[bytes] = []
+        pairs: list[tuple[np.ndarray, np.ndarray]] = []
         models: set[str] = set()
-        doc_words: dict[str, set[str]] = defaultdict(set)
-        titles: dict[str, tuple[str, ...]] = {}
+        titles: dict[str, str] = {}
+        texts: dict[str, list[str]] = defaultdict(list)
         for row in rows:
             entry = Entry(
                 int(row["id"]),
@@ -82,43 +85,43 @@ class Index:
                 int(row["tokens"]),
             )
             entries.append(entry)
-            blobs.append(row["vector"])
-            models.add(str(row["model"]))
-            doc_words[entry.doc].update(words(f"{entry.title}\n{entry.text}"))
-            titles.setdefault(entry.doc, tuple(words(entry.title)))
+            blob = np.frombuffer(row["vector"], dtype="<f4")
+            half = len(blob) // 2 if str(row["model"]).endswith(TOPICS) else len(blob)
+            pairs.append((blob[:half], blob[half : 2 * half] if half < len(blob) else blob))
+            models.add(str(row["model"]).removesuffix(TOPICS))
+            titles.setdefault(entry.doc, entry.title)
+            texts[entry.doc].append(entry.text)
         if not entries:
             return cls.empty(generation)
-        vectors = np.frombuffer(b"".join(blobs), dtype="<f4").astype(np.float32).reshape(len(entries), -1)
+        vectors = np.stack([text for text, _ in pairs]).astype(np.float32, copy=False)
+        distinct: dict[bytes, int] = {}  # a question asked alike in many documents has one topic row
+        topic_of = np.array([distinct.setdefault(t.tobytes(), len(distinct)) for _, t in pairs], dtype=np.int32)
+        topics = np.frombuffer(b"".join(distinct), dtype="<f4").reshape(len(distinct), -1).astype(np.float32)
         rows_of: dict[str, list[int]] = defaultdict(list)
+        frequency: Counter[str] = Counter()
         for i, entry in enumerate(entries):
             rows_of[entry.doc].append(i)
-        frequency: dict[str, int] = defaultdict(int)
-        for found in doc_words.values():
-            for word in found:
-                frequency[word] += 1
-        n = len(doc_words)
-        by_title: dict[str, set[str]] = defaultdict(set)
-        for doc, title in titles.items():
-            for word in title:
-                by_title[word].add(doc)
+            frequency.update(set(_TERM.findall(fold(entry.text))))
         return cls(
             generation=generation,
             entries=tuple(entries),
             vectors=vectors,
+            topics=topics,
+            topic_of=topic_of,
             model=",".join(sorted(models)),
             row_of={e.chunk_id: i for i, e in enumerate(entries)},
             rows_of_doc={doc: np.array(rows, dtype=np.int64) for doc, rows in rows_of.items()},
-            titles=titles,
-            by_title_word={w: frozenset(ds) for w, ds in by_title.items()},
-            idf={w: math.log((n + 1) / (c + 1)) for w, c in frequency.items()},
+            names=Names.build(titles, texts),
+            common=frozenset(w for w, n in frequency.items() if n > COMMON * len(entries) and n > 1),
         )
 
-    def rarity(self, word: str) -> float:
-        """How rare a word is across the documents (an unseen word as rare as one in a single document)."""
-        found = self.idf.get(word)
-        if found is None:
-            return math.log((len(self.titles) + 1) / 2) if self.titles else 0.0
-        return found
+    def similarity(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The question's similarity to every chunk (``TEXT_WEIGHT`` of the text's cosine, the rest
+        of the topic's), and its cosine with every topic alone."""
+        v = np.asarray(vector, dtype=np.float32).reshape(-1)
+        text = self.vectors @ v
+        topic = (self.topics @ v)[self.topic_of]
+        return TEXT_WEIGHT * text + (1.0 - TEXT_WEIGHT) * topic, topic
 
     def __len__(self) -> int:
         return len(self.entries)

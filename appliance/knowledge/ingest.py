@@ -1,9 +1,11 @@
 """Taking documents in: read, chunk, embed, and store each one in place of its previous version.
 
 Files are read and chunked first, then their chunks' vectors are computed in large batches (the
-encoder is most of an ingest's time; a chunk whose text is already stored keeps its vector, so an
-edited document re-embeds only what changed), and only then is each document written, in one
-transaction of its own. A file that cannot be read is reported by name and changes nothing: its
+encoder is most of an ingest's time; a chunk whose text and topic are already stored keeps its
+vectors, so an edited document re-embeds only what changed, and a text or topic that several chunks
+share, "Is there WiFi?" in forty hotels, is embedded once), and only then is each document written,
+in one transaction of its own. Each chunk gets two vectors, stored as one: its text's and its
+topic's (:func:`~.chunk.topic`). A file that cannot be read is reported by name and changes nothing: its
 previous version, if any, stays whole.
 
 A sync of a folder adds its new files, replaces those whose sha256 changed, and removes the documents
@@ -24,8 +26,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from appliance.errors import DocumentError
-from appliance.knowledge.chunk import Chunk, chunks
+from appliance.knowledge.chunk import Chunk, chunks, topic
 from appliance.knowledge.document import Parsed, Source, known, parse
+from appliance.knowledge.index import TOPICS
 from appliance.types import TokenCounter
 
 UPLOAD = "upload:"  # the key prefix of documents uploaded through the API (they have no file)
@@ -114,6 +117,11 @@ class Ingest:
     max_bytes: int
     chunk_tokens: int
 
+    @property
+    def model(self) -> str:
+        """The name the vectors are stored under: the encoder's, and their layout."""
+        return self.encoder.model_name + TOPICS
+
     def take(self, items: Sequence[Item], report: Report, progress: Progress | None = None) -> None:
         """Store each item that changed, in groups of about ``BATCH_CHUNKS`` chunks (one embedding run each)."""
         group: list[tuple[Source, Item, Parsed, list[Chunk]]] = []
@@ -122,10 +130,7 @@ class Ingest:
             try:
                 source = item.read(self.max_bytes)
                 stored = self.store.knowledge_document(item.key)
-                if stored is not None and (stored["sha256"], stored["model"]) == (
-                    source.sha256,
-                    self.encoder.model_name,
-                ):
+                if stored is not None and (stored["sha256"], stored["model"]) == (source.sha256, self.model):
                     report.unchanged.append(item.name)
                     continue
                 parsed = parse(source, self.max_bytes)
@@ -145,18 +150,21 @@ class Ingest:
     def _write(self, group: list[tuple[Source, Item, Parsed, list[Chunk]]], report: Report) -> None:
         if not group:
             return
-        model = self.encoder.model_name
-        shas = [[_sha(c.text) for c in found] for _, _, _, found in group]
+        model = self.model
+        pieces = [[(topic(c.title, c.heading, c.text), c.text) for c in found] for _, _, _, found in group]
+        shas = [[_sha(f"{head}\x00{text}") for head, text in doc] for doc in pieces]
         vectors = self.store.knowledge_vectors((s for doc in shas for s in doc), model)
-        missing: dict[str, str] = {}
-        for (_, _, _, found), doc_shas in zip(group, shas):
-            for chunk, sha in zip(found, doc_shas):
+        missing: dict[str, tuple[str, str]] = {}
+        for doc_pieces, doc_shas in zip(pieces, shas):
+            for piece, sha in zip(doc_pieces, doc_shas):
                 if sha not in vectors:
-                    missing.setdefault(sha, chunk.text)
+                    missing.setdefault(sha, piece)
         if missing:
-            embedded = self.encoder.embed(list(missing.values()))
-            for sha, row in zip(missing, embedded):
-                vectors[sha] = np.asarray(row, dtype="<f4").tobytes()
+            texts = list(dict.fromkeys(t for piece in missing.values() for t in piece))
+            row = {t: i for i, t in enumerate(texts)}
+            embedded = np.asarray(self.encoder.embed(texts), dtype="<f4")
+            for sha, (head, text) in missing.items():
+                vectors[sha] = np.concatenate([embedded[row[text]], embedded[row[head]]]).tobytes()
         for (source, item, parsed, found), doc_shas in zip(group, shas):
             existed = self.store.knowledge_document(item.key) is not None
             self.store.replace_knowledge_document(

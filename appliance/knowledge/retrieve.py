@@ -1,33 +1,50 @@
 """Retrieval: the passages that answer a question, found by words and by meaning, for the subject the
 conversation is about.
 
-Three rankings of every chunk are fused by reciprocal rank (RRF, Cormack et al. 2009: a chunk scores
-``1 / (RRF_K + rank)`` in each ranking it is in, and the sums are compared):
+A chunk's **score** is the question's similarity to it (:meth:`~.index.Index.similarity`: its text's
+and its heading's cosine, mixed), plus ``SUBJECT_BONUS`` for the documents the conversation names
+(:mod:`.subject`), scaled by how surely each is named. The candidates are ordered by their score plus
+their lexical match, SQLite FTS5's bm25 over the chunks' title, heading and text, as a share of the
+best one, weighted ``LEXICAL_WEIGHT``: fused by score, not by rank, because reciprocal rank fusion
+flattens the gaps between near scores and, on the dev set, let a noisy transcript's common words
+reorder the best few (the gold section at rank 1 fell by 5 to 8 points on each half). A passage is
+offered only with a score of at least ``knowledge.min_score``; the ``k`` best are kept.
 
-* dense: cosine similarity of the question and the chunk (all-MiniLM-L6-v2 vectors, one matrix);
-* lexical: SQLite FTS5's bm25 over the chunks' title, heading and text (the question's words, any of them);
-* subject: the documents the conversation names (:mod:`.subject`), worth ``SUBJECT_WEIGHT`` ranks' worth
-  at the top, scaled by how surely they are named. Among forty hotels' identical parking questions it
-  picks the hotel being discussed; a chunk that answers the question much better elsewhere still wins.
+Which chunks are candidates depends on the subject:
 
-A passage is offered only with a cosine of at least ``knowledge.min_score``; the ``k`` best are kept.
-:func:`rank` is a pure function of the question's vector, the lexical scores and the index.
+* no subject: every chunk;
+* a subject, and a question that documents elsewhere answer alike (the best matches outside the
+  subject come from ``SHARED_DOCS`` documents or more, within ``SHARED_MARGIN`` of each other: "is
+  there parking?" in forty hotels): the subject's chunks only, since another hotel's parking is not
+  this one's. If the subject's best match is ``NOT_FOUND_MARGIN`` below the best elsewhere, the
+  subject's documents do not answer it: no passage, and the turn says so (``knowledge.not_found``);
+* otherwise every chunk, the subject's ahead by their bonus: a topic named in a small base
+  ("transfers") does not hide the fees' page that answers.
+
+:func:`rank` is a pure function of the similarities, the lexical scores and the index.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from appliance.knowledge.index import Index
 from appliance.knowledge.subject import Subject
+from appliance.lexicon.text import fold
 from appliance.types import FetchDecision, Passage, Snapshot, current_facts
 
-RRF_K = 60
-SUBJECT_WEIGHT = 0.5  # between the subject's documents: a surer subject is worth this many first places
+# The bm25 score's weight, as a share of the best one among the candidates, in the order (not the score).
+LEXICAL_WEIGHT = 0.05
+# The constants below were chosen on the odd items of the dev set (docs/measurements.md).
+SUBJECT_BONUS = 0.3  # added to the score of the surest subject's chunks (less for the others)
+SHARED_DOCS = 3
+SHARED_MARGIN = 0.1
+SHARED_POOL = 60  # the best matches outside the subject that are looked at
+NOT_FOUND_MARGIN = 0.35
 
 
 @dataclass(frozen=True)
@@ -78,66 +95,94 @@ class Retrieval:
         return self.decision.fetch and not self.passages
 
 
+@dataclass(frozen=True)
+class Scope:
+    """Where the passages are looked for: the candidate rows and each one's subject bonus; ``shared``:
+    the subject's documents only, as other documents answer the question alike; ``answered``: false when
+    the subject's documents do not answer it."""
+
+    rows: np.ndarray
+    bonus: np.ndarray  # per candidate row
+    shared: bool = False
+    answered: bool = True
+
+    @classmethod
+    def of(cls, index: Index, similarity: np.ndarray, subjects: Sequence[Subject]) -> Scope:
+        owned = [(index.rows_of_doc[s.doc], s.score) for s in subjects if s.doc in index.rows_of_doc]
+        everything = np.arange(len(index))
+        if not owned:
+            return cls(everything, np.zeros(len(index)))
+        best = max(score for _, score in owned)
+        bonus = np.zeros(len(index))
+        for rows, score in owned:
+            bonus[rows] = np.maximum(bonus[rows], SUBJECT_BONUS * score / best)
+        inside = bonus > 0
+        outside = np.flatnonzero(~inside)
+        if not len(outside):
+            return cls(everything, bonus)
+        pool = outside[_best(similarity[outside], SHARED_POOL)]
+        elsewhere = float(similarity[pool[0]])
+        close = {index.entries[r].doc for r in pool if similarity[r] >= elsewhere - SHARED_MARGIN}
+        if len(close) < SHARED_DOCS:
+            return cls(everything, bonus)
+        rows = np.flatnonzero(inside)
+        answered = elsewhere - float(similarity[rows].max()) <= NOT_FOUND_MARGIN
+        return cls(rows, bonus[rows], shared=True, answered=answered)
+
+
 def rank(
     index: Index,
-    query_vector: np.ndarray,
+    similarity: np.ndarray,
     lexical: Mapping[int, float],
     subjects: Sequence[Subject],
     *,
     k: int,
     min_score: float,
 ) -> tuple[Passage, ...]:
-    """The ``k`` best passages whose cosine reaches ``min_score``: the subject's documents' chunks by
-    fused rank, after any chunk elsewhere that matches clearly better (by ``ELSEWHERE_MARGIN``)."""
+    """The ``k`` best passages whose score reaches ``min_score`` (see the module's docstring);
+    ``similarity``: the question's to every chunk of ``index``."""
     if not len(index) or k <= 0:
         return ()
-    dense = index.vectors @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
-    lexical_rows = {index.row_of[c]: s for c, s in lexical.items() if c in index.row_of}
-    owned = [(index.rows_of_doc[s.doc], s.score) for s in subjects if s.doc in index.rows_of_doc]
-    if not owned:
-        order = _fused(np.arange(len(index)), dense, lexical_rows, {})
-    else:
-        inside = np.concatenate([rows for rows, _ in owned])
-        bonus = {int(row): score for rows, score in owned for row in rows}
-        first = _fused(inside, dense, lexical_rows, bonus)
-        elsewhere = [int(r) for r in np.argsort(-dense, kind="stable")[: k * 4] if int(r) not in bonus]
-        order = first + elsewhere
+    scope = Scope.of(index, similarity, subjects)
+    if not scope.answered:
+        return ()
+    score = similarity[scope.rows] + scope.bonus
+    order = score.copy()
+    at = np.full(len(index), -1)
+    at[scope.rows] = np.arange(len(scope.rows))
+    found = [(int(at[index.row_of[c]]), s) for c, s in lexical.items() if c in index.row_of and s > 0]
+    found = [(i, s) for i, s in found if i >= 0]
+    if found:
+        top = max(s for _, s in found)
+        for i, s in found:
+            order[i] += LEXICAL_WEIGHT * s / top
+    order[score < min_score] = -np.inf
     chosen: list[Passage] = []
-    for row in order:
-        if float(dense[row]) < min_score:
-            continue
-        e = index.entries[row]
-        chosen.append(Passage(e.chunk_id, e.doc, e.title, e.heading, e.location, e.text, e.tokens, float(dense[row])))
+    for i in _best(order, k):
+        if not np.isfinite(order[i]):
+            break
+        e = index.entries[int(scope.rows[i])]
+        chosen.append(Passage(e.chunk_id, e.doc, e.title, e.heading, e.location, e.text, e.tokens, float(score[i])))
         if len(chosen) == k:
             break
     return tuple(chosen)
 
 
-def _fused(rows: np.ndarray, dense: np.ndarray, lexical: Mapping[int, float], bonus: Mapping[int, float]) -> list[int]:
-    """``rows`` best first by reciprocal rank fusion of their dense and lexical ranks among themselves,
-    plus ``SUBJECT_WEIGHT`` first places times each row's subject score."""
-    fused = 1.0 / (RRF_K + _ranks(dense[rows]))
-    found = [(i, lexical[int(r)]) for i, r in enumerate(rows) if int(r) in lexical]
-    for place, (i, _) in enumerate(sorted(found, key=lambda item: -item[1]), start=1):
-        fused[i] += 1.0 / (RRF_K + place)
-    if bonus:
-        fused += np.array([SUBJECT_WEIGHT * bonus.get(int(r), 0.0) for r in rows]) / (RRF_K + 1)
-    return [int(rows[i]) for i in np.argsort(-fused, kind="stable")]
-
-
-def _ranks(scores: np.ndarray) -> np.ndarray:
-    """Each score's place from 1 (best), as float64."""
-    order = np.argsort(-scores, kind="stable")
-    ranks = np.empty(len(scores), dtype=np.float64)
-    ranks[order] = np.arange(1, len(scores) + 1)
-    return ranks
+def _best(values: np.ndarray, n: int) -> np.ndarray:
+    """The positions of the ``n`` largest values, largest first (ties in position order)."""
+    if len(values) > n:
+        top = np.argpartition(-values, n - 1)[:n]
+        return top[np.lexsort((top, -values[top]))]
+    return np.argsort(-values, kind="stable")
 
 
 _TERM = re.compile(r"\w+")
 
 
-def match_expression(text: str, limit: int = 32) -> str:
-    """An FTS5 expression that matches any of the text's words, each quoted (nothing in a customer's
-    message is read as FTS5 syntax); empty for a text without words."""
-    terms = list(dict.fromkeys(t.casefold() for t in _TERM.findall(text) if len(t) > 1 or t.isdigit()))[:limit]
+def match_expression(text: str, limit: int = 32, common: Collection[str] = ()) -> str:
+    """An FTS5 expression that matches any of the text's words but the ``common`` ones (folded: lower
+    case, no accents), each quoted (nothing in a customer's message is read as FTS5 syntax); empty for
+    a text without other words."""
+    terms = [t for t in dict.fromkeys(fold(t) for t in _TERM.findall(text)) if (len(t) > 1 or t.isdigit())]
+    terms = [t for t in terms if t not in common][:limit]
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)

@@ -1,12 +1,13 @@
 """Plain-text documents: paragraphs between blank lines, lines that start with a bullet or a number
-as list items, and a line underlined with ``===`` or ``---`` as a heading (the only reader without a
-library)."""
+as list items, and as headings a line underlined with ``===`` or ``---``, or a short question on a
+line of its own (a FAQ's question, one level below the underlined heading above it). The only reader
+without a library."""
 
 from __future__ import annotations
 
 import re
 
-from appliance.knowledge.document import Block, Parsed, Source, decode, tidy, title_of
+from appliance.knowledge.document import Block, Parsed, Source, decode, is_question_line, tidy, title_of
 
 _ITEM = re.compile(r"^\s*(?:[-*•·‣]|\d{1,3}[.)])\s+")
 _UNDERLINE = re.compile(r"^\s*(=+|-+)\s*$")
@@ -19,12 +20,16 @@ def read(source: Source) -> Parsed:
 
 def _blocks(text: str) -> list[Block]:
     out: list[Block] = []
+    underlined = 1  # the level of the last underlined heading
     for part in re.split(r"\n\s*\n", text):
         lines = [line for line in part.split("\n") if line.strip()]
         if len(lines) >= 2 and _UNDERLINE.match(lines[1]) and len(lines[0].strip()) >= len(lines[1].strip()) // 2:
-            level = 1 if lines[1].strip().startswith("=") else 2
-            out.append(Block("heading", tidy(lines[0]), level=level))
+            underlined = 1 if lines[1].strip().startswith("=") else 2
+            out.append(Block("heading", tidy(lines[0]), level=underlined))
             lines = lines[2:]
+        elif len(lines) == 1 and is_question_line(lines[0]) and not _ITEM.match(lines[0]):
+            out.append(Block("heading", tidy(lines[0]), level=underlined + 1))
+            continue
         paragraph: list[str] = []
         for line in lines:
             if _ITEM.match(line):

@@ -52,7 +52,7 @@ __all__ = [
 # The registered languages. Their order is the order in which patterns are tried and cue lists are
 # shown; where one language's cue starts another's ("es" and "es ist"), the longer one's language
 # comes first.
-CODES = ("en", "de", "fr", "es", "nl", "it", "pt", "pl", "tr", "ru", "el", "ar", "hi", "zh", "ja")
+CODES = ("en", "de", "fr", "es", "nl", "it", "pt", "ga", "pl", "tr", "ru", "el", "ar", "hi", "zh", "ja")
 
 H = TypeVar("H", bound=Hashable)
 

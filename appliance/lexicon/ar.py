@@ -2,8 +2,8 @@
 
 from appliance.lexicon.schema import Lexicon, Names
 
-# The particles of Arabic names, in Malay names too ("binti").
+# The particles of Arabic names, in Malay names too ("binti"), and as North Africa writes them ("El Idrissi").
 LEXICON = Lexicon(
     code="ar",
-    names=Names(self_cues=("اسمي",), self_hints=("اسمي",), particles=("al", "bin", "binti", "ibn")),
+    names=Names(self_cues=("اسمي",), self_hints=("اسمي",), particles=("al", "el", "bin", "binti", "ibn", "abu")),
 )

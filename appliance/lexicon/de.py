@@ -15,20 +15,31 @@ from appliance.lexicon.schema import (
 # fmt: off
 LEXICON = Lexicon(
     code="de",
+    compounding=True,
     requests=Requests(
         cues={
             "name": (
                 "ihren namen", "ihr name", "ihren vollständigen namen", "ihr vollständiger name",
                 "ihren vor und nachnamen", "wie heißen sie", "wie ist ihr name", "wie lautet ihr name", "dein name",
-                "deinen namen", "wie heißt du",
+                "deinen namen", "wie heißt du", "mit wem spreche ich", "mit wem ich spreche", "auf welchen namen",
+                "unter welchem namen", "ihr nachname", "ihren nachnamen", "wer ist am apparat", "ihr vorname",
+                "ihren vornamen", "sie sind herr", "sie sind frau", "und sie sind",
             ),
-            "account": ("kontonummer", "iban", "vertragsnummer"),
-            "card": ("kartennummer", "letzten vier ziffern", "letzten 4 ziffern"),
+            "account": ("kontonummer", "iban", "vertragsnummer", "welches konto", "welchem konto"),
+            "card": (
+                "kartennummer", "letzten vier ziffern", "letzten 4 ziffern", "welche karte", "welcher karte",
+                "welche kreditkarte", "welcher kreditkarte",
+            ),
             "customer_id": ("kundennummer", "kunden id", "kundenkennung"),
             "member_number": ("mitgliedsnummer", "mitgliednummer"),
-            "member_level": ("mitgliedsstufe", "mitgliedschaftsstufe", "statusstufe"),
+            "member_level": (
+                "mitgliedsstufe", "mitgliedschaftsstufe", "statusstufe", "welchen status", "welche stufe",
+                "welcher stufe",
+            ),
             "username": ("benutzername", "nutzername", "benutzerkennung", "login", "anmeldename"),
-            "ticket": ("ticketnummer", "ticket nummer", "ticket id"),
+            "ticket": (
+                "ticketnummer", "ticket nummer", "ticket id", "störungsnummer", "meldungsnummer", "welches ticket",
+            ),
             "reference": (
                 "buchungsnummer", "referenznummer", "bestätigungsnummer", "reservierungsnummer", "buchungscode",
             ),
@@ -47,7 +58,10 @@ LEXICON = Lexicon(
         },
         asking=("bitte", "können", "könnten", "geben", "nennen", "brauche", "benötige"),
         pointing=("es", "ihn", "sie"),
-        leads=("ja", "klar", "gerne?", "natürlich", r"es\s+ist", r"das\s+ist"),
+        leads=(
+            "ja", "klar", "gerne?", "natürlich", "genau", r"(?:es|das|der|die|er|sie)\s+(?:ist|lautet)", "lautet",
+        ),
+        plurals=("n", "en", "e", "s"),
     ),
     readback=ReadBack(
         topics={
@@ -60,7 +74,7 @@ LEXICON = Lexicon(
             "member_number": r"mitgliedsnummer",
             "member_level": r"mitglied(?:schaft)?sstufe|statusstufe",
             "username": r"benutzername|nutzername|anmeldename|login",
-            "ticket": r"ticketnummer|ticket",
+            "ticket": r"ticketnummer|ticket|storungsnummer|meldungsnummer",
             "card": r"kartennummer|karte",
             "account": r"kontonummer|konto|iban",
             "train": r"zugnummer|zug",
@@ -141,9 +155,20 @@ LEXICON = Lexicon(
     names=Names(
         self_cues=(r"mein\s+name\s+ist", r"ich\s+heiße", r"ich\s+heisse", r"hier\s+spricht"),
         firm_cues=(r"mein\s+(?:vollständiger\s+)?name\s+ist", r"ich\s+heiße", r"ich\s+heisse"),
+        labels=(r"(?:vollständiger\s+)?name\s*(?:ist|:)",),
+        label_hints=("name",),
+        part_labels=("vorname", "nachname", "familienname", "rufname"),
+        kin=(
+            r"(?:mein(?:e[nmr]?)?|unser(?:e[nmr]?)?)\s+(?:sohn|tochter|frau|mann|partner(?:in)?|mutter|vater|bruder|"
+            r"schwester|kind|enkel(?:in)?|freund(?:in)?|verlobten?)",
+        ),
+        holder_cues=(r"auf\s+den\s+namen(?:\s+von)?", r"unter\s+dem\s+namen"),
+        reply_holders=("für", "auf"),
+        introductions=(r"hier\s+ist",),
         sign_offs=(
             r"(?:viele|liebe|beste|herzliche|freundliche)\s+gr(?:ü|ue)(?:ß|ss)e", r"mit\s+freundlichen\s+gr(?:ü|ue)(?:ß|ss)en",
             r"gr(?:ü|ue)(?:ß|ss)e", r"gru(?:ß|ss)", "mfg", "lg", "vg", "danke", r"vielen\s+dank", r"danke\s+schön",
+            r"danke\s+im\s+voraus", r"besten\s+dank",
         ),
         common_words=tuple(
             """
@@ -153,26 +178,36 @@ LEXICON = Lexicon(
             waren habe hast hat haben hatte kann können könnte muss müssen möchte will wollen brauche brauchen
             weiß wissen sagen sage gebe geben mache machen geht gehen kommt kommen heute morgen gestern jetzt hier
             dort da dass mit zu für auf in an bei nach aus über unter um gerade leider nichts alles etwas mehr viel
-            falsch richtig
+            falsch richtig bezüglich betreff betreffend wegen zum zur im am vom beim ins ans seit ganz total echt
+            gern gerne genau also schon mal eben jeden fall moment augenblick
             """.split()
         ),
         self_hints=("name", "heiße", "heisse", "spricht"),
         your_cues=(r"ihr\s+name\s+(?:ist|lautet)", r"sie\s+heißen"),
         your_hints=("name", "heißen"),
-        here=("hier",),
-        here_hints=("hier",),
-        greetings=("hallo", r"guten\s+(?:tag|morgen|abend)"),
+        here=("hier", r"mein\s+name", r"am\s+apparat"),
+        here_hints=("hier", "name", "apparat"),
+        greetings=("hallo", r"guten\s+(?:tag|morgen|abend)", "moin", "servus", r"gr(?:ü|ue)(?:ß|ss)\s+gott"),
         addressing=("hallo", "danke"),
         titles=("Herr", "Frau"),
         particles=("von", "der", "den"),
-        after=("und", "hier"),
-        leads=("ja", "klar", "gerne?", "natürlich", "hallo"),
-        it_is=(r"es\s+ist", r"das\s+ist"),
+        after=("und", "hier", "nochmal", "wieder"),
+        leads=("ja", "klar", "gerne?", "natürlich", "genau", "hallo", r"(?:ä|ae)h+m*", "hm+", "ich", "also"),
+        it_is=(
+            r"(?:es|das|der|er)\s+(?:ist|lautet)", r"auf(?:\s+den\s+namen)?", r"unter(?:\s+dem\s+namen)?", "mit",
+        ),
         not_names=("ja", "nein", "herr", "frau", "schön", "sehr", "vielmals"),
+        sentence_starts=tuple(
+            """
+            Ich Wir Sie Er Es Ihr Ihre Ihren Ihrem Ihrer Mein Meine Meinen Meinem Der Die Das Den Dem Ein Eine
+            Bitte Danke Hallo Ja Nein Guten Wie Was Wo Wann Warum Welche Können Könnten Kann Haben Hat Ist Sind
+            Gibt Heute Morgen Gestern Jetzt Leider Hier Dort Bezüglich Betreff Wegen Seit Nach Vor Mit Für
+            """.split()
+        ),
         not_bare=tuple(
             """
             straße strasse platz bahnhof flughafen gasse weg allee kirche klinik krankenhaus stadt
-            danke bitte hallo guten tag klar gerne genau doch also
+            danke bitte hallo guten tag klar gerne genau doch also moment augenblick sekunde familie team kundenservice
             """.split()
         ),
     ),
@@ -180,19 +215,24 @@ LEXICON = Lexicon(
         corrections=(
             "entschuldigung", "sorry", "verzeihung", r"ich\s+meinte", r"ich\s+meine", "korrektur", "eigentlich",
             r"(?:nein\s+)?warte", r"(?:das\s+war\s+)?falsch", r"ich\s+habe\s+mich\s+vertan", r"genauer\s+gesagt",
+            r"(?:ä|ae)hm", r"nein\s+moment", "vielmehr", r"besser\s+gesagt", r"ich\s+korrigiere",
+            r"jetzt\s+(?:ist\s+(?:es|sie|er)|lautet\s+(?:sie|er|es))", r"inzwischen\s+(?:ist|lautet)",
         ),
         denials=("nein", r"nicht\s+ganz", "falsch", r"das\s+stimmt\s+nicht"),
         additions=("noch", r"weitere[snm]?", r"zweite[snm]?", "auch", r"andere[snm]?"),
         value_labels={
             "account": (
                 "girokonto", "sparkonto", "tagesgeldkonto", "festgeldkonto", "geschäftskonto", "gemeinschaftskonto",
-                "privatkonto",
+                "privatkonto", "privat", "geschäftlich", "beruflich",
             ),
+            "customer_id": ("privat", "geschäftlich", "beruflich"),
+            "username": ("web", "app", "online", "privat", "dienstlich"),
             "phone": (
                 "handy", "mobil", "handynummer", "mobilnummer", "festnetz", "festnetznummer", "dienstlich",
                 "geschäftlich", "privat", "büro", "arbeit",
             ),
             "email": ("dienstlich", "geschäftlich", "privat", "arbeit"),
+            "name": ("vorname", "nachname", "familienname"),
             "address": ("privat", "geschäftlich", "lieferadresse", "rechnungsadresse"),
             "card": ("kreditkarte", "debitkarte", r"ec-?karte", "girocard"),
         },
@@ -212,8 +252,8 @@ LEXICON = Lexicon(
             "reference": ("buchungs?", "reservierungs?", "bestätigungs?", "referenz"),
             "order": ("bestellung", "bestell", "auftrags?", "rechnungs?", "sendungs?"),
             "case": ("fall", "vorgangs?"),
-            "ticket": ("ticket",),
-            "account": ("konto", "vertrags?"),
+            "ticket": ("ticket", "störungs", "meldungs"),
+            "account": ("konto", "konten", "vertrags?", "verträge"),
             "card": ("karten",),
             "customer_id": ("kunden",),
             "member_number": ("mitglieds?",),
@@ -222,12 +262,19 @@ LEXICON = Lexicon(
         level_labels=("mitgliedsstufe", "mitgliedschaftsstufe", "statusstufe"),
         card_words=("karte", "kreditkarte", r"ec-?karte", "girocard", "bankkarte", "debitkarte"),
         card_tails=(
-            r"mit\s+der\s+endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"mit\s+den\s+endziffern",
+            r"mit\s+der\s+endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"(?:mit\s+den\s+)?endziffern",
+            "endnummer",
         ),
         card_last=(r"letzten\s+(?:vier|4)\s+ziffern\s+(?:meiner|der|ihrer)\s+(?:\w+)?karte\s*(?:sind|lauten|:)",),
+        card_ends_before=("auf", "mit"),
+        card_ends=("endet", "enden", "endend"),
+        levels=("bronze", "silber", "gold", "platin", "premium", "diamant", "vip"),
+        level_nouns=("mitglied", "mitgliedschaft", "status", "kunde", "kundin", "stufe"),
+        counts=("zwei", "drei", "vier", "beide", "beiden", "mehrere"),
         compounds=("nummer", "nr"),
-        number_words=("nr",),
-        label_verbs=("ist", "lautet"),
+        number_words=("nr", "nummer"),
+        label_verbs=(r"(?:ist|lautet)(?:\s+die)?",),
+        qualifiers=("für", "von", "vom", "bei", "beim", "im", "auf"),
         months=(
             ("januar", "jänner"), ("februar",), ("märz", "maerz"), ("april",), ("mai",), ("juni",), ("juli",),
             ("august",), ("september",), ("oktober",), ("november",), ("dezember",),
@@ -237,7 +284,11 @@ LEXICON = Lexicon(
             ("montag",), ("dienstag",), ("mittwoch",), ("donnerstag",), ("freitag",), ("samstag", "sonnabend"),
             ("sonntag",),
         ),
-        phone_cues=("telefon",),
+        phone_cues=(
+            "telefon", "tel", "handy", r"mobil(?:nummer)?", "rufnummer", "nummer", "erreichen", "erreichbar", "anrufen",
+            "festnetz",
+        ),
+        number_nouns=("nummer",),
         birth_cues=("geburtsdatum", "geboren", "geburtstag"),
         address_cues=(r"meine\s+(?:adresse|anschrift)", r"ihre\s+(?:adresse|anschrift)"),
         address_verbs=("ist", "lautet"),
@@ -250,11 +301,12 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", r"guten\s+(?:morgen|tag|abend)", r"gruss\s+gott", "servus", "moin", r"wie\s+geht'?s"),
-        thanks=("danke", r"vielen\s+dank", "dankeschon", r"auf\s+wiedersehen", "tschuss", r"das\s+war'?s"),
+        thanks=("danke", r"vielen\s+dank", "dankeschon", r"auf\s+wiedersehen", "tschuss", r"das\s+war'?s", r"fur\s+ihre\s+hilfe"),
         fillers=(
             "ok", "okay", "also", "gut", "super", "prima", "toll", "schon", "ja", "genau", "und", "ah", "oh", "hm+",
             "ahm", "danke", r"alles\s+klar",
         ),
+        hesitations=("a+h*m+", "o+h*m+", "e+h*m+", "h+m+"),
         questions=(
             r"(?:haben|hat|gibt|kann|konnen|darf|ist|sind|bieten|nehmen|akzeptieren)\s+(?:sie|es|ich|man|ihr|wir)",
             "was", "wann", "wo", "wie", "welche[rsnm]?", "warum", "ob",

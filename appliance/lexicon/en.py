@@ -18,31 +18,42 @@ LEXICON = Lexicon(
     requests=Requests(
         cues={
             "name": (
-                "your name", "your full name", "your first name", "your last name", "your surname",
-                "your family name", "name on the account", "name on the card", "who am i speaking with",
-                "who am i speaking to", "who is calling", "whom am i speaking",
+                "your name", "your full name", "your first name", "your last name", "your surname", "your family name",
+                "name on the account", "name on the card", "who am i speaking with", "who am i speaking to",
+                "who is calling", "whom am i speaking", "who's calling", "what name", "which name", "name on the",
+                "name for the", "a name for", "may i ask who", "name please", "holder's name", "policyholder's name",
+                "patient's name", "customer's name", "member's name", "the account holder", "the policyholder",
+                "the policy holder", "the cardholder", "and the name", "whose name", "first and last name", "full name",
+                "first name", "last name", "surname", "and you are", "you are mr", "you are mrs", "you are ms",
             ),
-            "account": ("account number", "your account", "account no", "policy number", "iban", "account id"),
+            "account": (
+                "account number", "your account", "account no", "policy number", "iban", "account id", "which account",
+                "what account", "contract number",
+            ),
             "card": (
                 "card number", "long number on the card", "number on your card", "last four digits", "last 4 digits",
-                "card ending",
+                "card ending", "which card", "what card", "which of your cards",
             ),
             "customer_id": ("customer number", "customer id", "customer no", "client number", "client id"),
             "member_number": (
                 "membership number", "member number", "member id", "membership id", "loyalty number", "rewards number",
+                "library card number", "loyalty card number", "membership card number",
             ),
             "member_level": (
                 "membership level", "member level", "membership tier", "member tier", "membership status",
-                "loyalty tier", "loyalty level",
+                "loyalty tier", "loyalty level", "loyalty status", "which status", "what status", "which tier",
+                "what tier", "your tier",
             ),
             "username": ("username", "user name", "user id", "login", "login name", "handle", "screen name"),
-            "ticket": ("ticket number", "ticket id", "support ticket", "ticket reference"),
+            "ticket": (
+                "ticket number", "ticket id", "support ticket", "ticket reference", "incident number", "which ticket",
+            ),
             "reference": (
                 "booking reference", "booking number", "reference number", "reference code", "confirmation number",
                 "confirmation code", "reservation number", "booking code", "booking id", "your reference",
             ),
             "order": ("order number", "order id", "invoice number", "tracking number", "receipt number"),
-            "case": ("case number", "claim number", "complaint number", "incident number"),
+            "case": ("case number", "claim number", "complaint number"),
             "birthdate": (
                 "date of birth", "birth date", "birthdate", "your birthday", "dob", "d o b", "when were you born",
             ),
@@ -78,22 +89,20 @@ LEXICON = Lexicon(
             "yes", "yeah", "yep", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", r"it\s*['’]?s", r"it\s+is",
             r"that\s*['’]?s",
         ),
+        plurals=("s", "es"),
     ),
     readback=ReadBack(
         topics={
             "birthdate": r"date\s+of\s+birth|birth\s*date|birthday|dob|d\.o\.b\.?",
             "email": r"e-?mail(?:\s+address)?",
-            "phone": (
-                r"(?:tele)?phone(?:\s+number)?|mobile(?:\s+number)?|cell(?:\s+number)?|contact\s+number|"
-                r"number\s+to\s+call"
-            ),
+            "phone": r"(?:tele)?phone(?:\s+number)?|(?:mobile|cell)(?:\s+number)?|contact\s+number|number\s+to\s+call",
             "postcode": r"post\s*code|postal\s+code|zip(?:\s*code)?",
             "address": r"(?:home\s+|street\s+|postal\s+)?address",
             "customer_id": r"customer\s+(?:id|number|no\.?)|client\s+(?:id|number)",
             "member_number": r"member(?:ship)?\s+(?:number|id|no\.?)|loyalty\s+number",
             "member_level": r"member(?:ship)?\s+(?:level|tier|status)|loyalty\s+(?:level|tier)|tier",
             "username": r"user\s*name|user\s*id|login(?:\s+name)?|handle",
-            "ticket": r"ticket(?:\s+(?:number|no\.?|id))?",
+            "ticket": r"(?:ticket|incident)(?:\s+(?:number|no\.?|id|reference))?",
             "card": r"card(?:\s+(?:number|ending))?|last\s+(?:four|4)(?:\s+digits)?",
             "account": r"account(?:\s+(?:number|no\.?|#))?|acct|iban",
             "train": r"train(?:\s+(?:id|number|no\.?))?",
@@ -120,8 +129,8 @@ LEXICON = Lexicon(
         again=("again", r"once\s+more", r"one\s+more\s+time"),
         asking=("what", "which", "how", "tell", "say", "give", "read", "repeat", "remind", "confirm"),
         first=(
-            r"at\s+the\s+(?:start|beginning)", r"in\s+the\s+beginning", r"first(?!\s+name)", "originally",
-            "initially", r"to\s+begin\s+with",
+            r"at\s+the\s+(?:start|beginning)", r"in\s+the\s+beginning", r"first(?!\s+name)", "originally", "initially",
+            r"to\s+begin\s+with",
         ),
         earlier=("earlier", "before", "previously", r"a\s+while\s+ago", r"back\s+then"),
         labels={
@@ -153,8 +162,8 @@ LEXICON = Lexicon(
         late=(
             "anything else", "nothing else", "nothing more", "that's all", "that is all", "that's it", "that is it",
             "that will be all", "all i need", "all i needed", "all the help i need", "what i needed", "thank you",
-            "thanks", "cheers", "appreciate", "resolved", "sorted", "all set", "no further", "we're done",
-            "i'm done", "not today", "bye", "goodbye", "good bye", "have a nice day", "have a good day",
+            "thanks", "cheers", "appreciate", "resolved", "sorted", "all set", "no further", "we're done", "i'm done",
+            "not today", "bye", "goodbye", "good bye", "have a nice day", "have a good day",
         ),
         open=(
             "?", "also", "another", "i need", "i'll need", "i will need", "i just need", "i'd like", "i would like",
@@ -162,9 +171,8 @@ LEXICON = Lexicon(
             "please book", "please send", "one more", "actually",
         ),
     ),
-    # No bare "that": it opens the gate on closing turns ("That is all I need."), and each recall
-    # evaluates its turns after the warmed prefix; "did you say" keeps the questions it rightly
-    # caught ("How much did you say that would cost?").
+    # No bare "that": it opens the gate on closing turns ("That is all I need."), each then costing a
+    # recall; "did you say" keeps the questions it rightly caught ("How much did you say that would cost?").
     recall=(
         "again", "earlier", "before", "previous", "you said", "you told", "you mentioned", "remind me", "what was",
         "which was", "did you say", "back then", "last time",
@@ -213,98 +221,112 @@ LEXICON = Lexicon(
         self_cues=(
             r"my\s+name\s+is", r"my\s+name\s*['’]\s*s", r"name\s*['’]\s*s", r"call\s+me", r"my\s+full\s+name\s+is",
             r"i\s*['’]\s*m", r"i\s+am", r"speaking\s+with", r"you\s*['’]\s*re\s+speaking\s+to",
+            r"i\s+go\s+by\s+the\s+name(?:\s+of)?", r"i\s+go\s+by",
         ),
-        self_hints=("name", "call me", "i'm", "i’m", "i am", "i ’m", "i 'm", "speaking"),
+        self_hints=("name", "call me", "i'm", "i’m", "i am", "i ’m", "i 'm", "speaking", "go by"),
+        unmarked_cues=("im",),
         your_cues=(
             r"(?:your|the)\s+(?:full\s+)?name\s+(?:is|was|you\s+gave(?:\s+me)?\s+(?:is|was)|"
             r"on\s+(?:the|your)\s+(?:account|file|record|booking|reservation)\s+is)",
-            r"under\s+the\s+name(?:\s+of)?", r"you\s+(?:gave|told)\s+me\s+(?:the\s+name|your\s+name\s+as)",
-            r"you\s+(?:are|were)\s+called",
+            r"you\s+(?:gave|told)\s+me\s+(?:the\s+name|your\s+name\s+as)", r"you\s+(?:are|were)\s+called",
         ),
         your_hints=("name", "called"),
-        firm_cues=(r"my\s+(?:full\s+)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s"),
+        firm_cues=(
+            r"my\s+(?:full\s+|first\s+|last\s+|given\s+|family\s+|sur)?name\s+is", r"my\s+(?:full\s+)?name\s*['’]\s*s",
+            r"i\s+go\s+by\s+the\s+name(?:\s+of)?", r"i\s+go\s+by",
+        ),
+        labels=(r"(?:full\s+)?name\s*(?:is|:)", r"name\s*['’]\s*s"),
+        label_hints=("name",),
+        part_labels=(r"(?:first|last|given|family|middle|christian)\s+name", "surname", "forename"),
+        holder_cues=(r"in\s+the\s+name\s+of", r"under\s+the\s+name(?:\s+of)?", r"(?:booked|reserved|held)\s+under"),
+        kin=(r"(?:my|our)\s+(?:son|daughter|wife|husband|partner|mother|father|mum|mom|dad|brother|sister|kid)",),
+        holder_words=("under",), reply_holders=("for", "under"),
+        introductions=(r"this\s+is",),
+        greeted=(r"it\s*['’]\s*s", r"it\s+is"),
         sign_offs=(
             r"(?:kind|best|warm|warmest|many)\s+regards", "regards", "best", "thanks", r"thanks\s+again",
             r"thank\s+you", r"many\s+thanks", "cheers", r"(?:yours\s+)?sincerely", r"yours\s+truly", "rgds", "ta",
+            r"thanks\s+in\s+advance", r"thank\s+you\s+in\s+advance", r"all\s+the\s+best", r"best\s+wishes",
         ),
         common_words=tuple(
             """
-            i me my mine you your yours he him his she her hers it its we us our they them their this that these
-            those there here what who whom whose which when where why how is am are was were be been being do does
-            did done have has had will would shall should can could may might must need needs want wants wanted
-            like not no nope never dont don't cant can't wont won't didnt didn't doesnt doesn't isnt isn't im i'm
-            ive i've id i'd ill i'll its it's thats that's whats what's yes yeah yep ok okay sure please pls thanks
-            thank sorry hello hi hey help remember know knew think forgot forget still just really very so too also
-            only maybe and or but if because with without from into about for of to in on at by as than then now
-            later today tomorrow yesterday soon again already yet all any some none every each much many more most
-            less few lot lots one two three four five first last next same other another new old good bad great
-            fine right wrong get got give gave take took make made go went come came see saw say said tell told
-            ask asked call called try tried use used pay paid send sent buy bought order ordered card account
-            number phone email name misspelled spelled spelt incorrect listed missing changed different correct
-            fixed working works broken waiting rather prefer forgotten urgent request status update issue problem
-            question query complaint feedback inquiry enquiry refund return delivery shipping payment invoice mail
-            post service support wishes regards greetings
+            i me my mine you your yours he him his she her hers it its we us our they them their this that these those
+            there here what who whom whose which when where why how is am are was were be been being do does did done
+            have has had will would shall should can could may might must need needs want wants wanted like not no nope
+            never dont don't cant can't wont won't didnt didn't doesnt doesn't isnt isn't im i'm ive i've id i'd ill
+            i'll its it's thats that's whats what's yes yeah yep ok okay sure please pls thanks thank sorry hello hi hey
+            help remember know knew think forgot forget still just really very so too also only maybe and or but if
+            because with without from into about for of to in on at by as than then now later today tomorrow yesterday
+            soon again already yet all any some none every each much many more most less few lot lots one two three four
+            five first last next same other another new old good bad great fine right wrong get got give gave take took
+            make made go went come came see saw say said tell told ask asked call called try tried use used pay paid
+            send sent buy bought order ordered card account number phone email name misspelled spelled spelt incorrect
+            listed missing changed different correct fixed working works broken waiting rather prefer forgotten urgent
+            request status update issue problem question query complaint feedback inquiry enquiry refund return delivery
+            shipping payment invoice mail post service support wishes regards greetings off up out down over super
+            pretty quite totally absolutely completely extremely bit little regarding concerning re since until asap
+            probably definitely honestly basically thing things stuff lol haha omg idk btw plz thx ty myself yourself
+            himself herself ourselves themselves
             """.split()
         ),
         here=("here", "speaking"),
         here_hints=("here", "speaking"),
-        greetings=("hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)"),
-        addressing=(
-            "hi", "hello", "hey", "dear", "thanks", r"thank\s+you", "welcome", "bye", "goodbye", "sorry",
-        ),
+        greetings=("hi", "hello", "hey", r"h(?:i|ello|ey)\s+there", "hiya", r"good\s+(?:morning|afternoon|evening|day)"),
+        addressing=("hi", "hello", "hey", "dear", "thanks", r"thank\s+you", "welcome", "bye", "goodbye", "sorry"),
         assent=("yes", "sure", "okay", "ok", "certainly"),
-        titles=("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof"),
-        after=("and", "here", "speaking", r"is\s+my\s+name"),
+        titles=("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof", "Fr", "Rev"),
+        after=("and", "here", "speaking", r"is\s+my\s+name", "again"),
         leads=(
             "yes", "yeah", "yep", "yup", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", "right", "well", "so",
-            "um+", "uh+", "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)",
+            "um+", "uh+", "er+m*", "hmm+", "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)", "me",
         ),
         it_is=(
             r"it\s*['’]?\s*s", r"it\s+is", r"that\s*['’]?\s*s", r"that\s+is", r"this\s+is", r"it\s+was",
-            r"(?:my\s+)?(?:full\s+)?name\s*(?:['’]\s*s|is|:)",
+            r"(?:my\s+)?(?:full\s+)?name\s*(?:['’]\s*s|is|:)", r"under(?:\s+the\s+name(?:\s+of)?)?",
+            r"(?:spelled|spelt|written)(?:\s+as)?", r"(?:that|it)\s+(?:would|will|should)\s+be",
+            r"that\s*['’]\s*d\s+be",
         ),
         not_names=tuple(
             """
-            a an the this that it i you he she we they me my your our his her their sir madam maam ma'am miss
-            sorry afraid not so very really just also here there back glad happy sure okay ok fine good great
-            looking interested trying going calling writing wondering hoping planning traveling travelling
-            coming staying visiting new still done ready able unable unsure confused calling again all
-            everyone everybody anyone someone team guys folks again much lot lots everything anything nothing
-            bye goodbye welcome hello hi hey yes no please thanks thank cheers
-            customer service support agent calling from with in on at for to of by about
-            american canadian british english german french spanish dutch italian irish scottish australian
-            mr mrs ms mx dr prof
+            a an the this that it i you he she we they me my your our his her their sir madam maam ma'am miss sorry
+            afraid not so very really just also here there back glad happy sure okay ok fine good great looking
+            interested trying going calling writing wondering hoping planning traveling travelling coming staying
+            visiting new still done ready able unable unsure confused calling again all everyone everybody anyone
+            someone team guys folks again much lot lots everything anything nothing bye goodbye welcome hello hi hey yes
+            no please thanks thank cheers customer service support agent calling from with in on at for to of by about
+            american canadian british english german french spanish dutch italian irish scottish australian mr mrs ms mx
+            dr prof fr rev
             """.split()
         ),
         not_names_after=tuple("i you he she we they and or but from with at for to of by in on the this that".split()),
+        word_forms=(r"[^\W\d_]{3,}ing", r"[^\W\d_]{4,}ly"),
         sentence_starts=tuple(
             """
-            Yes No Sure Please Thanks Thank Hello Hi Hey Okay Ok Great Good Fine Just Also Not Sorry Afraid
-            Here There What Which When Where Why How Can Could Would Will Should Do Does Did Is Are Was Were
-            In On At For To From With About After Before Now Then Today Tomorrow Tonight Yesterday
-            Interested Looking Calling Trying Going Happy Glad Ready Unable Able New Back Done
+            Yes No Sure Please Thanks Thank Hello Hi Hey Okay Ok Great Good Fine Just Also Not Sorry Afraid Here There
+            What Which When Where Why How Can Could Would Will Should Do Does Did Is Are Was Were In On At For To From
+            With About After Before Now Then Today Tomorrow Tonight Yesterday Interested Looking Calling Trying Going
+            Happy Glad Ready Unable Able New Back Done
             """.split()
         ),
         not_bare=tuple(
             """
             nope nah yeah yep yup alright right well oh ah um uh hmm wait hold hang let one moment sec second maybe
-            perhaps actually anyway and but or so then if because though although however who whom whose
-            i'm i'd i'll it's that's what's there's let's don't can't won't didn't isn't cool perfect
-            awesome wonderful excellent nice fantastic brilliant lovely amazing correct exactly indeed true
-            my our your his her its their some any no none every each both all other another next last first
-            morning afternoon evening night noon midnight day days week weekend month year hour minute
-            today tomorrow yesterday tonight am pm
-            click look come sign stop start stay park get go put leave take give send call see check
-            hotel hotels inn motel hostel house guesthouse lodge resort street st road rd avenue ave lane
-            drive boulevard blvd square station airport terminal bank hospital clinic university college
-            school church cathedral museum park centre center mall market restaurant cafe café bar pub
-            theatre theater cinema gallery hall tower bridge city town village county state north south
-            east west central downtown apartments apartment flat building office gym club pool plaza
-            international airlines airways express group ltd inc llc gmbh corp company co limited
-            bus train taxi cab uber lyft flight plane car ford bmw toyota honda tesla
-            card visa mastercard amex paypal cash credit debit account iphone android windows google apple
-            amazon premium gold platinum silver plus pro service services support team department desk
-            los las el san santa saint fort port mount mt lake old great little upper lower
+            family perhaps actually anyway and but or so then if because though although however who whom whose i'm i'd
+            i'll it's that's what's there's let's don't can't won't didn't isn't cool perfect awesome wonderful
+            excellent nice fantastic brilliant lovely amazing correct exactly indeed true my our your his her its their
+            some any no none every each both all other another next last first morning afternoon evening night noon
+            midnight day days week weekend month year hour minute today tomorrow yesterday tonight am pm click look come
+            sign stop start stay park get go put leave take give send call see check hotel hotels inn motel hostel house
+            guesthouse lodge resort street st road rd avenue ave lane drive boulevard blvd square station airport
+            terminal bank hospital clinic university college school church cathedral museum park centre center mall
+            market restaurant cafe café bar pub theatre theater cinema gallery hall tower bridge city town village
+            county state north south east west central downtown apartments apartment flat building office gym club pool
+            plaza international airlines airways express group ltd inc llc gmbh corp company co limited bus train taxi
+            cab uber lyft flight plane car ford bmw toyota honda tesla bike bicycle foot boat ferry tram metro subway
+            tube coach ship settings setting menu tab options preferences section page folder screen card visa
+            mastercard amex paypal cash credit debit account iphone android windows google apple amazon premium gold
+            platinum silver plus pro service services support team department desk los las el san santa saint fort port
+            mount mt lake old great little upper lower
             """.split()
         ),
     ),
@@ -312,9 +334,9 @@ LEXICON = Lexicon(
         labels={
             "reference": (r"ref(?:erence)?", "booking", "confirmation", "reservation"),
             "order": ("order", "invoice", "tracking", "parcel", "shipment", "receipt"),
-            "case": ("case", "claim", "complaint", "incident", "request"),
-            "ticket": ("ticket",),
-            "account": ("account", "acct", "policy", "iban"),
+            "case": ("case", "claim", "complaint", "request"),
+            "ticket": ("ticket", "incident"),
+            "account": ("account", "acct", "policy", "iban", "contract"),
             "card": ("card",),
             "customer_id": ("customer", "client"),
             "member_number": (r"member(?:ship)?", "loyalty", "rewards"),
@@ -322,31 +344,31 @@ LEXICON = Lexicon(
         username_labels=(r"user\s?name", r"user\s?id", r"login(?:\s+name)?", "handle", r"screen\s?name"),
         level_labels=(r"member(?:ship)?\s+(?:level|tier|status)", r"loyalty\s+(?:level|tier|status)", "tier"),
         levels=("bronze", "silver", "gold", "platinum", "diamond", "premium", "elite", "vip"),
+        level_nouns=("member", "membership", "tier", "level", "status", "cardholder", "customer"),
         card_words=("card", "visa", r"master\s?card", "amex", "maestro", "debit", "credit"),
-        card_tails=(r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends\s+(?:in|with)", r"ends\s+(?:in|with)"),
+        card_tails=(r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends(?:\s+(?:in|with))?", r"ends\s+(?:in|with)"),
         card_last=(
             r"last\s+(?:four|4)\s+(?:digits\s+)?(?:of|on)\s+(?:my|the|your)\s+(?:\w+\s+)?"
             r"(?:card|visa|master\s?card|amex)\s*(?:are|is|:)",
         ),
-        number_words=("number", "num", "no", "id", "code"),
-        label_verbs=("is", "was", "of", "reads"),
+        counts=("two", "three", "four", "both", "several", "multiple"),
+        number_words=("number", "num", "no", "id", "code", "ref"),
+        label_verbs=("is", "was", "of", "reads", r"it\s*['’]?\s*s"),
+        qualifiers=("for", "of", "on", "in", "at", "with"),
         months=(
             ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
             ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
             ("november", "nov"), ("december", "dec"),
         ),
         ambiguous_months=("may", "mar", "jun", "sep", "dec", "jan"),
-        weekdays=(
-            ("monday",), ("tuesday",), ("wednesday",), ("thursday",), ("friday",), ("saturday",), ("sunday",),
-        ),
+        weekdays=(("monday",), ("tuesday",), ("wednesday",), ("thursday",), ("friday",), ("saturday",), ("sunday",)),
         day_of=("of",),
         phone_cues=(
-            "phone", r"tel(?:ephone)?", "call", "ring", "mobile", "cell", "fax", "contact", "number", "whatsapp",
-            "sms", "text", r"reach(?:ed)?",
+            "phone", r"tel(?:ephone)?", "call", "ring", "mobile", "cell", "fax", "contact", "number", "whatsapp", "sms",
+            "text", r"reach(?:ed)?",
         ),
-        birth_cues=(
-            r"date\s+of\s+birth", r"birth\s*date", "birthday", r"d\.?\s?o\.?\s?b\.?", r"born(?:\s+on|\s+in)?",
-        ),
+        number_nouns=("number",),
+        birth_cues=(r"date\s+of\s+birth", r"birth\s*date", "birthday", r"d\.?\s?o\.?\s?b\.?", r"born(?:\s+on|\s+in)?"),
         address_cues=(r"(?:my|your)\s+(?:home\s+|billing\s+|delivery\s+|shipping\s+|postal\s+|street\s+)?address",),
         address_verbs=("is", "was"),
         address_joins=("and", "but"),
@@ -364,20 +386,25 @@ LEXICON = Lexicon(
         corrections=(
             r"sorry(?!\s+(?:to|for|about|but)\b)", r"i\s+meant", r"i\s+mean", r"no\s+wait", "wait", "correction",
             "actually", r"wrong\s+(?:one|number|digits?)", r"(?:that|it)\s+was\s+wrong", r"my\s+(?:mistake|bad)",
-            r"correct\s+(?:that|myself)", r"scratch\s+that", "oops", "typo", r"not\s+\S+\s+but",
+            r"correct\s+(?:that|myself)", r"scratch\s+that", "oops", "typo", r"not\s+\S+\s+but", r"make\s+that",
+            r"or\s+rather", r"(?:it|that)\s+should\s+(?:be|have\s+been)", r"let\s+me\s+correct",
+            r"now\s+it\s*['’]?\s*s", r"now\s+it\s+is",
         ),
         denials=("no", "nope", r"that\s*['’]?s\s+(?:not\s+right|wrong|incorrect)", "incorrect", r"not\s+quite"),
         additions=("another", "other", "second", "also", r"as\s+well", "additional", "too"),
         value_labels={
             "account": (
                 "checking", "chequing", r"savings?", "current", "joint", "business", "personal", "credit", "loan",
-                "isa",
+                "isa", "home", "private",
             ),
+            "customer_id": ("business", "personal", "private", "home", "work"),
+            "username": ("web", "website", "online", "app", "mobile", "work", "personal", "game"),
             "phone": (
                 "mobile", r"cell(?:phone)?", "work", "office", "home", "landline", "business", "personal", "direct",
                 "main", "daytime", "evening",
             ),
             "email": ("work", "personal", "home", "business", "school"),
+            "name": (r"(?:first|given)\s+name", r"(?:last|family)\s+name", "surname"),
             "address": ("home", "work", "billing", "delivery", "shipping", "postal", "business"),
             "card": ("debit", "credit", "visa", r"master\s?card", "amex", "business", "personal"),
         },
@@ -389,9 +416,8 @@ LEXICON = Lexicon(
         ),
         not_subjects=tuple(
             """
-            the a an their its his her our your my i you we they it this that these those there here he she
-            please sure great okay ok yes no thanks thank certainly sorry also and or but phone number telephone
-            contact call mobile
+            the a an their its his her our your my i you we they it this that these those there here he she please sure
+            great okay ok yes no thanks thank certainly sorry also and or but phone number telephone contact call mobile
             """.split()
         ),
     ),
@@ -405,19 +431,31 @@ LEXICON = Lexicon(
         greetings=(
             "hi", "hello", "hey", r"good\s+(?:morning|afternoon|evening)", r"how\s+are\s+you", r"nice\s+to\s+meet\s+you",
         ),
-        thanks=(r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much|\s+a\s+lot)?", "cheers", "bye", "goodbye", r"see\s+you", r"that'?s\s+all", r"have\s+a\s+nice\s+day"),
+        thanks=(r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much|\s+a\s+lot)?", "cheers", "bye", "goodbye", r"see\s+you", r"that'?s\s+all", r"have\s+a\s+nice\s+day", r"for\s+(?:all\s+)?(?:your|the)\s+help"),
         fillers=(
             "ok", "okay", "um+", "uh+", "hm+", "hh", "er+", "ah", "oh", "so", "and", "well", "great", "perfect", "awesome",
             "cool", "nice", "excellent", "fine", "good", "sure", "yes", "yeah", "right", r"all\s+right", "alright",
             r"thanks?(?:\s+you)?", r"got\s+it", r"sounds?\s+(?:good|great|perfect)", "also", "then",
         ),
         questions=(
-            r"(?:do|does|did|is|are|was|were|can|could|will|would|may|have|has)\s+(?:they|you|i|we|it|there|this|that|he|she)",
+            r"(?:do|does|did|is|are|was|were|can|could|will|would|may|have|has)\s+(?:they|you|i|we|it|there|this|that|he|she|anyone|someone|the)",
             "what", "whats", "when", "where", "which", "who", "how", "why", "whether", "if",
         ),
         actions=(
-            "book", "booking", "reserve", r"find\s+(?:me|us|a|an|one|another|something|somewhere)", r"look(?:ing)?\s+for",
-            "recommend", "suggest", r"search\s+for",
+            "book", "booking", "reserve", r"find(?!\s+out)", r"look(?:ing)?\s+for", r"recommend\w*", r"suggest\w*",
+            r"search\s+for", r"(?:get|have)\s+(?:a|the)\s+table", r"(?:how|what)\s+about\s+(?:a|an|another|any|some)",
+            "another", r"any\s+other", "somewhere", "anywhere", r"(?:a|any)\s+place\s+(?:to|for|that|where|i|we)",
+            r"give\s+me\s+(?:a|an|some)",
+        ),
+        hesitations=("u+m+", "u+h+", "h+m+", "e+r+m*", "a+h+", "hh+", "mm+"),
+        numbers=(
+            "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+            "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+        ),
+        tens=("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"),
+        ordinals=(
+            "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+            "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
         ),
     ),
 )

@@ -19,20 +19,29 @@ LEXICON = Lexicon(
         cues={
             "name": (
                 "su nombre", "tu nombre", "su nombre completo", "cómo se llama", "cómo te llamas", "nombre y apellido",
+                "a nombre de quién", "a qué nombre", "a nombre de", "con quién hablo", "con quién tengo el gusto",
+                "su apellido", "sus apellidos", "qué nombre", "su nombre de pila",
+                "usted es el señor", "usted es la señora",
             ),
-            "account": ("número de cuenta", "iban"),
-            "card": ("número de tarjeta", "últimos cuatro dígitos", "últimos 4 dígitos"),
+            "account": ("número de cuenta", "iban", "qué cuenta", "número de contrato"),
+            "card": ("número de tarjeta", "últimos cuatro dígitos", "últimos 4 dígitos", "qué tarjeta", "cuál tarjeta"),
             "customer_id": ("número de cliente", "id de cliente", "identificador de cliente"),
-            "member_number": ("número de socio", "número de miembro", "número de afiliado"),
-            "member_level": ("nivel de socio", "nivel de membresía", "categoría de socio"),
+            "member_number": (
+                "número de socio", "número de socia", "número de miembro", "número de afiliado", "número de afiliada",
+            ),
+            "member_level": (
+                "nivel de socio", "nivel de membresía", "categoría de socio", "qué nivel", "qué categoría",
+            ),
             "username": ("nombre de usuario", "usuario", "login"),
-            "ticket": ("número de ticket", "número del ticket"),
+            "ticket": (
+                "número de ticket", "número del ticket", "número de incidencia", "número de incidente", "qué ticket",
+            ),
             "reference": (
                 "número de reserva", "número de referencia", "código de reserva", "número de confirmación",
                 "localizador",
             ),
             "order": ("número de pedido", "número de factura", "número de seguimiento"),
-            "case": ("número de caso", "número de incidencia", "número de reclamación"),
+            "case": ("número de caso", "número de reclamación"),
             "birthdate": ("fecha de nacimiento",),
             "phone": ("número de teléfono", "teléfono", "número de móvil", "celular"),
             "email": (
@@ -49,7 +58,8 @@ LEXICON = Lexicon(
         },
         asking=(r"por\s+favor", "puede", "podría", "necesito", "indicar"),
         pointing=("lo", "la", "le"),
-        leads=("s[ií]", "claro", "es"),
+        leads=("s[ií]", "claro", "vale", "bueno", "pues", "es"),
+        plurals=("s", "es"),
     ),
     readback=ReadBack(
         topics={
@@ -59,15 +69,15 @@ LEXICON = Lexicon(
             "postcode": r"codigo\s+postal",
             "address": r"direccion|domicilio",
             "customer_id": r"numero\s+de\s+cliente|id\s+de\s+cliente",
-            "member_number": r"numero\s+de\s+(?:socio|miembro|afiliado)",
+            "member_number": r"numero\s+de\s+(?:soci[oa]|miembro|afiliad[oa])",
             "member_level": r"nivel(?:\s+de\s+(?:socio|membresia))?|categoria",
             "username": r"nombre\s+de\s+usuario|usuario|login",
-            "ticket": r"(?:numero\s+del?\s+)?ticket",
+            "ticket": r"(?:numero\s+del?\s+)?(?:ticket|incidencia|incidente)",
             "card": r"numero\s+de\s+tarjeta|tarjeta",
             "account": r"numero\s+de\s+cuenta|cuenta|iban",
             "train": r"(?:numero\s+de\s+)?tren",
             "order": r"numero\s+de\s+(?:pedido|seguimiento|factura)|pedido",
-            "case": r"numero\s+de\s+(?:caso|incidencia|reclamacion)",
+            "case": r"numero\s+de\s+(?:caso|reclamacion)",
             "reference": (
                 r"(?:numero\s+de\s+)?referencia|(?:numero|codigo)\s+de\s+(?:reserva|confirmacion)|localizador"
             ),
@@ -140,8 +150,16 @@ LEXICON = Lexicon(
     names=Names(
         self_cues=(r"me\s+llamo", r"mi\s+nombre\s+es", "soy"),
         firm_cues=(r"me\s+llamo", r"mi\s+nombre\s+(?:completo\s+)?es"),
+        labels=(r"nombre(?:\s+completo)?\s*(?:es|:)",),
+        label_hints=("nombre",),
+        part_labels=(r"apellidos?", r"nombre\s+de\s+pila"),
+        kin=(r"(?:mi|nuestr[oa])\s+(?:hij[oa]|espos[oa]|marido|mujer|pareja|madre|padre|herman[oa]|niet[oa])",),
+        holder_cues=(r"a\s+nombre\s+de",),
+        reply_holders=("para",),
+        introductions=(r"le\s+habla",),
         sign_offs=(
             "saludos", r"un\s+saludo", "atentamente", "cordialmente", "gracias", r"muchas\s+gracias", r"un\s+abrazo",
+            r"gracias\s+de\s+antemano", r"un\s+cordial\s+saludo",
         ),
         common_words=tuple(
             """
@@ -149,7 +167,8 @@ LEXICON = Lexicon(
             unos unas el de del y o pero no sí si que qué quién cómo dónde cuándo cuál por porque para con sin en
             es soy eres somos son era fue he ha han tengo tiene quiero quisiera puedo puede prefiero necesito sé
             saber decir decirlo digo doy gracias hola hoy mañana ayer ahora aquí allí muy bien también todavía ya
-            nada todo algo más muchas
+            nada todo algo más muchas perdón perdone perdona disculpe disculpa siento para desde hace hasta sobre
+            entre según muy bastante súper vale bueno pues al acuerdo momento momentito
             """.split()
         ),
         self_hints=("llamo", "nombre", "soy"),
@@ -157,27 +176,40 @@ LEXICON = Lexicon(
         your_hints=("nombre", "llama"),
         here=("aquí", r"al\s+habla"),
         here_hints=("aquí", "habla"),
-        greetings=("hola", r"buenos\s+d[ií]as"),
+        greetings=("hola", r"buenos\s+d[ií]as", r"buenas(?:\s+(?:tardes|noches))?"),
         addressing=("hola", "gracias"),
         titles=("Sr", "Sra", "Srta", "Señor", "Señora"),
-        particles=("de", "del", "la"),
-        after=("y",),
-        leads=("s[ií]", "claro", "hola"),
-        it_is=("es",),
+        particles=("de", "del", "la", "los", "las"),
+        after=("y", r"otra\s+vez", r"de\s+nuevo"),
+        leads=("s[ií]", "claro", "vale", "bueno", "pues", "hola", "eh+", "este", "yo"),
+        it_is=("es", r"(?:est[aá]\s+)?a\s+nombre\s+de", "con"),
         not_names=("si", "sí", "sr", "sra", "srta", "señor", "señora", "mil"),
-        not_bare=tuple("calle estación aeropuerto banco avenida gracias hola vale claro bueno".split()),
+        sentence_starts=tuple(
+            """
+            Yo Usted Ustedes Mi Mis Su Sus Los Las Un Una Hola Gracias Sí No Por Para Cómo Cuándo Dónde Qué
+            Cuál Puede Pueden Podría Tengo Tiene Quiero Necesito Hoy Mañana Ayer Desde Sobre
+            """.split()
+        ),
+        word_forms=(r"[^\W\d_]{4,}mente",),
+        not_bare=tuple(
+            "calle estación aeropuerto banco avenida gracias hola vale claro bueno momento segundo familia equipo".split()
+        ),
     ),
     ledger=Ledger(
         corrections=(
             "perdón", "perdona", r"disculpe?", r"lo\s+siento", r"quise\s+decir", r"quería\s+decir", "corrección",
-            r"en\s+realidad", r"me\s+equivoqué", r"no\s+espere?", r"mejor\s+dicho",
+            r"en\s+realidad", r"me\s+equivoqué", r"no\s+espere?", r"mejor\s+dicho", "digo", r"o\s+sea", r"más\s+bien",
+            "rectifico", r"ahora\s+es",
         ),
         denials=("no", r"no\s+es\s+(?:correcto|así)", "incorrecto"),
         additions=(r"otra?", "también", r"segund[ao]"),
         value_labels={
-            "account": ("corriente", r"ahorros?", "nómina", "conjunta", "empresa", "negocio"),
+            "account": ("corriente", r"ahorros?", "nómina", "conjunta", "empresa", "negocio", "personal", "privada"),
+            "customer_id": ("personal", "empresa", "particular"),
+            "username": ("web", "app", "aplicación"),
             "phone": ("móvil", "celular", "fijo", "casa", "trabajo", "oficina"),
             "email": ("trabajo", "personal"),
+            "name": (r"apellidos?", r"nombre\s+de\s+pila"),
             "address": ("casa", "trabajo", "envío", "facturación"),
             "card": ("débito", "crédito", "visa"),
         },
@@ -192,18 +224,23 @@ LEXICON = Lexicon(
             "reference": ("reserva",),
             "order": ("pedido", "factura"),
             "case": ("caso",),
-            "ticket": ("ticket",),
-            "account": ("cuenta",),
+            "ticket": ("ticket", "incidencia", "incidente"),
+            "account": ("cuenta", "contrato"),
             "card": ("tarjeta",),
             "customer_id": ("cliente",),
-            "member_number": ("socio", "miembro", "afiliado"),
+            "member_number": (r"soci[oa]", "miembro", r"afiliad[oa]"),
         },
         username_labels=(r"nombre\s+de\s+usuario", "usuario", "login"),
         level_labels=(r"nivel\s+de\s+(?:socio|membresía|miembro)", r"categoría\s+de\s+socio"),
         card_words=("tarjeta", "visa", "mastercard"),
         card_tails=(r"terminada\s+en", r"(?:que\s+)?termina\s+en", r"acabada\s+en", r"(?:que\s+)?acaba\s+en"),
         card_last=(r"últimos\s+(?:cuatro|4)\s+dígitos\s+de\s+(?:mi|la|su)\s+tarjeta\s*(?:son|:)",),
-        label_verbs=("es",),
+        levels=("bronce", "plata", "oro", "platino", "premium", "diamante", "vip", "gold"),
+        level_nouns=("socio", "socia", "miembro", "cliente", "nivel", "categoría", "estatus"),
+        counts=("dos", "tres", "cuatro", "varias", "varios", "ambas", "ambos"),
+        number_words=("número", "numero", r"n[uú]m", "nro"),
+        label_verbs=(r"es(?:\s+el)?",),
+        qualifiers=("de", "del", "para", "en"),
         months=(
             ("enero",), ("febrero",), ("marzo",), ("abril",), ("mayo",), ("junio",), ("julio",), ("agosto",),
             ("septiembre",), ("octubre",), ("noviembre",), ("diciembre",),
@@ -213,7 +250,10 @@ LEXICON = Lexicon(
             ("domingo",),
         ),
         day_of=("de",),
-        phone_cues=("teléfono",),
+        phone_cues=(
+            "teléfono", r"m[óo]vil", "celular", "fijo", "número", "llamar", r"ll[áa]m(?:e|en)(?:me)?",
+        ),
+        number_nouns=("número",),
         birth_cues=(r"fecha\s+de\s+nacimiento", "nacid[oa]"),
         address_cues=(r"mi\s+direcci[oó]n", r"su\s+direcci[oó]n"),
         address_verbs=("es",),
@@ -224,8 +264,9 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("hola", r"buen(?:os|as)\s+(?:dias|tardes|noches)", r"que\s+tal", r"como\s+esta(?:s)?"),
-        thanks=("gracias", r"muchas\s+gracias", "adios", r"hasta\s+luego", r"eso\s+es\s+todo"),
+        thanks=("gracias", r"muchas\s+gracias", "adios", r"hasta\s+luego", r"eso\s+es\s+todo", r"por\s+su\s+ayuda"),
         fillers=("ok", "vale", "bueno", "bien", "perfecto", "genial", "si", "pues", "y", "eh", "ah", "oh", "gracias"),
+        hesitations=("e+h+m*", "mm+h*"),
         questions=(
             r"(?:tienen|tiene|hay|puedo|puede|pueden|aceptan|acepta|ofrecen|ofrece)",
             "que", "cuando", "donde", "como", "cual(?:es)?", "cuanto", "cuanta", r"por\s+que", "si",

@@ -19,14 +19,19 @@ LEXICON = Lexicon(
         cues={
             "name": (
                 "votre nom", "votre nom complet", "vos nom et prénom", "votre prénom", "comment vous appelez vous",
+                "à quel nom", "a quel nom", "sous quel nom", "au nom de qui", "qui est à l'appareil",
+                "à qui ai je l'honneur", "votre nom de famille", "quel nom", "vous êtes monsieur", "vous êtes madame",
             ),
-            "account": ("numéro de compte", "iban"),
-            "card": ("numéro de carte", "quatre derniers chiffres", "4 derniers chiffres"),
+            "account": ("numéro de compte", "iban", "quel compte", "numéro de contrat"),
+            "card": ("numéro de carte", "quatre derniers chiffres", "4 derniers chiffres", "quelle carte"),
             "customer_id": ("numéro client", "numéro de client", "identifiant client"),
-            "member_number": ("numéro d'adhérent", "numéro de membre", "numéro de fidélité"),
-            "member_level": ("niveau d'adhésion", "niveau de fidélité", "statut de membre", "niveau de membre"),
+            "member_number": ("numéro d'adhérent", "numéro d'adhérente", "numéro de membre", "numéro de fidélité"),
+            "member_level": (
+                "niveau d'adhésion", "niveau de fidélité", "statut de membre", "niveau de membre", "quel statut",
+                "quel niveau",
+            ),
             "username": ("nom d'utilisateur", "identifiant", "login", "pseudo"),
-            "ticket": ("numéro de ticket", "numéro du ticket"),
+            "ticket": ("numéro de ticket", "numéro du ticket", "numéro d'incident", "quel ticket"),
             "reference": ("numéro de réservation", "référence", "numéro de confirmation", "code de réservation"),
             "order": ("numéro de commande", "numéro de facture", "numéro de suivi"),
             "case": ("numéro de dossier", "numéro de réclamation"),
@@ -43,7 +48,8 @@ LEXICON = Lexicon(
         },
         asking=(r"s'il\s+vous\s+plaît", "pouvez", "pourriez", "donner", "indiquer"),
         pointing=("le", "la"),
-        leads=("oui", r"c['’]est"),
+        leads=("oui", r"c['’]est", r"d['’]accord", "alors", "euh"),
+        plurals=("s", "x"),
     ),
     readback=ReadBack(
         topics={
@@ -53,10 +59,10 @@ LEXICON = Lexicon(
             "postcode": r"code\s+postal",
             "address": r"adresse",
             "customer_id": r"numero\s+(?:de\s+)?client|identifiant\s+client",
-            "member_number": r"numero\s+d'adherent|numero\s+de\s+(?:membre|fidelite)",
+            "member_number": r"numero\s+d'adherente?|numero\s+de\s+(?:membre|fidelite)",
             "member_level": r"niveau(?:\s+d'adhesion|\s+de\s+fidelite|\s+de\s+membre)?|statut(?:\s+de\s+membre)?",
             "username": r"nom\s+d'utilisateur|identifiant|login|pseudo",
-            "ticket": r"(?:numero\s+d[eu]\s+)?ticket",
+            "ticket": r"(?:numero\s+d[eu]\s+)?ticket|numero\s+d'incident",
             "card": r"numero\s+de\s+carte|carte",
             "account": r"numero\s+de\s+compte|compte|iban",
             "train": r"(?:numero\s+de\s+)?train",
@@ -133,9 +139,16 @@ LEXICON = Lexicon(
     names=Names(
         self_cues=(r"je\s+m\s*['’]\s*appelle", r"je\s+suis", r"mon\s+nom\s+est"),
         firm_cues=(r"je\s+m\s*['’]\s*appelle", r"mon\s+(?:nom|nom\s+complet)\s+(?:est|c\s*['’]\s*est)"),
+        labels=(r"nom(?:\s+complet)?\s*(?:est|:)",),
+        label_hints=("nom",),
+        part_labels=("prénom", r"nom\s+de\s+famille"),
+        kin=(r"(?:mon|ma|notre)\s+(?:fils|fille|femme|mari|compagne?|mère|père|frère|sœur|soeur|enfant|conjointe?)",),
+        holder_cues=(r"au\s+nom\s+de",),
+        reply_holders=("pour",),
+        introductions=("ici", r"c\s*['’]\s*est", r"moi\s*,?\s*c\s*['’]\s*est"),
         sign_offs=(
             "cordialement", r"bien\s+(?:cordialement|à\s+vous)", r"salutations(?:\s+distinguées)?", "amicalement",
-            "merci", r"merci\s+beaucoup", r"bonne\s+journée",
+            "merci", r"merci\s+beaucoup", r"bonne\s+journée", r"merci\s+d\s*['’]\s*avance", r"bonne\s+soirée",
         ),
         common_words=tuple(
             """
@@ -143,37 +156,55 @@ LEXICON = Lexicon(
             du de et ou mais ne pas plus rien non oui si que qui quoi quel quelle pourquoi comment où quand est
             suis es sommes êtes sont était ai as avons avez ont avait veux voudrais peux pouvez préfère dois faut
             sais savoir dire dis donne merci bonjour aujourd'hui demain hier maintenant ici là très bien aussi
-            encore déjà avec sans pour par dans sur sous chez ça cela ce cette c'est bonne journée soirée
+            encore déjà avec sans pour par dans sur sous chez ça cela ce cette c'est bonne journée soirée à au aux
+            en y depuis vraiment trop assez pardon désolé désolée excusez svp stp concernant suite tout tous
+            toute instant moment
             """.split()
         ),
         self_hints=("appelle", "je suis", "nom"),
         your_cues=(r"votre\s+nom\s+est", r"vous\s+vous\s+appelez"),
         your_hints=("nom", "appelez"),
-        here=("ici",),
-        here_hints=("ici",),
-        greetings=("bonjour", "bonsoir"),
+        here=("ici", r"à\s+l\s*['’]\s*appareil"),
+        here_hints=("ici", "appareil"),
+        greetings=("bonjour", "bonsoir", "salut", "allô", "allo"),
         addressing=("bonjour", "merci"),
         titles=("Mme", "Mlle", "Monsieur", "Madame"),
         particles=("de", "du", "la", "le"),
-        after=("et", "ici"),
-        leads=("oui", r"bien\s+s[uû]r", "bonjour"),
-        it_is=(r"c\s*['’]\s*est",),
+        after=("et", "ici", "encore"),
+        leads=("oui", r"bien\s+s[uû]r", r"d['’]accord", "alors", "euh+", "bah", "bonjour", "moi"),
+        it_is=(r"c\s*['’]\s*est", r"au\s+nom\s+de"),
         not_names=("oui", "non", "mme", "mlle", "monsieur", "madame", "beaucoup", "infiniment", "bien"),
-        not_bare=tuple("rue gare aéroport hôtel banque merci bonjour bonsoir salut oui".split()),
+        sentence_starts=tuple(
+            """
+            Je Vous Nous Il Elle On Le Les Un Une Mon Ma Mes Votre Vos Notre Bonjour Bonsoir Merci Oui Non
+            Pourquoi Comment Quand Où Quel Quelle Est Pouvez Pourriez Depuis Hier Demain Aujourd'hui Concernant
+            """.split()
+        ),
+        word_forms=(r"[^\W\d_]{4,}ment",),
+        not_bare=tuple(
+            "rue gare aéroport hôtel banque merci bonjour bonsoir salut oui instant seconde moment famille équipe".split()
+        ),
     ),
     ledger=Ledger(
         corrections=(
             "pardon", r"désolée?", r"je\s+me\s+suis\s+trompée?", r"je\s+voulais\s+dire", "correction", r"en\s+fait",
-            "plutôt", r"non\s+attendez", "erreur",
+            "plutôt", r"non\s+attendez", "erreur", r"non\s+pardon", "enfin", r"je\s+veux\s+dire", r"je\s+rectifie",
+            "rectification", r"maintenant\s+c\s*['’]\s*est", r"désormais\s+c\s*['’]\s*est",
         ),
         denials=("non", r"ce\s+n\s*['’]\s*est\s+pas\s+(?:ça|correct|bon)", "faux"),
         additions=("autre", "aussi", "deuxième", "second"),
         value_labels={
-            "account": ("courant", "épargne", "joint", "commun", "professionnel", "livret"),
+            "account": (
+                "courant", "épargne", "joint", "commun", "professionnel", "livret", "maison", "pro", r"perso(?:nnel)?",
+                "privé", "entreprise",
+            ),
+            "customer_id": ("pro", "professionnel", r"perso(?:nnel)?", "privé"),
+            "username": ("web", "application", "appli", "app", "site"),
             "phone": (
                 "portable", "mobile", "fixe", "domicile", "travail", "bureau", "professionnel", r"perso(?:nnel)?",
             ),
             "email": ("professionnel", r"perso(?:nnel)?", "travail"),
+            "name": ("prénom", r"nom\s+de\s+famille"),
             "address": ("domicile", "livraison", "facturation", "travail"),
             "card": ("débit", "crédit", "visa", "mastercard"),
         },
@@ -188,21 +219,26 @@ LEXICON = Lexicon(
             "reference": ("référence",),
             "order": ("commande", "facture"),
             "case": ("dossier",),
-            "ticket": ("ticket",),
-            "account": ("compte",),
+            "ticket": ("ticket", "incident"),
+            "account": ("compte", "contrat"),
             "card": ("carte",),
             "customer_id": ("client",),
-            "member_number": ("adhérent", "membre", "fidélité"),
+            "member_number": (r"adhérente?", "membre", "fidélité"),
         },
         username_labels=(r"nom\s+d\s*['’]\s*utilisateur", "identifiant", "login", "pseudo"),
         level_labels=(r"niveau\s+(?:d\s*['’]\s*adhésion|de\s+fidélité|de\s+membre)", r"statut\s+de\s+membre"),
-        card_words=("carte", r"carte\s+bancaire", r"carte\s+de\s+crédit", "visa", "mastercard"),
+        card_words=("carte", r"carte\s+bancaire", r"carte\s+de\s+crédit", r"carte\s+bleue", "cb", "visa", "mastercard"),
         card_tails=(
             r"se\s+terminant\s+par", r"(?:qui\s+)?se\s+termine\s+par", r"(?:qui\s+)?termine\s+par",
             r"(?:qui\s+)?finit\s+par", r"finissant\s+par",
         ),
         card_last=(r"(?:quatre|4)\s+derniers\s+chiffres\s+de\s+(?:ma|la|votre)\s+carte\s*(?:sont|:)",),
-        label_verbs=("est",),
+        levels=("bronze", "argent", "or", "platine", "premium", "gold", "silver", "diamant", "vip"),
+        level_nouns=("membre", r"adhérente?", r"cliente?", "statut", "niveau", "abonnement"),
+        counts=("deux", "trois", "quatre", "plusieurs"),
+        number_words=("numéro", "numero", "num", "no"),
+        label_verbs=(r"c\s*['’]\s*est(?:\s+le)?", r"est(?:\s+le)?"),
+        qualifiers=("de", "du", "des", r"d\s*['’]", "pour", "sur", "chez"),
         months=(
             ("janvier",), ("février", "fevrier"), ("mars",), ("avril",), ("mai",), ("juin",), ("juillet",),
             ("août", "aout"), ("septembre",), ("octobre",), ("novembre",), ("décembre", "decembre"),
@@ -210,7 +246,10 @@ LEXICON = Lexicon(
         ambiguous_months=("mai",),
         weekdays=(("lundi",), ("mardi",), ("mercredi",), ("jeudi",), ("vendredi",), ("samedi",), ("dimanche",)),
         day_of=("de",),
-        phone_cues=("téléphone",),
+        phone_cues=(
+            "téléphone", r"t[ée]l", "portable", "mobile", "fixe", "numéro", "joindre", "appeler", "rappeler",
+        ),
+        number_nouns=("numéro",),
         birth_cues=(r"date\s+de\s+naissance", r"n[ée]e?\s+le"),
         address_cues=(r"mon\s+adresse", r"votre\s+adresse"),
         address_verbs=("est",),
@@ -221,10 +260,11 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("bonjour", "bonsoir", "salut", r"comment\s+allez[- ]vous", r"enchante(?:e)?"),
-        thanks=("merci", r"merci\s+beaucoup", r"au\s+revoir", r"bonne\s+journee", r"c'?est\s+tout"),
+        thanks=("merci", r"merci\s+beaucoup", r"au\s+revoir", r"bonne\s+journee", r"c'?est\s+tout", r"pour\s+votre\s+aide"),
         fillers=("ok", "d'accord", "bon", "bien", "super", "parfait", "oui", "alors", "et", "euh", "ah", "oh", "merci"),
+        hesitations=("euh+", "heu+", "hum+", "bah"),
         questions=(
-            r"est[- ]ce\s+que", r"y\s+a[- ]t[- ]il", r"(?:avez|pouvez|acceptez|faites|proposez)[- ]vous",
+            r"est[- ]ce\s+qu", r"y\s+a[- ]t[- ]il", r"qu'?est[- ]ce", r"(?:avez|pouvez|acceptez|faites|proposez)[- ]vous",
             "quel(?:le)?s?", "quand", "ou", "comment", "combien", "pourquoi", "si",
         ),
         actions=("reserver", r"trouve[rz]?\s+(?:moi|nous|un|une)", "recommander", "conseiller", "chercher"),

@@ -9,5 +9,7 @@ LEXICON = Lexicon(
         self_cues=(r"mi\s+chiamo", r"il\s+mio\s+nome\s+è"),
         self_hints=("chiamo", "nome"),
         particles=("della", "da", "di"),
+        part_labels=("cognome",),
+        holder_cues=(r"a\s+nome\s+di",),
     ),
 )

@@ -15,16 +15,21 @@ from appliance.lexicon.schema import (
 # fmt: off
 LEXICON = Lexicon(
     code="nl",
+    compounding=True,
     requests=Requests(
         cues={
-            "name": ("uw naam", "je naam", "uw volledige naam", "hoe heet u", "hoe heet je", "uw voor en achternaam"),
-            "account": ("rekeningnummer", "iban"),
-            "card": ("kaartnummer", "pasnummer", "laatste vier cijfers", "laatste 4 cijfers"),
+            "name": (
+                "uw naam", "je naam", "uw volledige naam", "hoe heet u", "hoe heet je", "uw voor en achternaam",
+                "op welke naam", "op wiens naam", "met wie spreek ik", "wie heb ik aan de lijn", "uw achternaam",
+                "welke naam", "uw voornaam", "u bent meneer", "u bent mevrouw", "en u bent",
+            ),
+            "account": ("rekeningnummer", "iban", "welke rekening", "contractnummer"),
+            "card": ("kaartnummer", "pasnummer", "laatste vier cijfers", "laatste 4 cijfers", "welke kaart", "welke pas"),
             "customer_id": ("klantnummer", "klant id"),
             "member_number": ("lidnummer", "lidmaatschapsnummer"),
-            "member_level": ("lidmaatschapsniveau", "niveau van uw lidmaatschap"),
+            "member_level": ("lidmaatschapsniveau", "niveau van uw lidmaatschap", "welk niveau", "welke status"),
             "username": ("gebruikersnaam", "inlognaam", "login"),
-            "ticket": ("ticketnummer",),
+            "ticket": ("ticketnummer", "storingsnummer", "meldingsnummer", "welk ticket"),
             "reference": ("reserveringsnummer", "boekingsnummer", "referentienummer", "bevestigingsnummer"),
             "order": ("bestelnummer", "ordernummer", "factuurnummer", "trackingnummer"),
             "case": ("zaaknummer", "klachtnummer", "dossiernummer"),
@@ -41,7 +46,8 @@ LEXICON = Lexicon(
         },
         asking=("alstublieft", "graag", "kunt", "kun", "mag"),
         pointing=("het", "dit", "dat"),
-        leads=("zeker", r"het\s+is"),
+        leads=("zeker", "ja", "jawel", "hoor", "oké", "prima", "tuurlijk", "nou", r"het\s+is", r"dat\s+is"),
+        plurals=("s", "en"),
     ),
     readback=ReadBack(
         topics={
@@ -54,7 +60,7 @@ LEXICON = Lexicon(
             "member_number": r"lidnummer|lidmaatschapsnummer",
             "member_level": r"lidmaatschapsniveau|niveau",
             "username": r"gebruikersnaam|inlognaam|login",
-            "ticket": r"ticketnummer|ticket",
+            "ticket": r"ticketnummer|ticket|storingsnummer|meldingsnummer",
             "card": r"kaartnummer|pasnummer|kaart|pas",
             "account": r"rekeningnummer|rekening|iban",
             "train": r"treinnummer|trein",
@@ -127,9 +133,18 @@ LEXICON = Lexicon(
     names=Names(
         self_cues=(r"ik\s+heet", r"mijn\s+naam\s+is", r"ik\s+ben"),
         firm_cues=(r"ik\s+heet", r"mijn\s+(?:volledige\s+)?naam\s+is"),
+        labels=(r"(?:volledige\s+)?naam\s*(?:is|:)",),
+        label_hints=("naam",),
+        part_labels=("voornaam", "achternaam", "familienaam", "roepnaam"),
+        kin=(r"(?:mijn|onze)\s+(?:zoon|dochter|vrouw|man|partner|moeder|vader|broer|zus|kind|vriend(?:in)?)",),
+        holder_cues=(r"op\s+(?:de\s+)?naam\s+van", r"onder\s+de\s+naam(?:\s+van)?"),
+        reply_holders=("voor",),
+        introductions=(r"u\s+spreekt\s+met", r"je\s+spreekt\s+met", r"hier\s+is"),
+        greeted=("met",),
+        openers=("met",),
         sign_offs=(
-            "groeten", "groetjes", r"met\s+vriendelijke\s+groet(?:en)?", r"vriendelijke\s+groet(?:en)?", "mvg",
-            "bedankt", r"alvast\s+bedankt", r"dank\s+(?:je|u)(?:\s+wel)?",
+            r"groet(?:en|jes)?", r"met\s+vriendelijke\s+groet(?:en)?", r"vriendelijke\s+groet(?:en)?", "mvg",
+            "bedankt", r"alvast\s+bedankt", r"dank\s+(?:je|u)(?:\s+wel)?", r"bij\s+voorbaat\s+dank",
         ),
         common_words=tuple(
             """
@@ -137,7 +152,8 @@ LEXICON = Lexicon(
             maar niet geen nee ja wel ook nog al alleen heel erg waarom wat wie hoe waar wanneer welke is ben bent
             was waren heb hebt heeft hebben had kan kunt kunnen wil wilt willen moet moeten weet weten zeggen zeg
             geef geven dank bedankt alvast hallo hoi vandaag morgen gisteren nu hier daar met van voor op in aan bij
-            naar uit over onder om dat dit die deze
+            naar uit over onder om dat dit die deze hoor oké ok nou eh zeer graag even toch dus sinds al
+            moment momentje ogenblik ogenblikje
             """.split()
         ),
         self_hints=("heet", "naam", "ik ben"),
@@ -145,31 +161,48 @@ LEXICON = Lexicon(
         your_hints=("naam", "heet"),
         here=("hier",),
         here_hints=("hier",),
-        greetings=("hallo", "goedemorgen", "goedendag", "hoi"),
+        greetings=("hallo", "goedemorgen", "goedemiddag", "goedenavond", "goedendag", "hoi", "hee", "dag"),
         addressing=("hallo",),
         titles=("Dhr", "Mevr"),
-        particles=("van", "der", "den", "ten", "ter", "de"),
-        after=("en", "hier"),
-        leads=("zeker", "natuurlich", "jazeker", "hallo"),
-        it_is=(r"dat\s+is", r"het\s+is"),
+        particles=("van", "der", "den", "ten", "ter", "de", "'t", "’t"),
+        after=("en", "hier", "weer", r"nog\s+een\s+keer"),
+        leads=(
+            "zeker", "natuurlich", "jazeker", "ja", "jawel", "hoor", "oké", "prima", "tuurlijk", "nou", "hallo", "eh+",
+            "uhm+", "ik",
+        ),
+        it_is=(r"dat\s+is", r"het\s+is", r"op\s+(?:de\s+)?naam\s+van", "met"),
         not_names=("nee", "dhr", "mevr", "wel"),
-        not_bare=tuple("straat plein luchthaven laan gracht dank hoi goedemorgen zeker prima".split()),
+        sentence_starts=tuple(
+            """
+            Ik U Mijn Uw Wij We Het Een Hallo Dank Bedankt Ja Nee Waarom Hoe Wanneer Waar Wat Welke Kunt Kan
+            Heeft Heb Is Zijn Vandaag Morgen Gisteren Sinds Over Graag
+            """.split()
+        ),
+        not_bare=tuple(
+            "straat plein luchthaven laan gracht dank hoi goedemorgen zeker prima moment momentje ogenblik ogenblikje "
+            "familie team".split()
+        ),
     ),
     ledger=Ledger(
         corrections=(
             "sorry", "excuses", "pardon", r"ik\s+bedoelde", r"ik\s+bedoel", "correctie", "eigenlijk", r"nee\s+wacht",
-            "wacht", r"ik\s+vergiste\s+me", "foutje",
+            "wacht", r"ik\s+vergiste\s+me", "foutje", r"of\s+nee", r"nee\s+sorry", "oeps", "verbetering",
+            r"nu\s+is\s+(?:het|hij|ze)",
         ),
         denials=("nee", r"dat\s+klopt\s+niet", "fout"),
         additions=(r"andere?", "ook", "tweede", "nog"),
         value_labels={
             "account": (
                 "betaalrekening", "spaarrekening", "zakelijke", "gezamenlijke", "privérekening", "en/of-rekening",
+                "privé", "zakelijk", "thuis",
             ),
+            "customer_id": ("privé", "zakelijk"),
+            "username": ("web", "app", "website"),
             "phone": (
                 "mobiel", "mobiele", "werk", "thuis", "vast", "vaste", "zakelijk", "zakelijke", "privé", "kantoor",
             ),
             "email": ("werk", "privé", "zakelijk"),
+            "name": ("voornaam", "achternaam"),
             "address": ("thuis", "werk", "bezorgadres", "factuuradres"),
             "card": ("creditcard", "betaalpas", "pinpas"),
         },
@@ -182,10 +215,10 @@ LEXICON = Lexicon(
     entities=Entities(
         labels={
             "reference": ("boeking",),
-            "order": ("bestelling", "factuur"),
+            "order": ("bestelling", "bestel", "factuur"),
             "case": ("zaak",),
-            "ticket": ("ticket",),
-            "account": ("rekening",),
+            "ticket": ("ticket", "storings", "meldings"),
+            "account": ("rekening", "contract"),
             "card": ("kaart", "pas"),
             "customer_id": ("klant",),
             "member_number": ("lid", "lidmaatschaps"),
@@ -194,9 +227,16 @@ LEXICON = Lexicon(
         level_labels=("lidmaatschapsniveau", r"niveau\s+van\s+(?:mijn|uw)\s+lidmaatschap"),
         card_words=("kaart", "pas", "pinpas", "bankpas", "creditcard", "betaalpas"),
         card_tails=(r"eindigend\s+op", r"(?:die\s+)?eindigt\s+op", r"met\s+eind(?:cijfers|nummer)"),
+        card_ends_before=("op",),
+        card_ends=("eindigt", "eindigen"),
+        levels=("brons", "zilver", "goud", "platina", "premium", "gold", "silver", "vip"),
+        level_nouns=("lid", "lidmaatschap", "abonnement", "klant", "niveau", "status"),
+        counts=("twee", "drie", "vier", "beide", "meerdere"),
         card_last=(r"laatste\s+(?:vier|4)\s+cijfers\s+van\s+(?:mijn|de|uw)\s+(?:kaart|pas)\s*(?:zijn|:)",),
         compounds=("nummer", "nr"),
-        number_words=("nr",),
+        number_words=("nr", "nummer"),
+        label_verbs=("is",),
+        qualifiers=("van", "voor", "op", "bij", "in"),
         months=(
             ("januari",), ("februari",), ("maart",), ("april",), ("mei",), ("juni",), ("juli",), ("augustus",),
             ("september",), ("oktober",), ("november",), ("december",),
@@ -206,7 +246,8 @@ LEXICON = Lexicon(
             ("maandag",), ("dinsdag",), ("woensdag",), ("donderdag",), ("vrijdag",), ("zaterdag",), ("zondag",),
         ),
         day_of=("van",),
-        phone_cues=("telefoon",),
+        phone_cues=("telefoon", "mobiel", "gsm", "nummer", "bellen", "bereiken", "bereikbaar"),
+        number_nouns=("nummer",),
         birth_cues=("geboortedatum",),
         address_cues=(r"mijn\s+adres", r"uw\s+adres"),
         address_joins=("en",),
@@ -214,8 +255,9 @@ LEXICON = Lexicon(
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", "hoi", r"goede(?:n)?\s*(?:morgen|middag|avond)", "dag", r"hoe\s+gaat\s+het"),
-        thanks=("dank", r"dank\s+(?:je|u)(?:\s+wel)?", "bedankt", r"tot\s+ziens", "doei", r"dat\s+was\s+het"),
+        thanks=("dank", r"dank\s+(?:je|u)(?:\s+wel)?", "bedankt", r"tot\s+ziens", "doei", r"dat\s+was\s+het", r"voor\s+(?:uw|je)\s+hulp"),
         fillers=("ok", "oke", "goed", "prima", "mooi", "super", "ja", "dus", "en", "eh", "ah", "oh", "bedankt"),
+        hesitations=("u+h*m+", "e+h+m*", "h+m+"),
         questions=(
             r"(?:hebben|heeft|is|zijn|kan|kunnen|mag|accepteren|bieden)\s+(?:jullie|u|je|ik|het|er|we)",
             "wat", "wanneer", "waar", "hoe", "welke", "waarom", "of",

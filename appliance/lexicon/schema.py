@@ -25,6 +25,9 @@ class Requests:
     """Patterns of the words by which a request points back at a kind named before ("the correct one")."""
     leads: tuple[str, ...] = ()
     """Patterns of what a bare reply opens with before its value ("yes", "it's"), matched without case."""
+    plurals: tuple[str, ...] = ()
+    """Plain endings of a plural noun ("s", "es"): a cue counts with its first or its last word in
+    the plural ("your ticket numbers", "sus números de ticket", "Ihre Kundennummern")."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,9 @@ class Names:
     script written without spaces ("我叫") needs no space before the name."""
     self_hints: tuple[str, ...] = ()
     """Lower-case pieces of text of which every ``self_cues`` cue holds one (a cheap test first)."""
+    unmarked_cues: tuple[str, ...] = ()
+    """Patterns of self cues typed without their apostrophe ("im"), read only where case says
+    nothing of names: they are words of other languages too (German "im Büro")."""
     your_cues: tuple[str, ...] = ()
     """Patterns after which a name is the listener's ("your name is", "Sie heißen")."""
     your_hints: tuple[str, ...] = ()
@@ -109,6 +115,40 @@ class Names:
     firm_cues: tuple[str, ...] = ()
     """Patterns of the ``self_cues`` that always introduce a name ("my name is", not "I'm"): after
     them a name counts in any case ("my name is mei lin chen")."""
+    labels: tuple[str, ...] = ()
+    """Patterns of a name's label at the start of a clause ("name is", "Name:", "Nom :"): after one
+    a name counts in any case ("name is bjorn lindqvist, ...")."""
+    part_labels: tuple[str, ...] = ()
+    """Patterns of the labels of a part of a name ("first name", "surname", "Nachname", "prénom"),
+    anywhere in a turn: the name right after one is the customer's, whoever says it; in any case
+    after a verb or a colon ("surname's wiśniewska"), else capitalised ("first name Ayşe last name
+    Yılmaz") or, where case says nothing, of two words."""
+    kin: tuple[str, ...] = ()
+    """Patterns of a possessive and a word of kin before the name of that person, a comma between
+    them or not ("my son, oliver grant", "meinen Mann, Klaus-Peter Zimmermann", "mijn vrouw Fatma"):
+    a name capitalised, or of two words where case says nothing."""
+    holder_cues: tuple[str, ...] = ()
+    """Patterns after which a name is the one something is held under, in any case ("in the name
+    of", "au nom de", "a nombre de", "op naam van"): the customer's, whoever says it."""
+    holder_words: tuple[str, ...] = ()
+    """Patterns of the short words before the name something is held under ("under"): a name of two
+    capitalised words or more that ends its clause ("I have the rental under Daniel Okafor, is that
+    right?"), the customer's whoever says it."""
+    reply_holders: tuple[str, ...] = ()
+    """Patterns of the words before the name in a reply to a name request that does not open with it
+    ("the booking is for nguyen thi lan", "c'est pour ...", "es para ..."): the name closes the reply."""
+    label_hints: tuple[str, ...] = ()
+    """Lower-case pieces of text of which every ``labels`` pattern holds one."""
+    introductions: tuple[str, ...] = ()
+    """Patterns that introduce the speaker at the start of a message or a sentence, or after a
+    greeting, when the name then ends the clause ("this is Tom from billing", "Bonjour, ici ...",
+    "u spreekt met ...")."""
+    greeted: tuple[str, ...] = ()
+    """Patterns that introduce the speaker only right after a greeting, being ordinary words
+    elsewhere ("Hi, it's Priya Nair", "Goedemorgen, met Kees Mulder")."""
+    openers: tuple[str, ...] = ()
+    """Of the ``greeted`` patterns, those that introduce the speaker opening a message too, as a
+    phone call opens ("met Kwame Mensah, ik heb een vraag"); not "it's" ("It's Broken again")."""
     sign_offs: tuple[str, ...] = ()
     """Patterns of the words that close a message before a signature ("regards", "viele Grüße")."""
     common_words: tuple[str, ...] = ()
@@ -138,6 +178,9 @@ class Names:
     """Lower-case words that follow a name cue without being a name ("sorry" in "I'm sorry")."""
     not_names_after: tuple[str, ...] = ()
     """Lower-case short words that never continue a name ("and", "from")."""
+    word_forms: tuple[str, ...] = ()
+    """Patterns of whole words that are forms of verbs or adverbs ("moving", "totally"), matched
+    without case: where case cannot tell a name ("I AM MOVING HOUSE"), no name starts with one."""
     sentence_starts: tuple[str, ...] = ()
     """Capitalised words that start sentences and are no one's name ("Please", "What")."""
     not_bare: tuple[str, ...] = ()
@@ -160,18 +203,33 @@ class Entities:
     """Patterns of the words that label a membership level ("membership level", "statut")."""
     levels: tuple[str, ...] = ()
     """Patterns of the words of membership levels ("gold", "platinum"): "a gold member" states one."""
+    level_nouns: tuple[str, ...] = ()
+    """Patterns of the words a level stands next to in this language, before or after it, joined by
+    a space or a hyphen ("premium tier", "Platin-Mitglied", "socio oro", "Gold-abonnement")."""
     card_words: tuple[str, ...] = ()
     """Patterns of the words for a payment card ("card", "visa", "Karte")."""
     card_tails: tuple[str, ...] = ()
     """Patterns between a card word and its last digits ("ending in", "mit der Endung")."""
     card_last: tuple[str, ...] = ()
     """Patterns that name a card's last digits before them ("last four digits of my card are")."""
+    card_ends_before: tuple[str, ...] = ()
+    """Patterns before a card's last digits where the verb of ending follows them ("die auf 1358
+    endet": "auf")."""
+    card_ends: tuple[str, ...] = ()
+    """Patterns of the verb of ending after a card's last digits ("endet", "eindigt")."""
+    counts: tuple[str, ...] = ()
+    """Patterns of the words that announce several values of one kind before its label ("two
+    accounts", "zwei Kundennummern", "deux comptes"): the plain numbers that follow in the
+    sentence are of that kind."""
     compounds: tuple[str, ...] = ()
     """Patterns that a label may be joined to in one word ("Kunden" + "nummer")."""
     number_words: tuple[str, ...] = ()
     """Patterns of the words for "number" after a label ("number", "no", "nr")."""
     label_verbs: tuple[str, ...] = ()
     """Patterns between a label and its code ("is", "lautet")."""
+    qualifiers: tuple[str, ...] = ()
+    """Patterns of the words that join to a label what it is of, a word or three before its code
+    ("la cuenta de la luz es 500112233", "la cuenta del gas 500112244", "the account for the flat is ...")."""
     months: tuple[tuple[str, ...], ...] = ()
     """Lower-case spellings of each month, January first (short forms included: "jan")."""
     ambiguous_months: tuple[str, ...] = ()
@@ -182,7 +240,10 @@ class Entities:
     day_of: tuple[str, ...] = ()
     """Patterns between a day and its month ("the 3rd of March": "of")."""
     phone_cues: tuple[str, ...] = ()
-    """Patterns of the words shortly before a phone number ("phone", "Telefon")."""
+    """Patterns of the words shortly before or after a phone number ("phone", "Telefon")."""
+    number_nouns: tuple[str, ...] = ()
+    """Patterns of the ``phone_cues`` that mean "number": after a noun that is no common word they
+    name no phone ("model number 55-887-1234", "numéro de série")."""
     birth_cues: tuple[str, ...] = ()
     """Patterns of the words shortly before a date of birth ("date of birth", "geboren")."""
     address_cues: tuple[str, ...] = ()
@@ -216,8 +277,9 @@ class Ledger:
     """Patterns that make a value one more rather than a correction or a replacement ("another",
     "also"; not "new": "my new number is ..." replaces the old one)."""
     value_labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Patterns by kind (``account``, ``phone``, ``email``, ``address``, ``card``) of the words that
-    tell several values of one kind apart ("savings", "mobile", "Girokonto")."""
+    """Patterns by kind (``account``, ``phone``, ``email``, ``address``, ``card``, ``username``,
+    ``customer_id``, ``name``) of the words that tell several values of one kind apart ("savings",
+    "mobile", "Girokonto"; "surname" for a part of a name given on its own)."""
     subjects: tuple[str, ...] = ()
     """Patterns of the words of places and services that a value may be about ("hotel", "taxi");
     in a compound too ("Taxizentrale")."""
@@ -237,10 +299,20 @@ class KnowledgeCues:
     fillers: tuple[str, ...] = ()
     """Patterns of the words a message may open with before its point ("ok", "um", "great"): left
     out of the question that is matched against the documents."""
+    hesitations: tuple[str, ...] = ()
+    """Patterns of hesitations, left out of the question wherever they stand ("um", "uh", "hmm"):
+    speech recognition writes them mid-sentence."""
     questions: tuple[str, ...] = ()
     """Patterns that make a message a question ("do you", "is there", "what", "whether")."""
     actions: tuple[str, ...] = ()
     """Patterns of a request to do something rather than to be told something ("book", "find me")."""
+    numbers: tuple[str, ...] = ()
+    """The lower-case words for 0 to 19, in order: a number spoken in a transcript ("nineteen zero
+    six") meets the digits of a document's title ("Nineteen 06 Mission")."""
+    tens: tuple[str, ...] = ()
+    """The lower-case words for 20, 30 ... 90, in order ("thirty nine" is 39)."""
+    ordinals: tuple[str, ...] = ()
+    """The lower-case words for 1st to 19th, in order ("sixteenth" meets "16th")."""
 
 
 @dataclass(frozen=True)
@@ -249,6 +321,10 @@ class Lexicon:
 
     code: str
     """The language's ISO 639-1 code; the module's name in ``appliance/lexicon/``."""
+    compounding: bool = False
+    """Whether the language joins nouns into one word: a one-word request cue of six letters or
+    more counts at the end of a longer word ("Vertragskontonummer" asks for a "kontonummer"), and
+    a level at the start of one ("Goldkunde")."""
     requests: Requests = field(default_factory=Requests)
     readback: ReadBack = field(default_factory=ReadBack)
     stage: StageCues = field(default_factory=StageCues)

@@ -28,15 +28,17 @@ def sweep(
     queue: FairQueue,
     older_than_s: float,
     *,
-    now: float | None = None,
+    clock: Callable[[], float] = time.time,
     timeout_s: float = 600.0,
     on_erased: Callable[[str], None] = lambda session_id: None,
 ) -> int:
     """Erase every session quiet for longer than ``older_than_s``, one job at a time; returns how many.
 
-    A full queue or a stopping appliance ends the sweep early; the next one takes up the rest.
+    ``clock`` is the wall clock the turns were stamped with (``time.time``). A full queue or a stopping
+    appliance ends the sweep early; the next one takes up the rest.
     """
-    cutoff = (time.time() if now is None else now) - older_than_s
+    now = clock()
+    cutoff = now - older_than_s
     erased = 0
     for session_id in store.expired(older_than_s, now=now):
 
@@ -71,13 +73,14 @@ async def keep(
     *,
     on_erased: Callable[[str], None] = lambda session_id: None,
     every_s: float = DAY_S,
+    clock: Callable[[], float] = time.time,
 ) -> None:
     """Sweep now and then every ``every_s`` seconds, off the event loop, until cancelled; 0 days: never."""
     if days <= 0:
         return
     while True:
         try:
-            erased = await asyncio.to_thread(sweep, store, queue, days * DAY_S, on_erased=on_erased)
+            erased = await asyncio.to_thread(sweep, store, queue, days * DAY_S, clock=clock, on_erased=on_erased)
         except Exception:  # noqa: BLE001 - a failed sweep (a locked database) must not stop the daemon; logged
             log.exception("retention: the sweep failed; trying again in %.0f s", every_s)
         else:

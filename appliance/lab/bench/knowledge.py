@@ -4,15 +4,21 @@ Input: a folder of documents and dialogues in the format of ``shared/data/knowle
 the turns up to a customer's message, ``needs_knowledge``, and the ``gold`` document and section).
 The documents are synced into a fresh database in a temporary folder (``ingest``: seconds and chunks),
 then synced again unchanged (``resync_s``). Each item's last message is then looked up as the turn
-would look it up (its earlier turns, newest first, as the conversation's recent text):
+would look it up (its earlier turns, newest first, as the conversation's recent text; whether it gives
+details or asks for a fact again, as the ledger and the read-back cues find them):
 
 * ``fetch``: precision and recall of the fetch check against ``needs_knowledge``;
-* ``retrieval`` (items that need knowledge): ``at_1`` and ``at_3``, the gold section among the first one
+* ``retrieval`` (items with a gold section): ``at_1`` and ``at_3``, the gold section among the first one
   or three passages; ``gold_placed``, among the best passages that fit ``knowledge.budget_tokens``
-  (their tokens added in rank order, as the context gives them room).
+  (their tokens added in rank order, as the context gives them room);
+* ``not_found``: ``rate``, the share of the knowledge questions no document answers (``needs_knowledge``
+  and an empty ``gold``) that come out as ``not_found`` (fetched, and no passage); ``answerable``, the
+  share of items with a gold section that come out so wrongly (the fetch check's decision as taken);
+* ``latency_ms``: ``Knowledge.consult``'s time per item (the turn's call: the fetch check, and
+  retrieval when it fetches), p50 and p95.
 
-The same figures are given for the odd- and even-numbered items (``halves``): the fetch check's
-weights were chosen on the odd ones, so the even ones are held out. With ``answers``, the appliance
+The same figures are given for the odd- and even-numbered items (``halves``): the weights and
+thresholds were chosen on the odd ones, so the even ones are held out. With ``answers``, the appliance
 answers the knowledge-seeking items too (:mod:`.knowledge_answers`: agreement, not-found, unsupported
 entities, TTFT with and without passages).
 """
@@ -28,6 +34,8 @@ from typing import Any
 
 from appliance.app import open_knowledge
 from appliance.config import Settings
+from appliance.facts import readback
+from appliance.facts.entities import extract
 from appliance.knowledge import Knowledge, Query, Retrieval
 from appliance.store import Store
 
@@ -46,10 +54,17 @@ def load_items(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
 
 
 def query_of(item: dict[str, Any], turns: int) -> Query:
-    """The item's last customer message, with the turns before it (newest first) as its recent text."""
+    """The item's last customer message, with the turns before it (newest first) as its recent text;
+    it gives details when the ledger would take a fact from it, and reads back when it asks for one."""
     said = [t["text"] for t in item["turns"]]
     recent = tuple(reversed(said[:-1]))[:turns]
-    return Query(message=said[-1], recent=recent)
+    message = said[-1]
+    return Query(
+        message=message,
+        recent=recent,
+        gives_details=bool(extract(message)),
+        reads_back=readback.request(message) is not None,
+    )
 
 
 def placed(retrieval: Retrieval, budget: int) -> list[int]:
@@ -68,11 +83,12 @@ def is_gold(passage: Any, gold: Sequence[dict[str, Any]]) -> bool:
 
 
 def score(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Fetch precision and recall, and retrieval at 1, at 3 and placed, over ``rows``."""
+    """Fetch precision and recall, retrieval at 1, at 3 and placed, and not-found rates, over ``rows``."""
     fetched = [r for r in rows if r["fetch"]]
     needed = [r for r in rows if r["needs"]]
     hits = [r for r in fetched if r["needs"]]
     golds = [r for r in needed if r["gold"]]
+    unanswered = [r for r in needed if not r["gold"]]
     share = lambda n, d: round(n / d, 3) if d else None  # noqa: E731
     return {
         "items": len(rows),
@@ -83,6 +99,11 @@ def score(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "at_1": share(sum(r["rank"] == 1 for r in golds), len(golds)),
             "at_3": share(sum(0 < r["rank"] <= 3 for r in golds), len(golds)),
         },
+        "not_found": {
+            "items": len(unanswered),
+            "rate": share(sum(r["not_found"] for r in unanswered), len(unanswered)),
+            "answerable": share(sum(r["not_found"] for r in golds), len(golds)),
+        },
     }
 
 
@@ -90,23 +111,38 @@ def evaluate(knowledge: Knowledge, items: Sequence[dict[str, Any]], budget: int,
     rows = []
     for item in items:
         query = query_of(item, turns)
+        started = time.perf_counter()
+        consulted = knowledge.consult(query)
+        elapsed = time.perf_counter() - started
         found = knowledge.search(query)
         decision = found.decision
-        ranks = [i + 1 for i, p in enumerate(found.passages) if is_gold(p, item.get("gold", ()))]
+        gold = item.get("gold", ())
+        ranks = [i + 1 for i, p in enumerate(found.passages) if is_gold(p, gold)]
         rows.append(
             {
                 "id": item.get("id", ""),
                 "needs": bool(item.get("needs_knowledge")),
-                "gold": bool(item.get("gold")),
+                "gold": bool(gold),
                 "fetch": decision.fetch,
                 "reason": decision.reason,
                 "score": round(decision.score, 4),
                 "best": round(decision.best, 4),
+                "subject": list(decision.subject),
                 "rank": ranks[0] if ranks else 0,
-                "placed": any(is_gold(found.passages[i], item.get("gold", ())) for i in placed(found, budget)),
+                "placed": any(is_gold(found.passages[i], gold) for i in placed(found, budget)),
+                "not_found": consulted.not_found,
+                "consult_ms": round(elapsed * 1000, 2),
             }
         )
     return rows
+
+
+def latency(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """p50 and p95 of ``consult_ms``."""
+    times = sorted(r["consult_ms"] for r in rows)
+    if not times:
+        return {"p50": None, "p95": None}
+    return {"p50": times[len(times) // 2], "p95": times[min(len(times) - 1, int(len(times) * 0.95))]}
 
 
 def run_bench(
@@ -155,6 +191,8 @@ def run_bench(
         "resync_unchanged": len(again.unchanged),
         "fetch": whole["fetch"],
         "retrieval": whole["retrieval"],
+        "not_found": whole["not_found"],
+        "latency_ms": latency(rows),
         "halves": {"odd": score(rows[1::2]), "even": score(rows[0::2])},
         "budget_tokens": settings.passage_tokens,
         "items": len(rows),
@@ -164,13 +202,16 @@ def run_bench(
 
 
 def format_text(report: dict[str, Any]) -> str:
-    f, r = report["fetch"], report["retrieval"]
+    f, r, n = report["fetch"], report["retrieval"], report["not_found"]
     lines = [
         f"ingest: {report['ingest']['documents']} documents, {report['ingest']['chunks']} chunks in "
         f"{report['ingest']['seconds']:.1f} s; unchanged re-sync {report['resync_s']:.2f} s",
         f"fetch check: precision {f['precision']}, recall {f['recall']} ({report['items']} items)",
         f"retrieval: gold placed in {report['budget_tokens']} tokens {r['gold_placed']}, at 1 {r['at_1']}, "
         f"at 3 {r['at_3']} ({r['items']} items)",
+        f"not found: {n['rate']} of {n['items']} questions no document answers; answerable ones called not "
+        f"found {n['answerable']}",
+        f"consult: p50 {report['latency_ms']['p50']} ms, p95 {report['latency_ms']['p95']} ms",
     ]
     for name, half in report["halves"].items():
         lines.append(

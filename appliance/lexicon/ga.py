@@ -1,0 +1,9 @@
+"""Irish."""
+
+from appliance.lexicon.schema import Lexicon, Names
+
+LEXICON = Lexicon(
+    code="ga",
+    # "Siobhán Ó Briain", "Aoife Ní Bhriain": particles, written in lower case too
+    names=Names(particles=("ó", "ní", "nic", "uí")),
+)
