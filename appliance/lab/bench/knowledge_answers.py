@@ -24,9 +24,10 @@ check's, in :mod:`.knowledge`).
 
   An item with neither (a gold answer that is a plain statement without values, to a question
   that is not yes/no) is not scored.
-* ``not_found.rate``: on the items with ``needs_knowledge`` and no gold (no document answers them),
+* ``not_found_answers.rate``: on the items with ``needs_knowledge`` and no gold (no document answers them),
   the share answered with ``knowledge.not_found`` or without an unsupported fact (the checker's
-  findings on the answer kept); ``not_found.fixed`` is the share answered with the fixed text.
+  findings on the answer kept); ``not_found_answers.fixed`` is the share answered with the fixed text (the
+  retrieval figures' ``not_found`` is whether retrieval found nothing, before any answer).
 * ``unsupported``: the checker's unsupported entities in the first answers (before the guard's repair)
   and in the answers kept.
 * ``ttft``: for each answered item whose prompt placed passages, at the same point of its session (its
@@ -252,7 +253,7 @@ def run_answers(
             say(f"answering {n}/{len(asked)}: {items[i].get('id', i)}")
             row = answer_item(r, items[i], n)
             gold = items[i].get("gold") or []
-            row["gold"] = gold[0]["answer"] if gold else ""
+            row["gold_answer"] = gold[0]["answer"] if gold else ""
             if gold and not row.get("error"):
                 row["agreement"] = agreement(row["question"], gold[0]["answer"], row["answer"])
             rows[i] = row
@@ -262,10 +263,10 @@ def run_answers(
 
 
 def score_answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The report's ``answers``, ``not_found``, ``unsupported``, ``ttft`` and ``ttft_ratio`` from the rows."""
-    with_gold = [r for r in rows if r.get("gold")]
+    """The report's ``answers``, ``not_found_answers``, ``unsupported``, ``ttft`` and ``ttft_ratio`` from the rows."""
+    with_gold = [r for r in rows if r.get("gold_answer")]
     scored = [r["agreement"] for r in with_gold if r.get("agreement") is not None]
-    unknown = [r for r in rows if not r.get("gold")]
+    unknown = [r for r in rows if not r.get("gold_answer")]
     good = [r for r in unknown if not r.get("error") and (r["not_found_text"] or r["kept_unsupported"] == 0)]
     timed = [r for r in rows if "ttft_plain_s" in r]
     share = lambda n, d: round(n / d, 3) if d else None  # noqa: E731
@@ -273,7 +274,7 @@ def score_answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     plain_p50 = statistics.median(r["ttft_plain_s"] for r in timed) if timed else None
     return {
         "answers": {"agreement": share(sum(scored), len(scored)), "scored": len(scored), "items": len(with_gold)},
-        "not_found": {
+        "not_found_answers": {
             "rate": share(len(good), len(unknown)),
             "fixed": share(sum(r.get("not_found_text", False) for r in unknown), len(unknown)),
             "items": len(unknown),
@@ -293,7 +294,7 @@ def format_answers(report: dict[str, Any]) -> list[str]:
     """The answers' lines of the text report (none when the answers were not run)."""
     if "answers" not in report:
         return []
-    a, nf, u, t = report["answers"], report["not_found"], report["unsupported"], report["ttft"]
+    a, nf, u, t = report["answers"], report["not_found_answers"], report["unsupported"], report["ttft"]
     ttft = (
         f"TTFT with passages {t['with_passages_s']:.2f} s, without {t['without_s']:.2f} s: ratio {report['ttft_ratio']}"
         if t["items"]
@@ -301,7 +302,7 @@ def format_answers(report: dict[str, Any]) -> list[str]:
     )
     return [
         f"answers: agreement {a['agreement']} ({a['scored']} of {a['items']} items with a gold answer scored)",
-        f"not found: rate {nf['rate']}, the fixed text {nf['fixed']} ({nf['items']} items no document answers)",
+        f"not found (answers): rate {nf['rate']}, the fixed text {nf['fixed']} ({nf['items']} items no document answers)",
         f"unsupported entities: {u['first']} in first answers, {u['kept']} kept ({u['answers']} answers)",
         f"{ttft} ({t['items']} items)",
     ]
