@@ -590,6 +590,8 @@ class TestBenchScore:
         assert polarity("The restaurant does not deliver.") == "no"
         assert polarity("They don't take cards; cash only.") == "no"
         assert polarity("The Grant Hotel provides luggage storage.") == "yes"
+        assert polarity("Sure, Rin's Thai Restaurant does not accept Google Pay.") == "no"
+        assert polarity("Certainly. The branch is open on Saturday.") == "yes"
 
     def test_key_values_are_entities_and_bare_numbers(self):
         from appliance.lab.bench.knowledge_answers import key_values

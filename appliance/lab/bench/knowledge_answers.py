@@ -14,9 +14,9 @@ check's, in :mod:`.knowledge`).
   - *polarity*, where the gold answer is a yes or a no (it opens with one, or the question is a
     yes/no question: an auxiliary such as "do", "is", "can" comes before any question word such as
     "what" or "when", among its first words): the answer's polarity
-    must be the gold's. A text's polarity is its first sentence's: "no" when it opens with a
-    negative word ("no", "unfortunately", "sorry") or holds a negation ("not", "n't", "never"),
-    else "yes";
+    must be the gold's. A text's polarity is its first sentence's: "yes" when it opens with a yes,
+    "no" when it opens with a negative word ("no", "unfortunately", "sorry") or holds a negation
+    ("not", "n't", "never"; after an opening "sure" or "of course", which is courtesy), else "yes";
   - *key values*, where the gold answer has any: the share of them the answer states. The values
     are what the appliance's entity extractor finds (times, amounts, dates, phone numbers, codes;
     not names or week days), compared by their normalised forms, and every bare number (as digits,
@@ -59,7 +59,10 @@ if TYPE_CHECKING:
 Progress = Callable[[str], None]
 
 # The score's words (English, with the branch example's French and the other lexicon languages' yes and no).
-YES = ("yes", "yeah", "yep", "sure", "certainly", "absolutely", "of course", "indeed", "oui", "ja", "si", "sí")
+YES = ("yes", "yeah", "yep", "oui", "ja", "si", "sí")
+# An opening "sure" or "of course" is courtesy before the answer ("Sure, they do not accept Google Pay."):
+# the rest of the sentence decides.
+COURTESY = ("sure", "certainly", "absolutely", "of course", "indeed")
 NO = ("no", "nope", "unfortunately", "sorry", "non", "nein", "nee", "lo siento", "leider", "malheureusement")
 NEGATIONS = ("not", "n't", "never", "no", "none", "nothing", "cannot", "pas", "nicht", "kein", "keine", "niet", "geen")
 AUXILIARIES = (
@@ -95,6 +98,9 @@ def polarity(text: str) -> str:
         return "yes"
     if any(first == w or first.startswith(w + " ") for w in NO):
         return "no"
+    for w in COURTESY:
+        if first.startswith(w + " "):
+            first = first[len(w) + 1 :]
     words = first.split()
     return "no" if any(w in NEGATIONS or w.endswith("n't") for w in words) else "yes"
 
