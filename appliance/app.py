@@ -198,6 +198,10 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         recall_min_score=settings.recall.min_score,
         vocabulary=Vocabulary.build(settings.facts.request_cues, settings.facts.readback_cues),
         mask_secrets=settings.privacy.mask_secrets,
+        passage_tokens=settings.passage_tokens,
+        grounded_instruction=settings.knowledge.instruction.strip() or stage.GROUNDED_INSTRUCTION,
+        not_found=dict(settings.knowledge.not_found),
+        languages=settings.summarizer.languages,
     )
 
 
@@ -290,21 +294,23 @@ def _pipeline(
     loaded: dict[str, Any],
     recall: Recaller | bool | None,
 ) -> Pipeline:
-    """The pipeline around the opened store (closed by ``undo`` if the build fails later) and the
-    loaded models; ``recall`` as :func:`build` was given it."""
+    """The pipeline around the opened store (closed by ``undo`` if the build fails later), the
+    loaded models and the knowledge base; ``recall`` as :func:`build` was given it."""
     from appliance.store import Store  # imported by now
     from appliance.turn.pipeline import Pipeline
 
     store = Store.open(settings.database)
     undo.callback(store.close)
+    recaller = loaded["recall"] if recall is True else (recall or None)
     return Pipeline(
         store,
         model,
         configured,
         pipeline_settings(settings),
-        recall=loaded["recall"] if recall is True else (recall or None),
+        recall=recaller,
         early_responder=loaded.get("early"),
         refiner=loaded.get("refiner"),
+        knowledge=_knowledge(settings, store, model, recaller or loaded.get("encoder")),
     )
 
 
@@ -366,8 +372,7 @@ def build(
         cfg = settings.server
         queue = FairQueue(model.name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s).start()
         undo.pop_all()
-    knowledge = _knowledge(settings, store, model, pipeline.recall or loaded.get("encoder"))
-    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, knowledge)
+    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge)
 
 
 def _knowledge(settings: Settings, store: Store, model: ChatModel, encoder: Recaller | None) -> Knowledge | None:

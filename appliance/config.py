@@ -580,6 +580,10 @@ class KnowledgeSettings(_Section):
         description="Largest passage in the responder's tokens: a section longer than this is split at its paragraphs and list items (a FAQ question stays with its answer).",
     )
     k: int = Field(12, ge=1, le=100, description="Most passages retrieved for one question, best first.")
+    instruction: str = Field(
+        "",
+        description="The [INSTRUCTION] of a question whose prompt carries passages, in place of its stage's directive (keep it short: it is evaluated while the customer waits); empty for the built-in one (`appliance/stage.py`).",
+    )
     subject_turns: int = Field(
         12,
         ge=0,
@@ -646,6 +650,10 @@ class TuiSettings(_Section):
         "Welcome! Type your question and press Enter.",
         min_length=1,
         description="Kiosk mode: the greeting shown above an empty conversation.",
+    )
+    show_sources: bool = Field(
+        False,
+        description="Kiosk mode: under an answer drawn from the operator's documents, a short `Source:` line with their titles (the operator console always lists the sources).",
     )
 
 

@@ -33,6 +33,13 @@ STAGE_INSTRUCTIONS: dict[Stage, str] = {
     "late": "As the agent, confirm and close politely.",
 }
 
+# The [INSTRUCTION] of a question whose prompt carries passages of the operator's documents, in place
+# of its stage's: answer from them, their figures exactly, or say that they do not say (seed 003: no
+# invented answer). ``knowledge.instruction`` replaces it.
+GROUNDED_INSTRUCTION = (
+    "Answer as the agent from the documents above, with their exact figures; if they do not say, say so."
+)
+
 # Resolution cues per language (ISO 639-1), from the lexicons. Matched as whole words, case-insensitively.
 LATE_CUES: dict[str, tuple[str, ...]] = {code: lex.stage.late for code, lex in LEXICONS.items() if lex.stage.late}
 

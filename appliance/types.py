@@ -159,10 +159,24 @@ class PartManifest:
 
 
 @dataclass(frozen=True)
+class Citation:
+    """A passage of an operator's document as a prompt carried it: which chunk, from which document
+    and section, and how well it matched the question (the cosine of :class:`Passage`)."""
+
+    chunk_id: int
+    doc: str
+    title: str
+    heading: str
+    location: str = ""
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
 class Manifest:
     """What went into a prompt and what was left out, so that nothing is dropped silently.
 
-    ``cuts`` lists, in order, every reduction made to fit the budget.
+    ``cuts`` lists, in order, every reduction made to fit the budget. ``passages`` are the document
+    passages placed, best first; ``cut_passages`` those retrieved for the question that did not fit.
     """
 
     policy: str
@@ -175,6 +189,8 @@ class Manifest:
     cut_turns: tuple[int, ...] = ()
     cuts: tuple[str, ...] = ()
     fallback: bool = False
+    passages: tuple[Citation, ...] = ()
+    cut_passages: tuple[Citation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -220,6 +236,7 @@ class Timings:
     repair_s: float = 0.0
     store_ms: float = 0.0
     total_s: float = 0.0
+    knowledge_ms: float = 0.0  # the fetch check and retrieval (last: older records end before it)
 
 
 @dataclass(frozen=True)
@@ -278,6 +295,9 @@ class Passage:
     tokens: int  # in the responder's tokens
     score: float
 
+    def citation(self) -> Citation:
+        return Citation(self.chunk_id, self.doc, self.title, self.heading, self.location, self.score)
+
 
 FetchReason = Literal["match", "weak", "greeting", "thanks", "details", "readback", "action", "empty"]
 
@@ -296,8 +316,22 @@ class FetchDecision:
 
 
 @dataclass(frozen=True)
+class Grounding:
+    """What the operator's documents gave one answer: the fetch check's decision and scores, the
+    passages the prompt carried (the answer's sources, best first), how many retrieval found, and
+    whether the answer is the fixed ``knowledge.not_found`` text (no passage reached
+    ``knowledge.min_score`` for a question that needs the documents; nothing was generated)."""
+
+    decision: FetchDecision
+    sources: tuple[Citation, ...] = ()
+    found: int = 0
+    not_found: bool = False
+
+
+@dataclass(frozen=True)
 class TurnRecord:
-    """Per-answer record stored with the agent turn in the same transaction."""
+    """Per-answer record stored with the agent turn in the same transaction. ``knowledge`` is None
+    where no knowledge base was consulted (``knowledge.enabled`` is off, or the record is older)."""
 
     stage: Stage
     model: str
@@ -306,6 +340,7 @@ class TurnRecord:
     completion_tokens: int
     timings: Timings
     check: CheckResult = field(default_factory=CheckResult)
+    knowledge: Grounding | None = None
 
 
 @dataclass(frozen=True)

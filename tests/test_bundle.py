@@ -59,7 +59,7 @@ def venv_bytes(venv: Path) -> int:
 def test_a_bundle_installs_offline_and_answers_a_turn(tmp_path: Path):
     bundle = tmp_path / "bundle"
     built = subprocess.run(
-        [str(ROOT / "scripts" / "bundle"), str(bundle), "--roles", "test,embeddings"],
+        [str(ROOT / "scripts" / "bundle"), str(bundle), "--roles", "test,embeddings", "--knowledge", "examples/branch"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -76,6 +76,9 @@ def test_a_bundle_installs_offline_and_answers_a_turn(tmp_path: Path):
     listed = {line.split(maxsplit=1)[1].strip() for line in (bundle / "SHA256SUMS").read_text().splitlines()}
     files = {str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file() and p.name != "SHA256SUMS"}
     assert listed == files
+    carried = {p.name for p in (bundle / "knowledge").iterdir()}
+    assert carried == {p.name for p in (ROOT / "examples" / "branch").iterdir()}
+    assert 'paths = ["knowledge"]' in (bundle / "config.toml").read_text()
 
     prefix, env = offline(tmp_path)
     box = tmp_path / "box"
@@ -101,6 +104,11 @@ def test_a_bundle_installs_offline_and_answers_a_turn(tmp_path: Path):
     assert answered.returncode == 0, answered.stderr[-3000:]
     assert len(answered.stdout.splitlines()) == 1 and answered.stdout.strip()
     assert (box / "data" / "appliance.db").is_file()  # the box's own database, beside its config
+
+    # The documents the bundle carried are the box's knowledge folder, named by its configuration.
+    assert {p.name for p in (box / "knowledge").iterdir()} == carried
+    resolved = subprocess.run([*prefix, *app, "config", "check"], env=env, capture_output=True, text=True)
+    assert resolved.returncode == 0 and str(box / "knowledge") in resolved.stdout, resolved.stderr
 
     # A bundle changed on the way is refused before anything is installed.
     (bundle / "ROLES").write_text("responder\n")

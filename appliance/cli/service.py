@@ -18,7 +18,7 @@ import click
 
 from appliance.cli import running
 from appliance.cli.base import Context, Failure, edge, pass_ctx
-from appliance.config import Settings
+from appliance.config import Settings, load_settings
 
 EXIT_NOT_RUNNING = 3  # as `systemctl status` says "not running"
 EXIT_NOT_STOPPED = 1
@@ -44,6 +44,23 @@ def tui(obj: Context, url: str | None, kiosk: bool, session_id: str | None) -> N
 # start, status, stop -----------------------------------------------------------------------------
 
 
+KNOWLEDGE_OPTION = click.option(
+    "--knowledge",
+    "folders",
+    multiple=True,
+    metavar="FOLDER",
+    type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path),
+    help="A folder of documents to answer from, synced into the knowledge base beside `knowledge.paths` (repeatable).",
+)
+
+
+def _with_folders(obj: Context, folders: tuple[Path, ...]) -> None:
+    """``folders`` added to the configured ``knowledge.paths`` for this command (and the daemon it starts)."""
+    if folders:
+        configured = load_settings(obj.config, overrides=obj.overrides, options=obj.options).knowledge.paths
+        obj.options["knowledge.paths"] = [str(p) for p in dict.fromkeys((*configured, *folders))]
+
+
 @click.command()
 @click.option("--kiosk", is_flag=True, help="Open the customer-facing kiosk instead of the operator console.")
 @click.option("--no-console", is_flag=True, help="Only start the daemon; return once it answers.")
@@ -55,22 +72,28 @@ def tui(obj: Context, url: str | None, kiosk: bool, session_id: str | None) -> N
     show_default=True,
     help="Seconds to wait for a freshly started daemon to load and verify its models.",
 )
+@KNOWLEDGE_OPTION
 @pass_ctx
 @edge
-def start(obj: Context, kiosk: bool, no_console: bool, wait_s: float) -> None:
+def start(obj: Context, kiosk: bool, no_console: bool, wait_s: float, folders: tuple[Path, ...]) -> None:
     """Start the daemon unless one already answers, then open the terminal UI on it.
 
     The daemon started here runs on in the background when the console closes (its log and pid file
     are beside the database): `appliance stop` stops it. Under systemd, use scripts/install-service.
+    With --knowledge, the daemon syncs those folders at start; a daemon that already answers gets them
+    synced into its database now, and sees them at its next question.
     """
     from appliance.tui.app import daemon_url, run_tui
 
+    _with_folders(obj, folders)
     settings = obj.settings
     url = daemon_url(settings)
     if running.ask(url).status is None:
-        _launch(obj, settings, url, wait_s)
-    elif no_console:
-        click.echo(f"a daemon already answers at {url}", err=True)
+        _launch(obj, settings, url, wait_s, folders)
+    else:
+        if no_console:
+            click.echo(f"a daemon already answers at {url}", err=True)
+        _sync_beside(settings, folders)
     code = 0 if no_console else run_tui(settings, kiosk=kiosk)
     launch = _launched(settings)
     if launch is not None:
@@ -82,14 +105,28 @@ def start(obj: Context, kiosk: bool, no_console: bool, wait_s: float) -> None:
     sys.exit(code)
 
 
-def _launch(obj: Context, settings: Settings, url: str, wait_s: float) -> None:
+def _sync_beside(settings: Settings, folders: tuple[Path, ...]) -> None:
+    """Sync ``folders`` into the database of a daemon that already runs (it reloads its index when it changes)."""
+    if not folders:
+        return
+    from appliance.app import open_knowledge
+    from appliance.store import Store
+
+    with Store.open(settings.database) as store:
+        knowledge = open_knowledge(settings, store)
+        for folder in folders:
+            report = knowledge.sync(folder)
+            click.echo(f"{folder}: {report.chunks} chunks, {len(report.failed)} not taken in", err=True)
+
+
+def _launch(obj: Context, settings: Settings, url: str, wait_s: float, folders: tuple[Path, ...] = ()) -> None:
     """Start `appliance serve` in the background, record it, and wait until it answers at ``url``."""
     folder = settings.database.parent
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / running.LOG_NAME
     with log.open("ab") as out:
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "appliance", *obj.command("serve")],
+            [sys.executable, "-m", "appliance", *obj.command("serve", *(f"--knowledge={f}" for f in folders))],
             stdout=out,
             stderr=out,
             stdin=subprocess.DEVNULL,
@@ -236,12 +273,14 @@ def stop(obj: Context, wait_s: float) -> None:
     metavar="PATH",
     help="Also serve on this Unix socket, mode 0660 (default: server.socket; a relative path starts at the config file's folder).",
 )
+@KNOWLEDGE_OPTION
 @pass_ctx
 @edge
-def serve(obj: Context, host: str | None, port: int | None, socket_path: str | None) -> None:
-    """Run the daemon: load and verify the models, then serve the HTTP API until SIGTERM."""
+def serve(obj: Context, host: str | None, port: int | None, socket_path: str | None, folders: tuple[Path, ...]) -> None:
+    """Run the daemon: load and verify the models, sync the knowledge folders, then serve the HTTP API until SIGTERM."""
     from appliance.serve.daemon import serve as run_daemon
 
     given = {"server.host": host, "server.port": port, "server.socket": socket_path}
     obj.options.update({key: value for key, value in given.items() if value is not None})
+    _with_folders(obj, folders)
     run_daemon(obj.settings)

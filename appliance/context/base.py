@@ -23,7 +23,17 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from appliance.errors import InputError
-from appliance.types import LedgerEntry, Message, PartManifest, Prompt, Snapshot, SummaryVersion, TokenCounter, Turn
+from appliance.types import (
+    LedgerEntry,
+    Message,
+    PartManifest,
+    Passage,
+    Prompt,
+    Snapshot,
+    SummaryVersion,
+    TokenCounter,
+    Turn,
+)
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
 NO_CONTEXT = "(no earlier conversation)"
@@ -31,14 +41,20 @@ NO_CONTEXT = "(no earlier conversation)"
 
 @dataclass(frozen=True)
 class PromptSpec:
-    """What a prompt is built from besides the session: the fixed texts, the budget, and the facts
+    """What a prompt is built from besides the session: the fixed texts, the budget, the facts
     the question asks to have read back (the turn layer finds them with
-    :mod:`appliance.facts.readback`; ``rolling`` puts them right before the question)."""
+    :mod:`appliance.facts.readback`; ``rolling`` puts them right before the question), and the
+    passages of the operator's documents retrieved for it, best first, with the tokens of the budget
+    reserved for them (``passage_tokens``: the settings' ``passage_tokens`` wherever the knowledge
+    base has documents, whether or not this question fetched any, so that the conversation's parts,
+    and the warmed prefix they make, are the same for a question with passages and one without)."""
 
     system: str
     instruction: str
     budget: int
     readback: tuple[LedgerEntry, ...] = ()
+    passages: tuple[Passage, ...] = ()
+    passage_tokens: int = 0
 
     def adding(self, directive: str) -> PromptSpec:
         """This spec with ``directive`` after its instruction (a read-back or a stricter retry)."""
@@ -73,6 +89,61 @@ class ContextPolicy(Protocol):
 
 def render_turn(turn: Turn) -> str:
     return f"{SPEAKER[turn.role]}: {turn.text}"
+
+
+# The passages' header is the directive to use them: it comes with them, so a prompt without passages
+# spends nothing on it, and it says that they are documents (data, like the turns), not instructions.
+PASSAGES_HEADER = "Answer from these documents:"
+
+
+def render_passage(passage: Passage) -> str:
+    """A passage as the prompt shows it: its document's title, then its text (which opens with its
+    section's heading)."""
+    return f"({passage.title}) {passage.text.strip()}"
+
+
+@dataclass(frozen=True)
+class Placed:
+    """The passages that fit their reserve, best first, each with its tokens as placed, and those that did not."""
+
+    passages: tuple[Passage, ...]
+    costs: tuple[int, ...]
+    header: int  # the header's tokens (0 when nothing is placed)
+    over: tuple[Passage, ...]  # retrieved, but over the reserve
+
+    @property
+    def tokens(self) -> int:
+        return self.header + sum(self.costs) if self.passages else 0
+
+    def text(self, n: int | None = None) -> str:
+        """The passages part with the first ``n`` (all) passages; empty for none."""
+        kept = self.passages[:n]
+        return PASSAGES_HEADER + "\n" + "\n\n".join(render_passage(p) for p in kept) if kept else ""
+
+
+def place(passages: Sequence[Passage], room: int, counter: TokenCounter) -> Placed:
+    """The passages that fit ``room`` tokens, taken best first: one that does not fit is skipped and
+    a smaller one after it may still go in."""
+    header = counter.count_text(PASSAGES_HEADER + "\n") + 2 if passages else 0
+    used = header
+    kept: list[Passage] = []
+    costs: list[int] = []
+    over: list[Passage] = []
+    for p in passages:
+        cost = counter.count_text(render_passage(p)) + 2  # with the blank line before the next
+        if used + cost <= room:
+            kept.append(p)
+            costs.append(cost)
+            used += cost
+        else:
+            over.append(p)
+    return Placed(tuple(kept), tuple(costs), header if kept else 0, tuple(over))
+
+
+def passages_note(passages: Sequence[Passage], why: str) -> str:
+    """A manifest's line naming passages that were cut (document, heading, score) and why."""
+    shown = "; ".join(f"{p.doc} ({p.heading or p.location}, score {p.score:.2f})" for p in passages)
+    return f"passages {why}: {shown}"
 
 
 # Where the question begins: before it, the prompt is known before the customer speaks.

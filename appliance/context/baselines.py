@@ -9,7 +9,9 @@ sessions, so each keeps its seed's shape exactly (tests hold them to the seeds' 
 * ``threshold`` (seed 003): over a token threshold, the first message plus the session's summary.
 
 None of the seeds had a budget, so all of them give way the same simple way: whole units (a turn,
-a pair, the compressed older part), oldest first, until the prompt fits.
+a pair, the compressed older part), oldest first, until the prompt fits. Passages of the operator's
+documents (none of the seeds had them either) come after the conversation, within the tokens reserved
+for them, and give way, all at once, only when the conversation has nothing left to give.
 """
 
 from __future__ import annotations
@@ -19,15 +21,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from appliance.context.base import (
+    Placed,
     PromptSpec,
     assemble,
     part_manifests,
+    passages_note,
+    place,
     render_turn,
     too_long,
     turn_span,
     usable_summary,
 )
-from appliance.types import Manifest, Message, PartManifest, Prompt, Snapshot, TokenCounter, Turn
+from appliance.types import Citation, Manifest, Message, PartManifest, Prompt, Snapshot, TokenCounter, Turn
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,17 @@ class _Fitted:
     first: int
     messages: tuple[Message, ...]
     total: int
+    placed: Placed | None  # the passages placed; None when they gave way
+
+
+@dataclass(frozen=True)
+class _PassageParts:
+    """What a baseline's manifest says of the passages: their part, notes on the cut ones, and both lists."""
+
+    parts: list[PartManifest]
+    notes: list[str]
+    placed: tuple[Citation, ...]
+    cut: tuple[Citation, ...]
 
 
 @dataclass(frozen=True)
@@ -58,19 +74,49 @@ class _Build:
 
     def fit(self, n_units: int, render: Callable[[int], str]) -> _Fitted:
         """The fewest oldest units to drop so that the prompt fits: ``render(first)`` renders units
-        ``first..`` and its count only shrinks as ``first`` grows, so bisect (a few full counts)."""
+        ``first..`` and its count only shrinks as ``first`` grows, so bisect (a few full counts).
+
+        The passages' reserve is kept out of the conversation's room (the part its passages leave
+        unused too); if nothing of the conversation is left and it still does not fit, the passages
+        and their reserve give way."""
         spec, question, counter = self.spec, self.question, self.counter
-        if counter.count(assemble(spec, render(n_units), question)) > spec.budget:
-            raise too_long(spec)
+        placed = place(spec.passages, spec.passage_tokens, counter)
+        tail = placed.text()
+        limit = spec.budget - (spec.passage_tokens - placed.tokens)
+
+        def context(k: int) -> str:
+            return "\n\n".join(t for t in (render(k), tail) if t)
+
+        if counter.count(assemble(spec, context(n_units), question)) > limit:
+            if not spec.passage_tokens:
+                raise too_long(spec)
+            no_passages = dataclasses.replace(spec, passages=(), passage_tokens=0)
+            return dataclasses.replace(
+                _Build(self.policy, no_passages, question, counter).fit(n_units, render), placed=None
+            )
         lo, hi = 0, n_units
         while lo < hi:
             mid = (lo + hi) // 2
-            if counter.count(assemble(spec, render(mid), question)) <= spec.budget:
+            if counter.count(assemble(spec, context(mid), question)) <= limit:
                 hi = mid
             else:
                 lo = mid + 1
-        messages = assemble(spec, render(lo), question)
-        return _Fitted(lo, messages, counter.count(messages))
+        messages = assemble(spec, context(lo), question)
+        return _Fitted(lo, messages, counter.count(messages), placed)
+
+    def passage_parts(self, fitted: _Fitted) -> _PassageParts:
+        """The passages' part of the manifest, its notes on cut passages, and the passages placed and cut."""
+        offered = self.spec.passages
+        placed = fitted.placed
+        kept = placed.passages if placed is not None else ()
+        cut = placed.over if placed is not None else offered
+        notes = []
+        if placed is not None and placed.over:
+            notes.append(passages_note(placed.over, f"over the {self.spec.passage_tokens} tokens kept for them"))
+        elif placed is None and offered:
+            notes.append(passages_note(offered, f"cut to fit {self.spec.budget} tokens"))
+        parts = [PartManifest("passages", placed.tokens)] if placed is not None and kept else []
+        return _PassageParts(parts, notes, tuple(p.citation() for p in kept), tuple(p.citation() for p in cut))
 
     def manifest(
         self,
@@ -94,16 +140,19 @@ class _Build:
             dropped_turns = sorted(i for u in dropped for i in u.turns)
             what = f"turns {turn_span(dropped_turns)}" if dropped_turns else "an empty part"
             cuts.append(f"dropped the {first} oldest part(s) ({what}) to fit {self.spec.budget} tokens")
+        extra = self.passage_parts(fitted)
         return Manifest(
             policy=self.policy,
             budget=self.spec.budget,
             total_tokens=fitted.total,
-            parts=part_manifests(self.spec, self.question, self.counter, fitted.total, parts),
+            parts=part_manifests(self.spec, self.question, self.counter, fitted.total, [*parts, *extra.parts]),
             verbatim_turns=verbatim,
             summarized_turns=summarized,
             cut_turns=cut,
-            cuts=tuple(cuts),
+            cuts=(*cuts, *extra.notes),
             fallback=fallback,
+            passages=extra.placed,
+            cut_passages=extra.cut,
         )
 
 
@@ -126,21 +175,26 @@ class RawPolicy(_Baseline):
     ) -> Prompt:
         turns = snap.turns
         lines = [render_turn(t) for t in turns]
-        fitted = _Build(self.name, spec, question, counter).fit(len(turns), lambda k: "\n".join(lines[k:]))
+        build = _Build(self.name, spec, question, counter)
+        fitted = build.fit(len(turns), lambda k: "\n".join(lines[k:]))
         first, total = fitted.first, fitted.total
         kept = tuple(t.index for t in turns[first:])
         cut = tuple(t.index for t in turns[:first])
         transcript = PartManifest("transcript", counter.count_text("\n".join(lines[first:])) if kept else 0, turns=kept)
+        extra = build.passage_parts(fitted)
+        dropped = (
+            [f"dropped the {len(cut)} oldest turns ({cut[0]}-{cut[-1]}) to fit {spec.budget} tokens"] if cut else []
+        )
         manifest = Manifest(
             policy=self.name,
             budget=spec.budget,
             total_tokens=total,
-            parts=part_manifests(spec, question, counter, total, [transcript]),
+            parts=part_manifests(spec, question, counter, total, [transcript, *extra.parts]),
             verbatim_turns=kept,
             cut_turns=cut,
-            cuts=(f"dropped the {len(cut)} oldest turns ({cut[0]}-{cut[-1]}) to fit {spec.budget} tokens",)
-            if cut
-            else (),
+            cuts=(*dropped, *extra.notes),
+            passages=extra.placed,
+            cut_passages=extra.cut,
         )
         return Prompt(messages=fitted.messages, manifest=manifest)
 

@@ -2,8 +2,9 @@
 dropped one step at a time in a fixed order, and every step logged for the manifest.
 
 The order is :class:`~appliance.context.rolling.RollingPolicy`'s (see there): recalled turns, the
-oldest latest turns, the summary's middle (``trim``), ledger entries oldest first, then what was
-protected, the read-back facts last of all. The fitting is incremental (each piece counted once),
+oldest latest turns, the summary's middle (``trim``), ledger entries oldest first, then the passages'
+reserve (its unused part, then the passages, the last placed first), then what was protected, the
+read-back facts last of all. The fitting is incremental (each piece counted once),
 because it runs on the hot path of every turn, on sessions of a hundred turns and more.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from appliance.context.base import PromptSpec, assemble, render_turn, turn_span
+from appliance.context.base import PromptSpec, assemble, passages_note, place, render_turn, turn_span
 from appliance.context.trim import SummaryTrim
 from appliance.types import LedgerEntry, Message, SummaryVersion, TokenCounter, Turn
 
@@ -70,7 +71,8 @@ class Fit:
     at the end, to confirm (and, rarely, to go one step further).
     """
 
-    def __init__(self, counter: TokenCounter, layout: Layout, readback: Sequence[LedgerEntry]) -> None:
+    def __init__(self, counter: TokenCounter, layout: Layout, spec: PromptSpec) -> None:
+        readback = spec.readback
         self.counter = counter
         self.covered = layout.covered
         self.summary = summary = layout.summary
@@ -112,6 +114,11 @@ class Fit:
         self.readback_costs = [c(render_readback(e)) + 1 for e in self.readback]
         self.readback_from = 0
         self.readback_header = c(READBACK_HEADER + "\n") + 2 if readback else 0
+        # Passages: the best that fit their reserve, held whole until the conversation's guaranteed
+        # shares need the room. The reserve is held whether or not this question placed any.
+        self.placed = place(spec.passages, spec.passage_tokens, counter)
+        self.passages_n = len(self.placed.passages)
+        self.reserve = spec.passage_tokens
 
     # -- estimate ---------------------------------------------------------------------------------
 
@@ -153,7 +160,13 @@ class Fit:
             total += self.verbatim_header + self.verbatim_sum
         if self.readback_from < len(self.readback):
             total += self.readback_header + sum(self.readback_costs[self.readback_from :])
-        return total
+        return total + self.reserve
+
+    def passages_cost(self) -> int:
+        """Tokens of the passages still placed (the reserve never holds less)."""
+        if not self.passages_n:
+            return 0
+        return self.placed.header + sum(self.placed.costs[: self.passages_n])
 
     # -- give way, one step at a time, in the fixed order ---------------------------------------------
 
@@ -174,6 +187,15 @@ class Fit:
             return True
         if len(self.facts) - self.fact_from > 1:
             self._drop_fact()
+            return True
+        if self.reserve > self.passages_cost():  # what no passage of this question uses, first
+            self.events.append(("reserve", self.reserve - self.passages_cost()))
+            self.reserve = self.passages_cost()
+            return True
+        if self.passages_n:
+            self.passages_n -= 1
+            self.events.append(("passage", self.passages_n))
+            self.reserve = self.passages_cost()
             return True
         if self.summary_on:
             self.summary_on = False
@@ -267,6 +289,8 @@ class Fit:
             out.append(("recalled", RECALLED_HEADER + "\n" + "\n".join(lines), cost, turns))
         if latest:
             out.append(self._ledger_part("ledger-latest", LATEST_LEDGER_HEADER, latest))
+        if self.passages_n:
+            out.append(("passages", self.placed.text(self.passages_n), self.passages_cost(), ()))
         if self.readback_from < len(self.readback):
             asked = self.readback[self.readback_from :]
             text = READBACK_HEADER + "\n" + "\n".join(render_readback(e) for e in asked)
@@ -295,11 +319,11 @@ def fitted(
 ) -> Fitted | None:
     """The parts given way until the prompt and ``slack`` spare tokens fit the budget (``fixed``:
     the tokens of the prompt without its context); None if they cannot."""
-    fit = Fit(counter, layout, spec.readback)
+    fit = Fit(counter, layout, spec)
     room = spec.budget - fixed - slack
     if room < 0:
         return None
-    fit.count_verbatim(room)
+    fit.count_verbatim(room - fit.reserve)
     while fit.estimate() > room:
         if not fit.shrink():
             return None
@@ -307,7 +331,7 @@ def fitted(
         sections = fit.sections()
         messages = assemble(spec, "\n\n".join(s[1] for s in sections), question)
         total = counter.count(messages)
-        if total + slack <= spec.budget:
+        if total + slack + fit.reserve - fit.passages_cost() <= spec.budget:
             return Fitted(fit, sections, messages, total)
         if not fit.shrink():
             return None
@@ -335,6 +359,10 @@ def describe_cuts(fit: Fit, summarized: set[int], budget: int) -> list[str]:
             out.append(f"ledger: {len(gone)} oldest entr{'y' if len(gone) == 1 else 'ies'} cut: {shown}")
         elif kind == "summary":
             out.append("summary dropped entirely (its first and last sentences too)")
+        elif kind == "reserve":
+            out.append(f"the passages' reserve gave {sum(values)} unused tokens to the conversation's guaranteed parts")
+        elif kind == "passage":
+            out.append(passages_note([fit.placed.passages[k] for k in values], f"cut to fit {budget} tokens"))
         elif kind == "readback":
             gone = [fit.readback[k] for k in values]
             shown = ", ".join(f"{e.kind} {e.value} (turn {e.turn})" for e in gone)

@@ -17,6 +17,7 @@ from appliance.context.base import (
     PromptSpec,
     assemble,
     part_manifests,
+    passages_note,
     too_long,
     turn_span,
     usable_summary,
@@ -48,20 +49,25 @@ class RollingPolicy:
     (latest value per slot, with its turn), the latest turns verbatim (the last ``recent_pairs``
     pairs, plus every turn the summary does not cover yet: seed 002's fallback of previous summary +
     verbatim newer turns), recalled older turns, and the ledger's entries of the turns after the
-    summary, and last, right before the question, the facts it asks to have read back
-    (``spec.readback``, chosen by the turn layer; a small responder answers from what is nearest to
-    the question). The order is chosen for llama.cpp's prefix cache: the summary worker moves the summary
+    summary, then the passages of the operator's documents retrieved for the question
+    (``spec.passages``, best first, within the ``spec.passage_tokens`` reserved for them), and last,
+    right before the question, the facts it asks to have read back (``spec.readback``, chosen by the
+    turn layer; a small responder answers from what is nearest to the question). The order is chosen for llama.cpp's prefix cache: the summary worker moves the summary
     only in batches (``summarizer.every_turns``) and leaves the latest turns out of it, so between
     two updates each prompt extends the previous one after its last verbatim turn, and what changes
-    from question to question (recalled turns, new facts) comes last, next to the question.
+    from question to question (recalled turns, new facts, passages) comes last, next to the question.
+    The passages' reserve is held at every question once the knowledge base has documents, so a
+    question that fetches finds the same conversation parts as the warm-up prepared.
 
     When the parts do not fit ``spec.budget`` they give way in a fixed order, each step logged in
     ``Manifest.cuts``: recalled turns (the least relevant first); the oldest latest turns (the last
     pair stays); the summary's middle lines (its categories), then the middle sentences of the lines
     left, then all but its first and last sentence, each from the centre out (see ``trim``); ledger
-    entries, oldest first, down to the newest; then what was protected: the rest of the summary, the
-    last pair, the newest ledger entry, and last of all the read-back facts (oldest first): they are
-    a few tokens, and what the question is about.
+    entries, oldest first, down to the newest; then the passages' reserve (first what the question's
+    passages leave unused, then the passages, the last placed first): the summary's ends, the
+    ledger's newest entry and the last pair have taken their guaranteed shares before it; then what
+    was protected: the rest of the summary, the last pair, the newest ledger entry, and last of all
+    the read-back facts (oldest first): they are a few tokens, and what the question is about.
 
     ``question_reserve`` tokens are kept for the question whatever its length: a shorter question
     leaves the rest spare, so the parts before it are the same for every such question and for the
@@ -139,6 +145,10 @@ class RollingPolicy:
             reason = "no summary yet" if summary is None else f"the summary covers turns 0-{summary.covers_to}"
             notes.append(f"turns {turn_span(layout.pending)} carried verbatim: {reason}")
         parts = [PartManifest(name, cost, turns=tt) for name, _, cost, tt in sections]
+        placed = fit.placed
+        if placed.over:
+            notes.append(passages_note(placed.over, f"over the {spec.passage_tokens} tokens kept for them"))
+        kept, gone = placed.passages[: fit.passages_n], placed.passages[fit.passages_n :]
         return Manifest(
             policy=self.name,
             budget=spec.budget,
@@ -150,4 +160,6 @@ class RollingPolicy:
             cut_turns=tuple(t.index for t in snap.turns if t.index not in accounted),
             cuts=(*notes, *describe_cuts(fit, set(summarized), spec.budget)),
             fallback=bool(layout.pending),
+            passages=tuple(p.citation() for p in kept),
+            cut_passages=tuple(p.citation() for p in (*placed.over, *gone)),
         )

@@ -2,7 +2,8 @@
 
 Small models invent account numbers, amounts and dates. After generation every entity of the
 answer (found by the same extractors as the ledger) is looked up, by its matching form, in the
-ledger, the summary, the full transcript and the current question:
+ledger, the summary, the full transcript, the current question and the passages of the operator's
+documents its prompt carried:
 
 - found somewhere → supported;
 - found nowhere, but a ledger code, phone number, email or long amount differs from it by a small
@@ -119,12 +120,14 @@ def check(
     summary: str,
     transcript: Sequence[Turn],
     question: str,
+    passages: Sequence[str] = (),
 ) -> CheckResult:
-    """Findings for the entities of ``answer`` that the conversation does not support."""
+    """Findings for the entities of ``answer`` that the conversation and ``passages`` (the texts of
+    the documents' passages placed in its prompt) do not support."""
     entities = extract(answer)
     if not entities:
         return CheckResult(checked=0)
-    sources = _Sources(ledger, [summary, question], [t.text for t in transcript])
+    sources = _Sources(ledger, [summary, question, *passages], [t.text for t in transcript])
     stale = _stale(ledger)
     own = _customer_facts(ledger)
     findings: list[Finding] = []

@@ -233,19 +233,26 @@ def bench_context_cmd(
 )
 @click.option("--limit", type=click.IntRange(1), help="Only the first N items.")
 @click.option("--rows", is_flag=True, help="With --json: each item's decision, scores and gold rank too.")
+@click.option(
+    "--answers/--no-answers",
+    default=True,
+    show_default=True,
+    help="Answer the knowledge-seeking items with the configured responder (agreement, not-found, TTFT).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @pass_ctx
 @edge
 def bench_knowledge_cmd(
-    obj: Context, dialogues_file: Path, docs_dir: Path, limit: int | None, rows: bool, as_json: bool
+    obj: Context, dialogues_file: Path, docs_dir: Path, limit: int | None, rows: bool, answers: bool, as_json: bool
 ) -> None:
-    """Knowledge base: ingest time and chunks, fetch-check precision and recall, gold section placed and at ranks 1 and 3."""
+    """Knowledge base: ingest time and chunks, fetch-check precision and recall, gold section placed and at
+    ranks 1 and 3; and the answers: agreement with the gold answers, not-found, unsupported entities, TTFT."""
     import json
 
     from appliance.lab.bench.knowledge import format_text, run_bench
     from appliance.lab.progress import say
 
-    report = run_bench(obj.settings, dialogues_file, docs_dir, limit=limit, progress=say)
+    report = run_bench(obj.settings, dialogues_file, docs_dir, limit=limit, progress=say, answers=answers)
     if not rows:
         report.pop("rows")
     click.echo(json.dumps(report) if as_json else format_text(report))

@@ -25,6 +25,17 @@ def answer_body(result: TurnResult) -> dict[str, Any]:
         "timings": to_dict(r.timings),
         "prompt_tokens": r.prompt_tokens,
         "completion_tokens": r.completion_tokens,
+        **grounding(result),
+    }
+
+
+def grounding(result: TurnResult) -> dict[str, Any]:
+    """The answer's sources (the passages its prompt carried: id, document, title, heading, location,
+    score; empty without any) and what the knowledge step decided (null without a knowledge base)."""
+    knowledge = result.record.knowledge
+    return {
+        "sources": [to_dict(c) for c in knowledge.sources] if knowledge is not None else [],
+        "knowledge": to_dict(knowledge) if knowledge is not None else None,
     }
 
 
@@ -72,7 +83,8 @@ class Completion:
 
 
 def appliance_extra(result: TurnResult) -> dict[str, Any]:
-    """What the OpenAI shape has no place for: the session (null without one), stage, check, manifest.
+    """What the OpenAI shape has no place for: the session (null without one), stage, check, manifest,
+    and the answer's sources and knowledge decision (:func:`grounding`).
 
     ``text`` is the stored answer: when the guard replaced the streamed first attempt, it differs.
     """
@@ -83,6 +95,7 @@ def appliance_extra(result: TurnResult) -> dict[str, Any]:
         "stage": r.stage,
         "check": {**to_dict(r.check), "ok": r.check.ok},
         "manifest": to_dict(r.manifest),
+        **grounding(result),
     }
 
 

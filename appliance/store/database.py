@@ -222,6 +222,7 @@ class Store(KnowledgeTables):
                     "manifest": json.dumps(to_dict(record.manifest)),
                     "timings": json.dumps(to_dict(record.timings)),
                     "check": json.dumps(to_dict(record.check)),
+                    "knowledge": json.dumps(to_dict(record.knowledge)) if record.knowledge is not None else None,
                 }
             )
             self._insert_ledger(db, session_id, ledger, {"customer": customer.index, "agent": agent.index})
@@ -269,6 +270,7 @@ class Store(KnowledgeTables):
                         "manifest": json.loads(r["manifest"]),
                         "timings": json.loads(r["timings"]),
                         "check": json.loads(r["check"]),
+                        "knowledge": json.loads(r["knowledge"]) if r.get("knowledge") else None,
                     },
                 ),
             )

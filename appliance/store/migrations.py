@@ -197,3 +197,10 @@ def m006_ledger_labels(db: sqlite_utils.Database) -> None:
     # it follows from the slots (appliance.types.current_facts), so it can never disagree with them.
     db.execute("ALTER TABLE ledger ADD COLUMN label TEXT NOT NULL DEFAULT ''")
     db.execute("ALTER TABLE ledger ADD COLUMN subject TEXT NOT NULL DEFAULT ''")
+
+
+@migrations()
+def m007_turn_knowledge(db: sqlite_utils.Database) -> None:
+    # What the operator's documents gave each answer (the fetch check's decision and scores, the
+    # passages cited, whether it is the not-found text), as JSON; NULL where none was consulted.
+    db.execute("ALTER TABLE turn_records ADD COLUMN knowledge TEXT")

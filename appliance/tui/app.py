@@ -96,7 +96,9 @@ class ApplianceTUI(SummaryControls):
             with Vertical(id="left"):
                 if self.mode.welcome is not None:
                     yield Static(as_text(self.mode.welcome), id="welcome")
-                yield ConversationView(plain=self.mode.plain_conversation, id="conversation")
+                yield ConversationView(
+                    plain=self.mode.plain_conversation, sources=self.mode.show_sources, id="conversation"
+                )
                 if self.mode.new_conversation_key:
                     with Horizontal(id="entry"):
                         yield Input(placeholder=self._placeholder(), id="message")

@@ -56,6 +56,7 @@ class Mode:
     panels: bool  # the context panel and the footer of keys
     welcome: str | None  # a greeting above the conversation
     plain_conversation: bool  # "You" and "Assistant" only: no stages, guard findings or operators
+    show_sources: bool  # under an answer from the documents, its sources (the kiosk: a short "Source:" line)
     screen_classes: tuple[str, ...]  # set on the screen, for app.tcss
     blocked_actions: frozenset[str]
     operator_key: str | None  # the key that leaves the kiosk
@@ -78,6 +79,7 @@ def operator_mode() -> Mode:
         panels=True,
         welcome=None,
         plain_conversation=False,
+        show_sources=True,
         screen_classes=(),
         blocked_actions=frozenset({"leave_kiosk", "new_conversation"}),  # Ctrl+N starts a new session
         operator_key=None,
@@ -101,6 +103,7 @@ def kiosk_mode(settings: TuiSettings) -> Mode:
         panels=False,
         welcome=settings.kiosk_welcome,
         plain_conversation=True,
+        show_sources=settings.show_sources,
         screen_classes=("-kiosk", "-large") if settings.large_text else ("-kiosk",),
         blocked_actions=OPERATOR_ACTIONS,
         operator_key=settings.operator_key,

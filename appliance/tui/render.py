@@ -30,6 +30,8 @@ PART_ORDER = (
     "recent",
     "recalled",
     "ledger-latest",
+    "passages",
+    "ledger-readback",
     "history",
     "question",
     "instruction",
@@ -78,16 +80,43 @@ def finding_lines(check: JSON | None) -> list[str]:
     return lines
 
 
-def turn_text(turn: JSON, record: JSON | None, *, plain: bool = False) -> Text:
-    """A turn's label line (who, turn number, stage, guard) and its text.
+def sources_of(record: JSON | None) -> list[JSON]:
+    """The passages an answer's prompt carried (its sources), best first; none for an older record."""
+    return list(((record or {}).get("knowledge") or {}).get("sources") or [])
 
-    ``plain`` is the customer's view: "You" and "Assistant", no stages, guard findings or operators.
+
+def source_lines(record: JSON | None) -> list[str]:
+    """The operator's view of an answer's sources: document, section and score, one a line; or that
+    it is the configured not-found text."""
+    knowledge = (record or {}).get("knowledge") or {}
+    if knowledge.get("not_found"):
+        return ["no document answers this: the configured not-found text (knowledge.not_found)"]
+    lines = []
+    for source in sources_of(record):
+        where = source.get("heading") or source.get("location") or source.get("title", "")
+        lines.append(f"source: {source.get('doc', '?')} › {where} ({float(source.get('score', 0.0)):.2f})")
+    return lines
+
+
+def source_line(record: JSON | None) -> str:
+    """The customer's short "Source:" line: the titles of the answer's documents, best first."""
+    titles = list(dict.fromkeys(str(s.get("title") or s.get("doc", "")) for s in sources_of(record)))
+    return f"Source: {', '.join(titles)}" if titles else ""
+
+
+def turn_text(turn: JSON, record: JSON | None, *, plain: bool = False, sources: bool = True) -> Text:
+    """A turn's label line (who, turn number, stage, guard) and its text, with its sources under it.
+
+    ``plain`` is the customer's view: "You" and "Assistant", no stages, guard findings or operators,
+    and with ``sources`` a short "Source:" line under an answer drawn from the documents.
     """
     role = turn.get("role", "")
     index = turn.get("index", "?")
     if plain:
         label = Text("You" if role == "customer" else "Assistant", style="bold")
-        return Text.assemble(label, "\n", as_text(turn.get("text", "")))
+        line = source_line(record) if sources and role == "agent" else ""
+        cited = ("\n", as_text(line, style="dim italic")) if line else ()
+        return Text.assemble(label, "\n", as_text(turn.get("text", "")), *cited)
     if role == "customer":
         label = as_text(f"Customer · turn {index}", style="bold cyan")
     elif record is None:
@@ -100,6 +129,8 @@ def turn_text(turn: JSON, record: JSON | None, *, plain: bool = False) -> Text:
     parts: list[Text | str] = [label, "\n", body]
     for line in finding_lines(record.get("check") if record else None):
         parts += ["\n", as_text(line, style="red")]
+    for line in source_lines(record):
+        parts += ["\n", as_text(line, style="dim cyan")]
     return Text.assemble(*parts)
 
 
@@ -146,6 +177,9 @@ def manifest_notes(manifest: JSON | None) -> list[str]:
             lines.append(f"{what}: {_ranges(turns)}")
     if manifest.get("fallback"):
         lines.append("fallback: previous summary + the newer turns verbatim")
+    for passage in manifest.get("passages") or []:
+        where = passage.get("heading") or passage.get("location", "")
+        lines.append(f"passage: {passage.get('doc', '?')} › {where} ({float(passage.get('score', 0.0)):.2f})")
     return lines or ["nothing cut, nothing recalled"]
 
 

@@ -48,12 +48,15 @@ class TurnView(Static):
 class ConversationView(VerticalScroll):
     """The transcript, rebuilt from the daemon's payload, plus the exchange being streamed.
 
-    ``plain`` is the customer's view (the kiosk's): "You" and "Assistant", no stages or guard findings.
+    ``plain`` is the customer's view (the kiosk's): "You" and "Assistant", no stages or guard findings;
+    ``sources`` shows there a short "Source:" line under an answer drawn from the documents (the
+    operator's view always names the sources).
     """
 
-    def __init__(self, *, plain: bool, **kwargs: Any) -> None:
+    def __init__(self, *, plain: bool, sources: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plain = plain
+        self.sources = sources
         self.shown: tuple[int, ...] | None = None
         self.pending: TurnView | None = None
 
@@ -70,7 +73,8 @@ class ConversationView(VerticalScroll):
         for turn in turns:
             record = records.get(turn["index"])
             role = "customer" if turn["role"] == "customer" else "agent" if record or self.plain else "operator"
-            views.append(TurnView(turn_text(turn, record, plain=self.plain), classes=f"turn -{role}"))
+            text = turn_text(turn, record, plain=self.plain, sources=self.sources)
+            views.append(TurnView(text, classes=f"turn -{role}"))
         self.mount_all(views)
         self.scroll_end(animate=False)
 

@@ -30,6 +30,9 @@ from appliance.types import ChatModel, CheckResult, Finding, Generation, Message
 GuardPolicy = Literal["flag", "regenerate", "redact"]
 GUARD_POLICIES: tuple[str, ...] = get_args(GuardPolicy)
 
+# Added to the stricter retry's directive when the prompt carries passages of the operator's documents.
+DOCUMENTS_TOO = "The documents above are known facts too: copy their figures exactly."
+
 REFINE_PROMPT = (
     "Rewrite so it sounds like a real phone response. Aim for 2-3 short spoken-style sentences. "
     "Keep all factual content. Remove robotic phrasing. Reply with the rewritten text only."
@@ -97,12 +100,16 @@ def regenerate(
     plan: TurnPlan, first: Generation, result: CheckResult, found: Sequence[Finding], cancel: threading.Event | None
 ) -> Guarded:
     """One more answer, from the prompt rebuilt with a stricter instruction that lists the ledger's
-    facts and what ``first`` got wrong (``found``); the better of the two is kept, a tie keeps the first.
+    facts (and, with passages, allows the documents' too) and what ``first`` got wrong (``found``);
+    the better of the two is kept, a tie keeps the first.
 
     The plan's spec already names and places what a read-back question asks for; if the kept answer
     still lacks it, it is answered from the ledger.
     """
-    strict = plan.spec.adding(checker.strict_instruction(current_facts(plan.facts), found))
+    directive = checker.strict_instruction(current_facts(plan.facts), found)
+    if plan.sources:  # the strict directive lists the conversation's facts; the documents' are facts too
+        directive += "\n" + DOCUMENTS_TOO
+    strict = plan.spec.adding(directive)
     second = plan.model.generate(plan.prompt(strict).messages, plan.sampling, cancel=cancel, cache_key=plan.cache_key)
     lacking = readback.lacking(second.text, plan.wanted)
     second_result = _with_missing(_asked_for(plan.check(second.text), plan.wanted), lacking)

@@ -1,7 +1,10 @@
 """The hot path of one turn: the only place where the stages meet.
 
-    snapshot → plan (mask, stage, facts, read-back, recall) → context → generate (streamed)
-             → check → guard (repair, refine) → store
+    snapshot → plan (mask, stage, facts, read-back, recall; knowledge: fetch check, retrieval)
+             → context → generate (streamed) → check → guard (repair, refine) → store
+
+A question that needs the operator's documents when no passage answers it gets the configured
+``knowledge.not_found`` text instead of a generation (seed 003: never an invented answer).
 
 The pipeline receives its parts (store, models, policies, recall) already built; it builds none.
 Each turn's decisions are made once into a :class:`~appliance.turn.plan.TurnPlan`; the steps after
@@ -24,13 +27,18 @@ from appliance.context.tokens import ResponderCounter
 from appliance.errors import ConfigError, InputError, MessageTooLong, SessionNotFound
 from appliance.facts import ledger, readback, slots
 from appliance.facts.vocabulary import Vocabulary
+from appliance.knowledge import Knowledge
 from appliance.store import Store
 from appliance.turn import embeddings, guard
+from appliance.turn.gauge import AnswerGauge
+from appliance.turn.grounding import KnowledgeStep, not_found_answer
 from appliance.turn.plan import TurnPlan
 from appliance.turn.timing import TurnTimer
 from appliance.types import (
     ROLES,
     ChatModel,
+    Generation,
+    Manifest,
     Message,
     OnToken,
     Recaller,
@@ -71,6 +79,10 @@ class PipelineSettings:
     # facts.request_cues and facts.readback_cues over the lexicons' own, compiled once.
     vocabulary: Vocabulary
     mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
+    passage_tokens: int  # the settings' passage_tokens: knowledge.budget_tokens within context.budget_tokens
+    grounded_instruction: str  # knowledge.instruction, else the built-in one: the directive of a turn with passages
+    not_found: Mapping[str, str]  # knowledge.not_found, by language
+    languages: Sequence[str]  # summarizer.languages: the conversation's language is one of them (the first by default)
 
 
 class Pipeline:
@@ -84,6 +96,7 @@ class Pipeline:
         recall: Recaller | None = None,
         early_responder: ChatModel | None = None,
         refiner: ChatModel | None = None,
+        knowledge: Knowledge | None = None,
     ) -> None:
         if settings.default_policy not in policies:
             raise ConfigError(f"context.policy: unknown policy {settings.default_policy!r}")
@@ -94,6 +107,10 @@ class Pipeline:
         self.early_responder = early_responder
         self.refiner = refiner
         self.recall = recall
+        self.knowledge = knowledge
+        self.grounding = KnowledgeStep(
+            knowledge, settings.passage_tokens, settings.grounded_instruction, settings.not_found, settings.languages
+        )
         self.policies = dict(policies)
         self.settings = settings
         # One cached counter per model: a build counts the same turn lines again at every turn.
@@ -101,7 +118,7 @@ class Pipeline:
         # Called with the session id after every stored turn (the summary worker listens here).
         self.after_store: list[Callable[[str], None]] = []
         # Set while an answer is being generated, so background work can yield to it.
-        self.answering = _Gauge()
+        self.answering = AnswerGauge()
 
     def counter_for(self, model: ChatModel) -> ResponderCounter:
         counter = self._counters.get(id(model))
@@ -194,15 +211,15 @@ class Pipeline:
         sampling: Sampling | None = None,
     ) -> TurnPlan:
         """The turn's decisions, made once: the masked message, its stage, model and prompt spec,
-        its facts, the read-back it asks for, the turns recalled for it, and the sampling.
+        its facts, the read-back it asks for, the turns recalled for it, the passages found for it
+        (or the not-found answer: :mod:`~appliance.turn.grounding`), and the sampling.
 
         Secrets in the message are masked first (``privacy.mask_secrets``): the masked text is what is
         prompted, checked, stored and summarized. The customer's facts are read with the agent's turn
         before it, so a bare "Yes, Sarah Brown." after "your name?" is a name. A read-back question
         ("what was my account number?") gets the values it asks for placed and named in its prompt,
         and the configured sampling at temperature 0. ``system`` replaces the configured system
-        prompt, ``sampling`` the configured sampling (the caller's choice is then kept as it is).
-        """
+        prompt, ``sampling`` the configured sampling (the caller's choice is then kept as it is)."""
         s = self.settings
         cues = s.vocabulary
         if s.mask_secrets:
@@ -225,6 +242,8 @@ class Pipeline:
                 if sampling is None:  # repeating facts, sampling only adds ways to get them wrong
                     used = dataclasses.replace(used, temperature=0.0)
             recalled = self._recall(snap, message, policy)
+        with timer.phase("knowledge"):  # on the snapshot, whose summary compressed the history (seed 003)
+            found = self.grounding.consult(snap, message, facts, reads_back=req is not None)
         return TurnPlan(
             snapshot=snap,
             message=message,
@@ -232,13 +251,15 @@ class Pipeline:
             stage=turn_stage,
             model=model,
             policy=policy,
-            spec=spec,
+            spec=self.grounding.spec_for(spec, found),
             counter=counter,
             facts=facts,
             request=req,
             wanted=wanted,
             recalled=recalled,
             sampling=used,
+            retrieval=found,
+            not_found=self.grounding.answer_if_not_found(snap, message, found),
         )
 
     def _answer(
@@ -250,10 +271,40 @@ class Pipeline:
         cancel: threading.Event | None,
         persist: bool,
     ) -> TurnResult:
-        """The plan carried out: the prompt built, the answer generated, checked and guarded, the
-        exchange stored (unless ``persist`` is false)."""
+        """The plan carried out: the prompt built, the answer generated, checked and guarded (or the
+        not-found text given), the exchange stored (unless ``persist`` is false)."""
+        if plan.not_found:
+            manifest, first, kept = not_found_answer(plan, on_token)
+        else:
+            manifest, first, kept = self._generate(plan, timer, on_token=on_token, cancel=cancel)
+        timings = timer.timings(first)
+        with timer.phase("store"):
+            record = TurnRecord(
+                stage=plan.stage,
+                model=first.model,
+                manifest=manifest,
+                prompt_tokens=kept.answer.prompt_tokens,
+                completion_tokens=first.completion_tokens,
+                timings=timings,
+                check=kept.check,
+                knowledge=plan.grounding(manifest),
+            )
+            agent = Turn(plan.session_id, plan.customer.index + 1, "agent", kept.answer.text)
+            if not persist:
+                return TurnResult(session_id=plan.session_id, customer=plan.customer, agent=agent, record=record)
+            stored = self._store(plan, agent, record)
+        self._stored(plan.session_id)
+        # The stored record cannot include the store's own write; the caller's copy does.
+        return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timer.timings(first)))
+
+    def _generate(
+        self, plan: TurnPlan, timer: TurnTimer, *, on_token: OnToken | None, cancel: threading.Event | None
+    ) -> tuple[Manifest, Generation, guard.Guarded]:
+        """The prompt built, the answer generated, checked (against the passages the prompt placed
+        too) and guarded: the prompt's manifest, the first generation, and the answer kept."""
         with timer.phase("context"):
             prompt = plan.prompt()
+        plan = plan.placing(prompt.manifest)
         with self.answering:
             first = plan.model.generate(
                 prompt.messages, plan.sampling, on_token=on_token, cancel=cancel, cache_key=plan.cache_key
@@ -263,24 +314,7 @@ class Pipeline:
             with timer.phase("repair"):
                 s = self.settings
                 kept = guard.apply(plan, first, checked, guard.Rules(s.guard, s.redact_phrase, self.refiner, cancel))
-        timings = timer.timings(first)
-        with timer.phase("store"):
-            record = TurnRecord(
-                stage=plan.stage,
-                model=first.model,
-                manifest=prompt.manifest,
-                prompt_tokens=kept.answer.prompt_tokens,
-                completion_tokens=first.completion_tokens,
-                timings=timings,
-                check=kept.check,
-            )
-            agent = Turn(plan.session_id, plan.customer.index + 1, "agent", kept.answer.text)
-            if not persist:
-                return TurnResult(session_id=plan.session_id, customer=plan.customer, agent=agent, record=record)
-            stored = self._store(plan, agent, record)
-        self._stored(plan.session_id)
-        # The stored record cannot include the store's own write; the caller's copy does.
-        return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timer.timings(first)))
+        return prompt.manifest, first, kept
 
     def _store(self, plan: TurnPlan, agent: Turn, record: TurnRecord) -> TurnResult:
         """The exchange, its record and both turns' new facts, in one transaction."""
@@ -334,7 +368,9 @@ class Pipeline:
         system, instruction = stage.prompt_texts(
             turn_stage, s.instructions, system if system is not None else s.system_prompt, s.instruction
         )
-        spec = PromptSpec(system=system, instruction=instruction, budget=s.budget_tokens)
+        spec = PromptSpec(
+            system=system, instruction=instruction, budget=s.budget_tokens, passage_tokens=self.grounding.reserve()
+        )
         return turn_stage, model, spec
 
     def _recall(self, snap: Snapshot, message: str, policy: ContextPolicy) -> tuple[int, ...]:
@@ -410,31 +446,3 @@ class Pipeline:
     def _stored(self, session_id: str) -> None:
         for hook in self.after_store:
             hook(session_id)
-
-
-class _Gauge:
-    """Counts answers in progress; ``busy`` is true while any is."""
-
-    def __init__(self) -> None:
-        self._n = 0
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-
-    def __enter__(self) -> None:
-        with self._lock:
-            self._n += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._n -= 1
-            if self._n == 0:
-                self._idle.notify_all()
-
-    @property
-    def busy(self) -> bool:
-        return self._n > 0
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until no answer is in progress; False if ``timeout`` passed first."""
-        with self._lock:
-            return self._idle.wait_for(lambda: self._n == 0, timeout)

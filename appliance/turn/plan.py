@@ -6,11 +6,25 @@ generation, the check, the guard) are functions of the plan and of what the step
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from appliance.context import ContextPolicy, PromptSpec
 from appliance.facts import checker, readback
-from appliance.types import ChatModel, CheckResult, LedgerEntry, Prompt, Sampling, Snapshot, Stage, TokenCounter, Turn
+from appliance.knowledge import Retrieval
+from appliance.types import (
+    ChatModel,
+    CheckResult,
+    Grounding,
+    LedgerEntry,
+    Manifest,
+    Prompt,
+    Sampling,
+    Snapshot,
+    Stage,
+    TokenCounter,
+    Turn,
+)
 
 
 @dataclass(frozen=True)
@@ -23,6 +37,12 @@ class TurnPlan:
     question, if it is one, and the facts it asks for (already named and placed in ``spec``).
     ``sampling`` is the one the answer uses: the caller's, else the configured one, at temperature 0
     for a read-back the caller chose no sampling for.
+
+    ``retrieval`` is the knowledge step's outcome (None without a knowledge base): the fetch check's
+    decision and the passages found, which ``spec`` carries. ``not_found`` is the fixed answer, in the
+    conversation's language, to a question that needs the documents when none of them answers it
+    (empty otherwise: the model answers). ``sources`` are the texts of the passages the answer's
+    prompt placed (:meth:`placing`): the checker's source besides the conversation.
     """
 
     snapshot: Snapshot
@@ -38,6 +58,9 @@ class TurnPlan:
     wanted: tuple[readback.Asked, ...]
     recalled: tuple[int, ...]
     sampling: Sampling
+    retrieval: Retrieval | None = None
+    not_found: str = ""
+    sources: tuple[str, ...] = ()
 
     @property
     def session_id(self) -> str:
@@ -52,8 +75,30 @@ class TurnPlan:
         """The prompt of the plan's policy, for ``spec`` (a stricter retry's) or the plan's own."""
         return self.policy.build(self.snapshot, self.message, spec or self.spec, self.counter, self.recalled)
 
+    def placing(self, manifest: Manifest) -> TurnPlan:
+        """This plan with the passages ``manifest`` says its prompt placed as the answer's sources."""
+        placed = {c.chunk_id for c in manifest.passages}
+        texts = tuple(p.text for p in self.spec.passages if p.chunk_id in placed)
+        return dataclasses.replace(self, sources=texts)
+
+    def grounding(self, manifest: Manifest) -> Grounding | None:
+        """What the record keeps of the knowledge step: the decision, the passages ``manifest`` placed,
+        and whether the answer is the not-found text; None without a knowledge base."""
+        if self.retrieval is None:
+            return None
+        found = self.retrieval.passages
+        return Grounding(self.retrieval.decision, manifest.passages, len(found), not_found=bool(self.not_found))
+
     def check(self, answer: str) -> CheckResult:
-        """``answer`` checked against everything the conversation supports, the message included."""
+        """``answer`` checked against everything the conversation supports, the message included, and
+        the passages of the operator's documents its prompt placed."""
         snap = self.snapshot
         summary = snap.summary.text if snap.summary else ""
-        return checker.check(answer, ledger=self.facts, summary=summary, transcript=snap.turns, question=self.message)
+        return checker.check(
+            answer,
+            ledger=self.facts,
+            summary=summary,
+            transcript=snap.turns,
+            question=self.message,
+            passages=self.sources,
+        )

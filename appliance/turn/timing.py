@@ -14,13 +14,14 @@ from typing import Literal
 
 from appliance.types import Generation, Timings
 
-Phase = Literal["recall", "context", "check", "repair", "store"]
+Phase = Literal["recall", "knowledge", "context", "check", "repair", "store"]
 
 
 class TurnTimer:
     """Started with the turn; ``with timer.phase("context"):`` times one phase, ``timings`` reads them out.
 
-    ``recall`` covers the turn's facts, read-back request and recalled turns; ``context`` the prompt's
+    ``recall`` covers the turn's facts, read-back request and recalled turns; ``knowledge`` the fetch
+    check and retrieval; ``context`` the prompt's
     build; ``check`` the first answer's check; ``repair`` the guard and the refinement after it; and
     ``store`` the record and the write. A phase that did not run reads as zero.
     """
@@ -45,6 +46,7 @@ class TurnTimer:
         return Timings(
             context_ms=spent("context", 0.0) * 1000,
             recall_ms=spent("recall", 0.0) * 1000,
+            knowledge_ms=spent("knowledge", 0.0) * 1000,
             ttft_s=first.ttft_s,
             generate_s=first.total_s,
             check_ms=spent("check", 0.0) * 1000,

@@ -18,7 +18,9 @@ details or asks for a fact again, as the ledger and the read-back cues find them
   retrieval when it fetches), p50 and p95.
 
 The same figures are given for the odd- and even-numbered items (``halves``): the weights and
-thresholds were chosen on the odd ones, so the even ones are held out.
+thresholds were chosen on the odd ones, so the even ones are held out. With ``answers``, the appliance
+answers the knowledge-seeking items too (:mod:`.knowledge_answers`: agreement, not-found, unsupported
+entities, TTFT with and without passages).
 """
 
 from __future__ import annotations
@@ -152,8 +154,11 @@ def run_bench(
     progress: Progress | None = None,
     encoder: Any = None,
     counter: Any = None,
+    answers: bool = False,
+    responder: Any = None,
 ) -> dict[str, Any]:
-    """The report (see the module's docstring); ``encoder`` and ``counter`` replace the configured ones (tests)."""
+    """The report (see the module's docstring); ``encoder``, ``counter`` and ``responder`` replace the
+    configured ones (tests)."""
     say = progress or (lambda _msg: None)
     items = load_items(dialogues, limit)
     with tempfile.TemporaryDirectory(prefix="bench-knowledge-") as tmp:
@@ -169,6 +174,15 @@ def run_bench(
             rows = evaluate(kb, items, settings.passage_tokens, settings.knowledge.subject_turns)
         finally:
             store.close()
+        answered: dict[str, Any] = {}
+        if answers:
+            from appliance.lab.bench.knowledge_answers import run_answers
+
+            answered, answer_rows = run_answers(
+                settings, Path(tmp) / "bench.db", items, responder=responder, encoder=encoder, progress=say
+            )
+            for row, extra in zip(rows, answer_rows, strict=True):
+                row.update(extra or {})
     whole = score(rows)
     return {
         "ingest": {"seconds": round(first.seconds, 2), "chunks": first.chunks, "documents": len(first.added)},
@@ -182,6 +196,7 @@ def run_bench(
         "halves": {"odd": score(rows[1::2]), "even": score(rows[0::2])},
         "budget_tokens": settings.passage_tokens,
         "items": len(rows),
+        **answered,
         "rows": rows,
     }
 
@@ -203,6 +218,9 @@ def format_text(report: dict[str, Any]) -> str:
             f"  {name} items: fetch P {half['fetch']['precision']} R {half['fetch']['recall']}; "
             f"placed {half['retrieval']['gold_placed']}, at 1 {half['retrieval']['at_1']}, at 3 {half['retrieval']['at_3']}"
         )
+    from appliance.lab.bench.knowledge_answers import format_answers
+
+    lines += format_answers(report)
     for failed in report["failed"]:
         lines.append(f"  not taken in: {failed['document']}: {failed['error']}")
     return "\n".join(lines)

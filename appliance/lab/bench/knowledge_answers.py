@@ -1,0 +1,314 @@
+"""``bench knowledge``'s answers: each knowledge-seeking item's last customer turn answered by the
+appliance, with the documents synced, after the item's earlier turns.
+
+The earlier turns are recorded as they were said (teacher forcing, as ``appliance eval`` does:
+:meth:`Pipeline.record_turn`), then the last message is answered without being stored, by the
+appliance built the production way (its responder, the fetch check, retrieval, the budget, the
+checker and the guard). No summary worker runs: the dialogues are a few turns long and fit the
+budget verbatim. Only items with ``needs_knowledge`` are answered (the others' figures are the fetch
+check's, in :mod:`.knowledge`).
+
+* ``answers.agreement``: the mean score of the items with a gold answer that the score applies to
+  (``answers.scored`` of ``answers.items``). An item's score is the mean of what applies to it:
+
+  - *polarity*, where the gold answer is a yes or a no (it opens with one, or the question is a
+    yes/no question: an auxiliary such as "do", "is", "can" comes before any question word such as
+    "what" or "when", among its first words): the answer's polarity
+    must be the gold's. A text's polarity is its first sentence's: "yes" when it opens with a yes,
+    "no" when it opens with a negative word ("no", "unfortunately", "sorry") or holds a negation
+    ("not", "n't", "never"; after an opening "sure" or "of course", which is courtesy), else "yes";
+  - *key values*, where the gold answer has any: the share of them the answer states. The values
+    are what the appliance's entity extractor finds (times, amounts, dates, phone numbers, codes;
+    not names or week days), compared by their normalised forms, and every bare number (as digits,
+    or as an English word up to twenty).
+
+  An item with neither (a gold answer that is a plain statement without values, to a question
+  that is not yes/no) is not scored.
+* ``not_found_answers.rate``: on the items with ``needs_knowledge`` and no gold (no document answers them),
+  the share answered with ``knowledge.not_found`` or without an unsupported fact (the checker's
+  findings on the answer kept); ``not_found_answers.fixed`` is the share answered with the fixed text (the
+  retrieval figures' ``not_found`` is whether retrieval found nothing, before any answer).
+* ``unsupported``: the checker's unsupported entities in the first answers (before the guard's repair)
+  and in the answers kept.
+* ``ttft``: for each answered item whose prompt placed passages, at the same point of its session (its
+  earlier turns recorded, the prompt up to the question warmed as the daemon warms it while the
+  customer types), the time to the first token of its answer, and of the same message answered by
+  the same model with knowledge off; ``ttft_ratio`` is the median of the first over the median of the
+  second, measured in one run, the two answers of an item one after the other.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from appliance.config import Settings
+from appliance.errors import ApplianceError
+from appliance.facts.entities import extract
+from appliance.lab.dialogues import equated
+from appliance.lab.harness import evolve
+from appliance.types import ChatModel, PrefixWarmer, Recaller, TurnResult
+
+if TYPE_CHECKING:
+    from appliance.app import Appliance
+
+Progress = Callable[[str], None]
+
+# The score's words (English, with the branch example's French and the other lexicon languages' yes and no).
+YES = ("yes", "yeah", "yep", "oui", "ja", "si", "sí")
+# An opening "sure" or "of course" is courtesy before the answer ("Sure, they do not accept Google Pay."):
+# the rest of the sentence decides.
+COURTESY = ("sure", "certainly", "absolutely", "of course", "indeed")
+NO = ("no", "nope", "unfortunately", "sorry", "non", "nein", "nee", "lo siento", "leider", "malheureusement")
+NEGATIONS = ("not", "n't", "never", "no", "none", "nothing", "cannot", "pas", "nicht", "kein", "keine", "niet", "geen")
+AUXILIARIES = (
+    "do does did is are was were am can could will would should shall may might have has had "
+    "est-ce est peut puis avez as sont ist sind kann kannst haben hat gibt hay tienen puedo puede es son "
+    "heeft hebben kan is zijn"
+).split()
+WH_WORDS = set(
+    "what when where which who whom whose how why quand où comment combien quel quelle quels quelles pourquoi "
+    "wann wo wie was welche welcher warum cuándo cuando dónde donde cómo como cuánto qué que cuál wanneer waar hoe wat welke".split()
+)
+NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty"
+).split()
+WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+_WORD = re.compile(r"[\w'’-]+")
+_NUMBER = re.compile(r"(?<![\w.,:])\d+(?:[.,]\d+)?(?![\w:])")
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?;])\s", text.strip(), maxsplit=1)[0]
+
+
+def polarity(text: str) -> str:
+    """``yes`` or ``no``: how the text's first sentence answers (see the module's docstring)."""
+    first = " ".join(_words(_first_sentence(text)))
+    if any(first == w or first.startswith(w + " ") for w in YES):
+        return "yes"
+    if any(first == w or first.startswith(w + " ") for w in NO):
+        return "no"
+    for w in COURTESY:
+        if first.startswith(w + " "):
+            first = first[len(w) + 1 :]
+    words = first.split()
+    return "no" if any(w in NEGATIONS or w.endswith("n't") for w in words) else "yes"
+
+
+def is_yes_no(question: str, gold: str) -> bool:
+    """Whether the gold answer is a yes or a no: it opens with one, or the question opens (after
+    the words a spoken question starts with) with an auxiliary before any question word."""
+    opening = " ".join(_words(gold)[:2])
+    if any(opening == w or opening.startswith(w + " ") for w in (*YES[:1], *NO[:1], "oui", "non", "ja", "nein")):
+        return True
+    for word in _words(_first_sentence(question))[:6]:
+        if word in WH_WORDS:
+            return False
+        if word in AUXILIARIES:
+            return True
+    return False
+
+
+def key_values(text: str) -> list[str]:
+    """The gold answer's key values, each once: the extractor's entities (not names, week days or
+    commitments) and the bare numbers outside them."""
+    values: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for e in extract(text):
+        if e.kind in ("name", "commitment", "secret") or e.norm in WEEKDAYS:
+            continue
+        values.append(e.text)
+        spans.append((e.start, e.end))
+    for m in _NUMBER.finditer(text):
+        if not any(s <= m.start() < e for s, e in spans):
+            values.append(m.group())
+    return list(dict.fromkeys(values))
+
+
+def states(value: str, answer: str) -> bool:
+    """Whether ``answer`` states ``value`` (a number as digits or as a word, another value as the
+    extractor equates it)."""
+    if _NUMBER.fullmatch(value):
+        digits = value.replace(",", ".")
+        found = {m.group().replace(",", ".") for m in _NUMBER.finditer(answer)}
+        n = int(float(digits)) if float(digits).is_integer() else -1
+        return digits in found or (0 <= n < len(NUMBER_WORDS) and NUMBER_WORDS[n] in _words(answer))
+    return equated([value], answer)
+
+
+def agreement(question: str, gold: str, answer: str) -> float | None:
+    """The item's score (the mean of polarity and the share of key values stated), or None when
+    neither applies."""
+    parts: list[float] = []
+    if is_yes_no(question, gold):
+        parts.append(float(polarity(answer) == polarity(gold)))
+    values = key_values(gold)
+    if values:
+        parts.append(sum(states(v, answer) for v in values) / len(values))
+    return sum(parts) / len(parts) if parts else None
+
+
+@dataclass
+class Rigs:
+    """The appliance with the documents, and the same model with knowledge off (one token: only its TTFT counts)."""
+
+    grounded: Appliance
+    plain: Appliance
+
+    def close(self) -> None:
+        self.plain.close()
+        self.grounded.close()
+
+
+def rigs(settings: Settings, database: Path, responder: ChatModel | None, encoder: Recaller | None) -> Rigs:
+    """Both appliances over ``database`` (its documents synced), around one loaded responder."""
+    from appliance.app import build
+
+    local = evolve(settings, paths={"database": database})
+    grounded = build(local, responder=responder, recall=encoder if encoder is not None else True, worker=False)
+    plain = evolve(
+        local,
+        knowledge={"enabled": False},
+        responder={"max_tokens": 1},
+        guard={"policy": "flag"},
+        refine={"enabled": False},
+    )
+    try:
+        return Rigs(grounded, build(plain, responder=grounded.responder, recall=False, worker=False, prewarm=False))
+    except BaseException:
+        grounded.close()
+        raise
+
+
+def _warm(app: Appliance, session_id: str) -> None:
+    """The session's next prompt up to its question evaluated, as the daemon does while the customer types."""
+    found = app.pipeline.next_prefix(session_id)
+    if found is not None and isinstance(found[0], PrefixWarmer):
+        found[0].prepare(found[1], cache_key=session_id)
+
+
+def _answer(app: Appliance, session_id: str, text: str) -> TurnResult | str:
+    _warm(app, session_id)
+    try:
+        return app.pipeline.answer(session_id, text, persist=False)
+    except ApplianceError as exc:  # a message that cannot fit the budget: scored as a miss, the run goes on
+        return f"{type(exc).__name__}: {exc}"
+
+
+def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
+    """One item answered after its earlier turns, and (where passages were placed) its TTFT without them."""
+    pipeline = r.grounded.pipeline
+    session = pipeline.new_session(title=str(item.get("id", "")))
+    said = item["turns"]
+    for turn in said[:-1]:
+        pipeline.record_turn(session.id, turn["role"], turn["text"])
+    message = said[-1]["text"]
+    plain_first = order % 2 == 1  # alternate which of the two answers comes first
+    before = _answer(r.plain, session.id, message) if plain_first else None
+    result = _answer(r.grounded, session.id, message)
+    if isinstance(result, str):
+        return {"answer": "", "error": result}
+    k, check = result.record.knowledge, result.record.check
+    sources = k.sources if k is not None else ()
+    row: dict[str, Any] = {
+        "question": message,
+        "answer": result.agent.text,
+        "not_found_text": bool(k and k.not_found),
+        "sources": [f"{c.doc} > {c.heading}" for c in sources],
+        "first_unsupported": sum(
+            f.status == "unsupported" for f in (check.original_findings if check.original else check.findings)
+        ),
+        "kept_unsupported": sum(f.status == "unsupported" for f in check.findings),
+        "ttft_s": result.record.timings.ttft_s,
+    }
+    if sources:
+        plain = before if before is not None else _answer(r.plain, session.id, message)
+        if not isinstance(plain, str):
+            row["ttft_plain_s"] = plain.record.timings.ttft_s
+    return row
+
+
+def run_answers(
+    settings: Settings,
+    database: Path,
+    items: Sequence[dict[str, Any]],
+    *,
+    responder: ChatModel | None = None,
+    encoder: Recaller | None = None,
+    progress: Progress | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any] | None]]:
+    """The answers' figures over ``items`` (the documents already synced into ``database``), and
+    each item's row (None for an item not answered); ``responder`` and ``encoder`` replace the
+    configured ones (tests)."""
+    say = progress or (lambda _msg: None)
+    asked = [i for i, item in enumerate(items) if item.get("needs_knowledge")]
+    rows: list[dict[str, Any] | None] = [None] * len(items)
+    r = rigs(settings, database, responder, encoder)
+    try:
+        for n, i in enumerate(asked, start=1):
+            say(f"answering {n}/{len(asked)}: {items[i].get('id', i)}")
+            row = answer_item(r, items[i], n)
+            gold = items[i].get("gold") or []
+            row["gold_answer"] = gold[0]["answer"] if gold else ""
+            if gold and not row.get("error"):
+                row["agreement"] = agreement(row["question"], gold[0]["answer"], row["answer"])
+            rows[i] = row
+    finally:
+        r.close()
+    return score_answers([row for row in rows if row is not None]), rows
+
+
+def score_answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The report's ``answers``, ``not_found_answers``, ``unsupported``, ``ttft`` and ``ttft_ratio`` from the rows."""
+    with_gold = [r for r in rows if r.get("gold_answer")]
+    scored = [r["agreement"] for r in with_gold if r.get("agreement") is not None]
+    unknown = [r for r in rows if not r.get("gold_answer")]
+    good = [r for r in unknown if not r.get("error") and (r["not_found_text"] or r["kept_unsupported"] == 0)]
+    timed = [r for r in rows if "ttft_plain_s" in r]
+    share = lambda n, d: round(n / d, 3) if d else None  # noqa: E731
+    with_p50 = statistics.median(r["ttft_s"] for r in timed) if timed else None
+    plain_p50 = statistics.median(r["ttft_plain_s"] for r in timed) if timed else None
+    return {
+        "answers": {"agreement": share(sum(scored), len(scored)), "scored": len(scored), "items": len(with_gold)},
+        "not_found_answers": {
+            "rate": share(len(good), len(unknown)),
+            "fixed": share(sum(r.get("not_found_text", False) for r in unknown), len(unknown)),
+            "items": len(unknown),
+        },
+        "unsupported": {
+            "first": sum(r.get("first_unsupported", 0) for r in rows),
+            "kept": sum(r.get("kept_unsupported", 0) for r in rows),
+            "answers": len(rows),
+        },
+        "ttft": {"with_passages_s": with_p50, "without_s": plain_p50, "items": len(timed)},
+        "ttft_ratio": round(with_p50 / plain_p50, 3) if with_p50 and plain_p50 else None,
+        "errors": sum(bool(r.get("error")) for r in rows),
+    }
+
+
+def format_answers(report: dict[str, Any]) -> list[str]:
+    """The answers' lines of the text report (none when the answers were not run)."""
+    if "answers" not in report:
+        return []
+    a, nf, u, t = report["answers"], report["not_found_answers"], report["unsupported"], report["ttft"]
+    ttft = (
+        f"TTFT with passages {t['with_passages_s']:.2f} s, without {t['without_s']:.2f} s: ratio {report['ttft_ratio']}"
+        if t["items"]
+        else "TTFT: no answer placed passages"
+    )
+    return [
+        f"answers: agreement {a['agreement']} ({a['scored']} of {a['items']} items with a gold answer scored)",
+        f"not found (answers): rate {nf['rate']}, the fixed text {nf['fixed']} ({nf['items']} items no document answers)",
+        f"unsupported entities: {u['first']} in first answers, {u['kept']} kept ({u['answers']} answers)",
+        f"{ttft} ({t['items']} items)",
+    ]
