@@ -24,7 +24,8 @@ from appliance import stage
 from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
 from appliance.context import ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
-from appliance.types import ChatModel, PrefixWarmer, Recaller, Sampling, TokenCounter
+from appliance.protocols import ChatModel, PrefixWarmer, Recaller, TokenCounter
+from appliance.types import Sampling
 
 # The rest of the appliance, imported by build() beside the model loads (see above).
 PARTS = (

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from appliance.errors import ConfigError
 from appliance.lexicon import LEXICONS
-from appliance.types import ChatModel, Entity, Message, OnToken, Sampling, SummaryVersion, TokenCounter, Turn
+from appliance.protocols import ChatModel, OnToken, TokenCounter
+from appliance.types import Entity, Message, Sampling, SummaryVersion, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
 

@@ -6,7 +6,8 @@ import threading
 from collections.abc import Sequence
 
 from appliance.errors import Cancelled
-from appliance.types import Generation, Message, OnToken, Sampling
+from appliance.protocols import OnToken
+from appliance.types import Generation, Message, Sampling
 
 
 class WordCounter:

@@ -21,9 +21,10 @@ import pytest
 from appliance.app import Appliance, build
 from appliance.config import load_settings
 from appliance.errors import Cancelled, GenerationError
+from appliance.protocols import OnToken
 from appliance.serve.api import create_app
 from appliance.store import Store
-from appliance.types import Generation, Message, OnToken, Sampling
+from appliance.types import Generation, Message, Sampling
 
 from .fakes import FakeResponder
 from .support import eventually_async, write_config

@@ -2,8 +2,8 @@
 
 A module's layer follows from where it lives, so a new module needs no entry here:
 
-    leaves   config, errors, types, lexicon/,       import only leaves
-             terminal
+    leaves   config, errors, types, protocols,      import only leaves
+             lexicon/, terminal
     parts    store, stage, summarizer, facts/, context/, models/, knowledge/
                                                      import leaves and their own folder, never another part
     turn     turn/                                   the only place where the parts meet
@@ -21,7 +21,7 @@ from appliance.config import ROOT
 
 PACKAGE = ROOT / "appliance"
 
-LEAVES = {"config", "errors", "types", "lexicon", "terminal"}
+LEAVES = {"config", "errors", "types", "protocols", "lexicon", "terminal"}
 PARTS = {"store", "stage", "summarizer", "facts", "context", "models", "knowledge"}
 ORDER = ["leaf", "part", "turn", "root", "edge", "lab"]
 

@@ -16,9 +16,10 @@ import pytest
 from appliance.context.base import QUESTION_MARK
 from appliance.lab.bench.bare import forget_prefix
 from appliance.models.states import SavedState, StateCache, shared_prefix
+from appliance.protocols import Flag, Warmed
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.prewarm import Prewarmer
-from appliance.types import Flag, Message, Warmed
+from appliance.types import Message
 
 from .fakes import FakeResponder
 from .support import MODELS_DIR, TEST_MODEL

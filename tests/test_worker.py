@@ -10,11 +10,12 @@ import pytest
 from appliance.app import load_summarizer
 from appliance.config import Settings, SummarizerSettings
 from appliance.facts.entities import extract
+from appliance.protocols import Busy
 from appliance.store import Store
 from appliance.summarizer import SOFT_KINDS, squash, summary_prompt
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.worker import SummaryWorker
-from appliance.types import Busy, Turn
+from appliance.types import Turn
 
 from .support import MODELS_DIR, SHARED_DATA
 from .test_summarizer import FakeSummarizer

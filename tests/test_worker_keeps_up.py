@@ -20,13 +20,14 @@ from appliance.config import SummarizerSettings, load_settings
 from appliance.errors import Cancelled
 from appliance.facts.entities import extract
 from appliance.lab.bench.load import _one_client, lag_report
+from appliance.protocols import OnToken
 from appliance.serve.api import create_app
 from appliance.serve.metrics import Metrics
 from appliance.store import Store
 from appliance.turn.lag import summary_lag
 from appliance.turn.summary_run import progress_deadline
 from appliance.turn.worker import SummaryWorker
-from appliance.types import Generation, Message, OnToken, Sampling
+from appliance.types import Generation, Message, Sampling
 
 from .fakes import FakeResponder, WordCounter
 from .support import eventually, write_config

@@ -23,17 +23,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from appliance.errors import InputError
-from appliance.types import (
-    LedgerEntry,
-    Message,
-    PartManifest,
-    Passage,
-    Prompt,
-    Snapshot,
-    SummaryVersion,
-    TokenCounter,
-    Turn,
-)
+from appliance.protocols import TokenCounter
+from appliance.types import LedgerEntry, Message, PartManifest, Passage, Prompt, Snapshot, SummaryVersion, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
 NO_CONTEXT = "(no earlier conversation)"

@@ -32,7 +32,8 @@ from appliance.context.base import (
     turn_span,
     usable_summary,
 )
-from appliance.types import Citation, Manifest, Message, PartManifest, Prompt, Snapshot, TokenCounter, Turn
+from appliance.protocols import TokenCounter
+from appliance.types import Citation, Manifest, Message, PartManifest, Prompt, Snapshot, Turn
 
 
 @dataclass(frozen=True)

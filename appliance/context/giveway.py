@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from appliance.context.base import PromptSpec, assemble, passages_note, place, render_turn, turn_span
 from appliance.context.trim import SummaryTrim
-from appliance.types import LedgerEntry, Message, SummaryVersion, TokenCounter, Turn
+from appliance.protocols import TokenCounter
+from appliance.types import LedgerEntry, Message, SummaryVersion, Turn
 
 # One part of [CONTEXT] as rendered: (name, text, estimated tokens, turns).
 Section = tuple[str, str, int, tuple[int, ...]]

@@ -10,7 +10,7 @@ from appliance.config import ContextSettings, Settings
 from appliance.context.base import ContextPolicy
 from appliance.context.baselines import RawPolicy, SeedQAPolicy, SeedTopicsPolicy, ThresholdPolicy
 from appliance.context.rolling import RollingPolicy
-from appliance.types import TokenCounter
+from appliance.protocols import TokenCounter
 
 
 def make_policies(

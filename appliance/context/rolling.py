@@ -23,7 +23,8 @@ from appliance.context.base import (
     usable_summary,
 )
 from appliance.context.giveway import READBACK_HEADER, Fitted, Layout, describe_cuts, fitted
-from appliance.types import Manifest, PartManifest, Prompt, Snapshot, TokenCounter, Turn, current_facts
+from appliance.protocols import TokenCounter
+from appliance.types import Manifest, PartManifest, Prompt, Snapshot, Turn, current_facts
 
 # The part headers live with the give-way steps that render them; tests read this one from here.
 __all__ = ["READBACK_HEADER", "RollingPolicy"]

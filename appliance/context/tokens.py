@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from appliance.errors import ConfigError, ModelFileError
-from appliance.types import Message, TokenCounter
+from appliance.protocols import TokenCounter
+from appliance.types import Message
 
 
 class ResponderCounter:

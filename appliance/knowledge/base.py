@@ -34,7 +34,8 @@ from appliance.knowledge.ingest import (
 )
 from appliance.knowledge.retrieve import Query, Retrieval, match_expression, rank
 from appliance.knowledge.subject import resolve, unnamed
-from appliance.types import FetchDecision, Snapshot, TokenCounter
+from appliance.protocols import TokenCounter
+from appliance.types import FetchDecision, Snapshot
 
 LEXICAL_LIMIT = 200  # chunks the FTS5 search returns for one question
 

@@ -4,7 +4,7 @@ next heading), split at paragraphs and list items when a section is longer than 
 Each chunk's text starts with its section's heading, so a FAQ question stays with its answer and a
 split section's later chunks still say what they are about; each keeps the document's title, its
 heading path and its location (the PDF page, or the heading), and its size in the responder's tokens
-(the :class:`~appliance.types.TokenCounter` handed in). A pure function of the parsed document.
+(the :class:`~appliance.protocols.TokenCounter` handed in). A pure function of the parsed document.
 
 :func:`topic` is what a chunk's second vector is made of: its own heading without the document's
 name ("Is there parking at the Grant Hotel?" → "Is there parking at the?"), so that questions
@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from appliance.knowledge.document import Block, Parsed
-from appliance.types import TokenCounter
+from appliance.protocols import TokenCounter
 
 HEADING_JOIN = " > "
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")

@@ -29,7 +29,7 @@ from appliance.errors import DocumentError
 from appliance.knowledge.chunk import Chunk, chunks, topic
 from appliance.knowledge.document import Parsed, Source, known, parse
 from appliance.knowledge.index import TOPICS
-from appliance.types import TokenCounter
+from appliance.protocols import TokenCounter
 
 UPLOAD = "upload:"  # the key prefix of documents uploaded through the API (they have no file)
 BATCH_CHUNKS = 2048  # chunks embedded in one go (a group of documents)

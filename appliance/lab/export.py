@@ -33,9 +33,10 @@ from appliance import stage
 from appliance.config import Settings
 from appliance.context import POLICIES, ContextPolicy, PromptSpec
 from appliance.errors import InputError
+from appliance.protocols import TokenCounter
 from appliance.store import Store
 from appliance.turn.pipeline import PipelineSettings
-from appliance.types import Snapshot, SummaryVersion, TokenCounter
+from appliance.types import Snapshot, SummaryVersion
 
 POLICY = "rolling"
 # Entity kinds that identify a person or an account; amounts, dates and times stay as they are.

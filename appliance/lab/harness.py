@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from appliance.config import Settings
 from appliance.context import ContextPolicy
 from appliance.errors import InputError
-from appliance.types import ChatModel, Generation, Message, OnToken, Recaller, Sampling
+from appliance.protocols import ChatModel, OnToken, Recaller
+from appliance.types import Generation, Message, Sampling
 
 if TYPE_CHECKING:
     from appliance.app import Appliance

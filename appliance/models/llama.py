@@ -27,7 +27,8 @@ import numpy as np
 
 from appliance.errors import Cancelled, GenerationError, ModelLoadError
 from appliance.models.states import SavedState, StateCache, shared_prefix
-from appliance.types import Flag, Generation, Message, Sampling, Warmed
+from appliance.protocols import Flag, Warmed
+from appliance.types import Generation, Message, Sampling
 
 if TYPE_CHECKING:
     from llama_cpp import Llama

@@ -26,7 +26,8 @@ from typing import Any, Literal
 import httpx
 
 from appliance.errors import Cancelled, GenerationError, ModelLoadError
-from appliance.types import Generation, Message, Sampling, TokenCounter
+from appliance.protocols import TokenCounter
+from appliance.types import Generation, Message, Sampling
 
 TokenizerChoice = Literal["auto", "server", "local"]
 

@@ -19,11 +19,12 @@ from typing import TypeVar
 from fastapi import Request
 
 from appliance.app import Appliance
+from appliance.protocols import OnToken
 from appliance.serve.auth import Principal
 from appliance.serve.bodies import last_user_text
 from appliance.serve.limits import Limits, QueueShare
 from appliance.serve.streaming import Run
-from appliance.types import Message, OnToken, Role, Sampling, Turn, TurnResult
+from appliance.types import Message, Role, Sampling, Turn, TurnResult
 
 T = TypeVar("T")
 

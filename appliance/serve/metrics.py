@@ -14,8 +14,9 @@ import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from appliance.protocols import WorkerStatus
 from appliance.turn.queue import FairQueue
-from appliance.types import TurnResult, WorkerStatus
+from appliance.types import TurnResult
 
 
 @runtime_checkable

@@ -22,10 +22,10 @@ from typing import Any, Generic, TypeVar
 from fastapi import Request
 
 from appliance.errors import ApplianceError, Cancelled
+from appliance.protocols import OnToken
 from appliance.serve.errors import TimedOut, error_body, status_of
 from appliance.serve.metrics import Metrics
 from appliance.turn.queue import FairQueue, Job
-from appliance.types import OnToken
 
 T = TypeVar("T")
 

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from appliance.protocols import Recaller
 from appliance.store import Store
-from appliance.types import Recaller, Turn
+from appliance.types import Turn
 
 
 def vectors(store: Store, recall: Recaller, session_id: str, turns: Sequence[Turn]) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Answers in progress: the pipeline's ``answering`` gauge, which background work on the same cores
-(summaries, prefix warm-ups) reads to yield to the customer who waits (:class:`~appliance.types.Busy`)."""
+(summaries, prefix warm-ups) reads to yield to the customer who waits (:class:`~appliance.protocols.Busy`)."""
 
 from __future__ import annotations
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 from appliance.context import PromptSpec
 from appliance.knowledge import Knowledge, Retrieval
+from appliance.protocols import OnToken
 from appliance.summarizer import conversation_language
 from appliance.turn.guard import Guarded
 from appliance.turn.plan import TurnPlan
-from appliance.types import CheckResult, Generation, LedgerEntry, Manifest, OnToken, Snapshot, Turn
+from appliance.types import CheckResult, Generation, LedgerEntry, Manifest, Snapshot, Turn
 
 # The record's model of an answer that is the configured not-found text: no model wrote it.
 NOT_FOUND_MODEL = "knowledge.not_found"

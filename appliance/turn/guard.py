@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from appliance.facts import checker, readback
+from appliance.protocols import ChatModel
 from appliance.turn.plan import TurnPlan
-from appliance.types import ChatModel, CheckResult, Finding, Generation, Message, current_facts
+from appliance.types import CheckResult, Finding, Generation, Message, current_facts
 
 GuardPolicy = Literal["flag", "regenerate", "redact"]
 GUARD_POLICIES: tuple[str, ...] = get_args(GuardPolicy)

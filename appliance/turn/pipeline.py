@@ -28,6 +28,7 @@ from appliance.errors import ConfigError, InputError, MessageTooLong, SessionNot
 from appliance.facts import ledger, readback, slots
 from appliance.facts.vocabulary import Vocabulary
 from appliance.knowledge import Knowledge
+from appliance.protocols import ChatModel, OnToken, Recaller
 from appliance.store import Store
 from appliance.turn import embeddings, guard
 from appliance.turn.gauge import AnswerGauge
@@ -36,12 +37,9 @@ from appliance.turn.plan import TurnPlan
 from appliance.turn.timing import TurnTimer
 from appliance.types import (
     ROLES,
-    ChatModel,
     Generation,
     Manifest,
     Message,
-    OnToken,
-    Recaller,
     Role,
     Sampling,
     Session,

@@ -12,19 +12,8 @@ from dataclasses import dataclass
 from appliance.context import ContextPolicy, PromptSpec
 from appliance.facts import checker, readback
 from appliance.knowledge import Retrieval
-from appliance.types import (
-    ChatModel,
-    CheckResult,
-    Grounding,
-    LedgerEntry,
-    Manifest,
-    Prompt,
-    Sampling,
-    Snapshot,
-    Stage,
-    TokenCounter,
-    Turn,
-)
+from appliance.protocols import ChatModel, TokenCounter
+from appliance.types import CheckResult, Grounding, LedgerEntry, Manifest, Prompt, Sampling, Snapshot, Stage, Turn
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from appliance.protocols import Busy, Flag, PrefixWarmer, Warmed
 from appliance.turn.loop import LoopStats, SessionLoop
 from appliance.turn.pipeline import Pipeline
-from appliance.types import Busy, Flag, PrefixWarmer, Warmed
 
 
 @dataclass(frozen=True)

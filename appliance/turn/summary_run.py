@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 
 from appliance.config import SummarizerSettings
+from appliance.protocols import Busy
 from appliance.turn.loop import POLL_S, LoopStats
-from appliance.types import Busy
 
 KEEP_DURATIONS = 1000  # the median of the latest runs is enough for metrics; a daemon runs for months
 

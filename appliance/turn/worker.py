@@ -32,12 +32,13 @@ from appliance.config import Settings, SummarizerSettings
 from appliance.errors import ApplianceError, Cancelled, SessionNotFound
 from appliance.facts import slots
 from appliance.facts.entities import index_keys, lookup_keys
+from appliance.protocols import Busy, ChatModel
 from appliance.store import Store
 from appliance.summarizer import Extract
 from appliance.turn.lag import LagGauge
 from appliance.turn.loop import SessionLoop
 from appliance.turn.summary_run import Cut, Outcome, Watcher, WorkerStats
-from appliance.types import Busy, ChatModel, Sampling, SummaryVersion, Turn
+from appliance.types import Sampling, SummaryVersion, Turn
 
 log = logging.getLogger(__name__)
 

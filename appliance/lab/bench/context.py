@@ -35,10 +35,11 @@ from appliance.facts import readback
 from appliance.lab.dialogues import BenchSession, Probe, in_ledger, kept, load_sessions
 from appliance.lab.harness import choose_policies
 from appliance.lab.stats import median, spread
+from appliance.protocols import TokenCounter
 from appliance.stage import prompt_texts
 from appliance.store import Store
 from appliance.turn.worker import SummaryWorker, WorkerStats
-from appliance.types import LedgerEntry, Role, Snapshot, TokenCounter, Turn
+from appliance.types import LedgerEntry, Role, Snapshot, Turn
 
 
 @dataclass

@@ -364,7 +364,7 @@ def generate_report(
     conversations: Sequence[Sequence[Turn]], model: Any, settings: Settings, *, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Answers from ``model`` at every customer turn (teacher-forced history, raw context), checked
-    and guarded as ``settings.guard`` says. ``model`` follows :class:`appliance.types.ChatModel`."""
+    and guarded as ``settings.guard`` says. ``model`` follows :class:`appliance.protocols.ChatModel`."""
     from appliance.app import pipeline_settings
     from appliance.context import PromptSpec, RawPolicy
 

@@ -51,7 +51,8 @@ from appliance.errors import ApplianceError
 from appliance.facts.entities import extract
 from appliance.lab.dialogues import equated
 from appliance.lab.harness import evolve
-from appliance.types import ChatModel, PrefixWarmer, Recaller, TurnResult
+from appliance.protocols import ChatModel, PrefixWarmer, Recaller
+from appliance.types import TurnResult
 
 if TYPE_CHECKING:
     from appliance.app import Appliance

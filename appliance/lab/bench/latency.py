@@ -28,8 +28,8 @@ from appliance.app import Appliance
 from appliance.errors import Cancelled, InputError
 from appliance.lab.dialogues import load_sessions
 from appliance.lab.stats import median, percentile
+from appliance.protocols import ChatModel, Recaller
 from appliance.turn.pipeline import Pipeline
-from appliance.types import ChatModel, Recaller
 
 CUSTOMERS = 4  # sessions answered round-robin
 SLOWEST = 5  # turns listed with the spike report

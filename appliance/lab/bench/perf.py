@@ -42,8 +42,9 @@ from appliance.lab.harness import Recorder, appliance_for, evolve
 from appliance.lab.stats import median, percentile
 from appliance.models.llama import LlamaChatModel
 from appliance.models.states import shared_prefix
+from appliance.protocols import ChatModel, OnToken, Recaller
 from appliance.turn.pipeline import Pipeline
-from appliance.types import ChatModel, Generation, Message, OnToken, Recaller, Sampling
+from appliance.types import Generation, Message, Sampling
 
 POLICIES = ("rolling", "raw")
 TAIL_TURNS = 40

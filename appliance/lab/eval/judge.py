@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from appliance.errors import ApplianceError
 from appliance.lab.eval.cache import write_json
 from appliance.lab.progress import bar
-from appliance.types import STAGES, ChatModel, Message, Sampling
+from appliance.protocols import ChatModel
+from appliance.types import STAGES, Message, Sampling
 
 if TYPE_CHECKING:
     from appliance.lab.eval.replay import Point

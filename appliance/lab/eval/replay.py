@@ -22,7 +22,8 @@ from appliance.config import Settings
 from appliance.errors import ApplianceError
 from appliance.lab.dialogues import BenchSession, Probe, equated, kept
 from appliance.lab.harness import Recorder, appliance_for, evolve
-from appliance.types import ChatModel, Recaller, TurnResult
+from appliance.protocols import ChatModel, Recaller
+from appliance.types import TurnResult
 
 if TYPE_CHECKING:
     from appliance.app import Appliance

@@ -18,7 +18,7 @@ from appliance.lab.eval.plots import plot
 from appliance.lab.eval.replay import MakeRig, model_rig
 from appliance.lab.eval.report import format_markdown
 from appliance.lab.harness import choose_policies, evolve
-from appliance.types import ChatModel
+from appliance.protocols import ChatModel
 
 
 @dataclass(frozen=True)
