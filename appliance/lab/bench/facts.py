@@ -240,7 +240,7 @@ def score_checker(cases: Iterable[Case]) -> dict[str, dict[str, CheckTally]]:
     with one character of a code or the surname of a name changed be flagged (``altered``)."""
     from appliance.facts.checker import check
     from appliance.facts.entities import extract
-    from appliance.lab.bench.guards import alter
+    from appliance.lab.bench.guards import alter, overlaps
 
     out: dict[str, dict[str, CheckTally]] = {"current": {}, "superseded": {}, "altered": {}}
     for case in cases:
@@ -253,7 +253,7 @@ def score_checker(cases: Iterable[Case]) -> dict[str, dict[str, CheckTally]]:
             found = check(answer, ledger=entries, summary="", transcript=case.turns, question="")
             tally = out["current" if fact.current else "superseded"].setdefault(fact.kind, CheckTally())
             tally.answers += 1
-            tally.flagged += _flags(found.findings, span)
+            tally.flagged += overlaps(found.findings, [span])
             stated = [e for e in extract(answer) if e.start <= start < e.end]
             changed = alter(answer, stated[0], said) if fact.current and stated else None
             if changed is not None:
@@ -261,12 +261,8 @@ def score_checker(cases: Iterable[Case]) -> dict[str, dict[str, CheckTally]]:
                 result = check(text, ledger=entries, summary="", transcript=case.turns, question="")
                 altered = out["altered"].setdefault(fact.kind, CheckTally())
                 altered.answers += 1
-                altered.flagged += _flags(result.findings, (new.start, new.end))
+                altered.flagged += overlaps(result.findings, [(new.start, new.end)])
     return out
-
-
-def _flags(findings: Iterable[Any], span: tuple[int, int]) -> bool:
-    return any(f.entity.start < span[1] and span[0] < f.entity.end for f in findings)
 
 
 def _rate(a: int, b: int) -> float:

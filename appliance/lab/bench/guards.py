@@ -149,7 +149,8 @@ def _replacements(c: str) -> tuple[str, ...]:
     return ()
 
 
-def _overlaps(findings: Iterable[Any], spans: Iterable[tuple[int, int]]) -> bool:
+def overlaps(findings: Iterable[Any], spans: Iterable[tuple[int, int]]) -> bool:
+    """Whether any finding covers part of any of ``spans``."""
     spans = list(spans)
     return any(f.entity.start < e and s < f.entity.end for f in findings for s, e in spans)
 
@@ -215,11 +216,11 @@ def score_checker(
             score.quoted_in_other_form += sum(1 for e in facts if not any(e.text in t.text for t in turns[:i]))
             for e in facts:
                 score.kind(e.kind).quoted += 1
-                score.kind(e.kind).real_flagged += _overlaps(result.findings, [(e.start, e.end)])
-            if _overlaps(result.findings, [(e.start, e.end) for e in facts]):
+                score.kind(e.kind).real_flagged += overlaps(result.findings, [(e.start, e.end)])
+            if overlaps(result.findings, [(e.start, e.end) for e in facts]):
                 score.real_flagged += 1
                 score.false_alarms.append(f"{turn.session_id}#{i}: {turn.text}")
-            if any(not _overlaps([f], [(e.start, e.end) for e in facts]) for f in result.findings):
+            if any(not overlaps([f], [(e.start, e.end) for e in facts]) for f in result.findings):
                 score.real_new_facts += 1
             for fact in facts:
                 changed = alter(turn.text, fact, earlier)
