@@ -1185,8 +1185,14 @@ def test_one_conversation_end_to_end(daemon: str):
             assert len(progress) >= 1, "no streamed text was shown"
             assert app.payload is not None
             answer = app.payload["turns"][1]["text"]
+
+            def answer_view() -> str:
+                views = [v for v in app.query(TurnView) if not v.has_class("-pending")]
+                return str(views[1].render()) if len(views) > 1 else ""
+
+            # show() swaps the streamed view for the stored turns; removing and mounting finish a refresh later
+            await eventually_async(lambda: "stage early" in answer_view(), "the stored answer's view", pause=pilot.pause)
             views = list(app.query(TurnView))
-            assert "stage early" in str(views[1].render())
             assert (answer.strip().splitlines() or [""])[0] in str(views[1].render())
             assert app.query_one("#message", Input).value == ""
             assert app.query_one("#gauge", Static).render()
