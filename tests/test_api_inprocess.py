@@ -169,6 +169,7 @@ class TestErrorStatuses:
             ("POST", "/v1/sessions/nope/messages", {"text": "hi"}),
             ("POST", "/v1/sessions/nope/messages", {"text": "hi", "stream": True}),
             ("POST", "/v1/sessions/nope/turns", {"role": "agent", "text": "hi"}),
+            ("POST", "/v1/sessions/nope/draft", {"text": "hi"}),
             ("GET", "/v1/sessions/nope", None),
             ("PUT", "/v1/sessions/nope/summary", {"text": "x"}),
             ("POST", "/v1/sessions/nope/summary/restore", {"version": 1}),
@@ -188,6 +189,7 @@ class TestErrorStatuses:
             ("messages", {"text": "x" * 51}),
             ("messages", {"text": "x" * 51, "stream": True}),
             ("turns", {"role": "agent", "text": "x" * 51}),
+            ("draft", {"text": "x" * 51}),
         ],
     )
     def test_too_long_text_is_413_naming_the_limit(self, serve: Callable[..., Served], path: str, body: dict):
@@ -405,6 +407,29 @@ class TestOneLookupPerTurn:
             served.request("POST", "/v1/sessions/nope/messages", json={"text": "too long"}), 413, "message_too_long"
         )
         assert served.appliance.queue.waiting == 0
+
+
+class TestDraft:
+    def test_a_draft_is_warmed_ahead_and_nothing_is_stored(self, serve: Callable[..., Served]):
+        from .test_prewarm import FakeWarmer
+
+        served = serve(responder=FakeWarmer())
+        session = served.new_session()
+        warmed: list[tuple[str, str]] = []
+        prewarmer = served.appliance.prewarmer
+        assert prewarmer is not None
+        prewarmer.draft = lambda sid, text: warmed.append((sid, text))  # type: ignore[method-assign]
+        reply = served.request("POST", f"/v1/sessions/{session}/draft", json={"text": "  What does a transfer "})
+        assert reply.status_code == 202 and reply.json() == {"warming": True}
+        assert warmed == [(session, "What does a transfer")]
+        assert served.texts(session) == [] and served.responder.prompts == []
+        error_of(served.request("POST", f"/v1/sessions/{session}/draft", json={"text": " "}), 422, "invalid_request")
+
+    def test_without_a_prewarmer_it_says_so(self, serve: Callable[..., Served]):
+        served = serve()  # a responder that cannot warm (a remote server keeps its own cache)
+        session = served.new_session()
+        reply = served.request("POST", f"/v1/sessions/{session}/draft", json={"text": "What does it cost?"})
+        assert reply.status_code == 202 and reply.json() == {"warming": False}
 
 
 # operator turns in the session's lane -------------------------------------------------------------

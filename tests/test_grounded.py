@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from appliance.app import pipeline_settings
 from appliance.config import KnowledgeSettings, Settings
 from appliance.context import POLICIES, PromptSpec, RollingPolicy, before_question
-from appliance.context.base import PASSAGES_HEADER, place, render_passage
+from appliance.context.base import PASSAGES_HEADER, QUESTION_MARK, place, render_passage
 from appliance.context.recall import Recall
 from appliance.facts import checker
 from appliance.knowledge import Knowledge
@@ -31,6 +31,7 @@ from appliance.store import Store
 from appliance.turn.grounding import NOT_FOUND_MODEL
 from appliance.turn.guard import DOCUMENTS_TOO
 from appliance.turn.pipeline import Pipeline
+from appliance.turn.prewarm import Prewarmer
 from appliance.types import (
     Citation,
     FetchDecision,
@@ -50,6 +51,7 @@ from appliance.types import (
 
 from .fakes import FakeResponder, WordCounter
 from .support import MODELS_DIR
+from .test_worker import Answering
 
 FAQ = """# Harbour Bank, Main Street branch
 
@@ -410,6 +412,63 @@ class TestTurn:
         assert PASSAGES_HEADER in fake_responder.prompts[-1][1].content
 
 
+class TestDraft:
+    """While the customer types: the prefix planned for the draft holds the passages it retrieves."""
+
+    def test_a_drafts_prefix_is_where_its_message_prompt_begins_passages_included(
+        self, grounded: Pipeline, fake_responder: FakeResponder
+    ):
+        session = grounded.new_session()
+        grounded.record_turn(session.id, "customer", "Hello, I have a question about my account.")
+        grounded.record_turn(session.id, "agent", "Of course, how can I help?")
+        found = grounded.next_prefix(session.id, ABROAD)
+        assert found is not None
+        model, prefix = found
+        assert model is grounded.responder
+        head = prefix[-1].content
+        assert head.endswith(QUESTION_MARK) and PASSAGES_HEADER in head and "7.50 EUR" in head
+        grounded.answer(session.id, ABROAD, persist=False)
+        prompt = fake_responder.prompts[-1]
+        assert prompt[:-1] == prefix[:-1] and prompt[-1].content.startswith(head)
+        plain = grounded.next_prefix(session.id)
+        assert plain is not None and PASSAGES_HEADER not in plain[1][-1].content
+
+    def test_a_draft_with_no_passage_warms_the_plain_prefix_and_one_not_found_nothing(self, grounded: Pipeline):
+        session = grounded.new_session()
+        grounded.record_turn(session.id, "customer", "Hi there")
+        assert grounded.next_prefix(session.id, "Thanks a lot!") == grounded.next_prefix(session.id)
+        assert grounded.next_prefix(session.id, "x" * 100_000) is None  # over chat.max_message_chars
+        assert grounded.next_prefix("no-such-session", ABROAD) is None
+
+    def test_the_prewarmer_warms_the_newest_draft_and_forgets_it_once_a_turn_is_stored(self, grounded: Pipeline):
+        from .test_prewarm import FakeWarmer
+
+        warmer = FakeWarmer()
+        grounded.responder = warmer
+        busy = Answering()
+        busy.set()
+        prewarmer = Prewarmer(grounded, answering=busy)
+        try:
+            session = grounded.new_session()
+            grounded.record_turn(session.id, "customer", "Hello")
+            prewarmer.draft(session.id, "What does a transfer")
+            prewarmer.draft(session.id, ABROAD)  # the newer draft replaces the waiting one
+            busy.clear()
+            assert prewarmer.drain(timeout=10)
+            [(key, messages)] = warmer.warmed
+            assert key == session.id and messages == grounded.next_prefix(session.id, ABROAD)[1]  # type: ignore[index]
+            busy.set()
+            prewarmer.draft(session.id, ABROAD)
+            grounded.record_turn(session.id, "customer", ABROAD)  # sent: the draft is stale
+            prewarmer.notify(session.id)
+            busy.clear()
+            assert prewarmer.drain(timeout=10)
+            assert warmer.warmed[-1][1] == grounded.next_prefix(session.id)[1]  # type: ignore[index]
+            assert PASSAGES_HEADER not in warmer.warmed[-1][1][-1].content
+        finally:
+            prewarmer.stop()
+
+
 class TestHostileDocuments:
     def test_document_text_is_placed_as_data_in_the_context(self, grounded: Pipeline, fake_responder: FakeResponder):
         knowledge = grounded.knowledge
@@ -642,6 +701,8 @@ def test_the_bench_answers_a_few_items_with_the_tiny_model(tmp_path: Path, encod
     assert len(answered) == 3 and all(r["answer"] for r in answered)
     if report["ttft"]["items"]:
         assert report["ttft_ratio"] > 0 and all(r["ttft_plain_s"] > 0 for r in answered if "ttft_plain_s" in r)
+        assert set(report["ttft_ratio_draft"]) == {"full", "partial"} and report["ttft_ratio_draft"]["full"] > 0
+        assert all(r["ttft_draft_full_s"] > 0 for r in answered if "ttft_plain_s" in r)
     json.dumps(report)
     assert "answers: agreement" in format_text(report)
 

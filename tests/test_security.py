@@ -233,6 +233,8 @@ class TestRoles:
                 error_of(http.post("/v1/chat/completions", json=body), 404, "not_found")
             error_of(http.get(f"/v1/sessions/{kiosks}"), 404, "not_found")
             error_of(http.post(f"/v1/sessions/{kiosks}/turns", json={"role": "agent", "text": "x"}), 404, "not_found")
+            error_of(http.post(f"/v1/sessions/{kiosks}/draft", json={"text": "What does it cost?"}), 404, "not_found")
+            assert http.post(f"/v1/sessions/{mine}/draft", json={"text": "What does it cost?"}).status_code == 202
             error_of(http.get("/v1/sessions"), 403, "forbidden")
             error_of(http.delete(f"/v1/sessions/{mine}"), 403, "forbidden")
         with box.as_("integration2") as http:

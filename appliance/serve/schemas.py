@@ -67,6 +67,10 @@ class NewMessage(_Body):
     stream: bool = Field(False, description="Answer as server-sent events: `token` events, then `done`.")
 
 
+class Draft(_Body):
+    text: Text = Field(description="What the customer has typed so far, not sent yet (nothing is stored).")
+
+
 class NewTurn(_Body):
     role: Literal["customer", "agent"] = Field(description="Who said it.")
     text: Text = Field(description="What was said.")

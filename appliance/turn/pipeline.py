@@ -328,21 +328,24 @@ class Pipeline:
             expect_index=customer.index,  # a turn stored since the snapshot is a conflict, not a mislabel
         )
 
-    def next_prefix(self, session_id: str) -> tuple[ChatModel, tuple[Message, ...]] | None:
+    def next_prefix(self, session_id: str, draft: str = "") -> tuple[ChatModel, tuple[Message, ...]] | None:
         """The model that will answer the session's next message, and that prompt as far as it is
         known before the message: built for an empty question and cut where the question begins
-        (what depends on the question, recalled turns and read-back facts, comes after the stable
-        parts). None when the session is gone or nothing fits."""
+        (what depends on the question, recalled turns, read-back facts and passages, comes after the
+        stable parts). With ``draft``, what the customer is typing, the prompt is planned as for that
+        message, passages included: a message that retrieves the same ones then evaluates only
+        itself. None when the session is gone, nothing fits, or the draft gets no generation."""
         try:
             snap = self.store.snapshot(session_id)
-        except SessionNotFound:
+            if draft.strip():
+                plan = self._plan(snap, self.validate_message(draft), TurnTimer())
+                model, prompt = plan.model, None if plan.not_found else plan.prompt()
+            else:
+                _, model, spec = self._frame(snap, "", None)
+                prompt = self.policies[snap.session.policy].build(snap, "", spec, self.counter_for(model))
+        except (SessionNotFound, InputError):
             return None
-        _, model, spec = self._frame(snap, "", None)
-        try:
-            prompt = self.policies[snap.session.policy].build(snap, "", spec, self.counter_for(model))
-        except InputError:
-            return None
-        return model, before_question(prompt.messages)
+        return (model, before_question(prompt.messages)) if prompt is not None else None
 
     def embed_ahead(self, session_id: str) -> int:
         """Embed and store the older turns recall may choose from, off the answer's path (a message

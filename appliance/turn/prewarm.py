@@ -8,6 +8,10 @@ and the summary worker is done with it. This thread builds it then (``Pipeline.n
 has the backend evaluate it (``PrefixWarmer.prepare``), which keeps the state under the session:
 the next answer evaluates the message and what depends on it.
 
+While the customer types, a client may send the draft (:meth:`Prewarmer.draft`): the prefix is then
+planned for it as for the message, so the operator's passages it retrieves are evaluated too, and a
+message that retrieves the same ones evaluates only itself.
+
 Like the summary worker it yields: it starts only when no answer is being generated and the worker
 is idle, and stops between two chunks as soon as an answer starts (what it evaluated is kept).
 """
@@ -66,6 +70,7 @@ class Prewarmer(SessionLoop[PrewarmStats]):
         self._background_idle = background_idle
         self._cancel = _AnswerWaiting(answering, self._stopping)
         self.last: dict[str, Warmed] = {}  # session -> its latest warm-up (the bench reads it)
+        self._drafts: dict[str, str] = {}  # session -> what its customer is typing, newest only
         if start:
             self.start()
 
@@ -73,6 +78,15 @@ class Prewarmer(SessionLoop[PrewarmStats]):
         """A turn was stored for this session: warm its next prefix when idle. Never blocks."""
         with self._cond:  # a reentrant lock: the base class takes it again
             self.last.pop(session_id, None)
+            self._drafts.pop(session_id, None)  # typed before this turn: stale
+            super().notify(session_id)
+
+    def draft(self, session_id: str, text: str) -> None:
+        """The customer is typing ``text`` in this session: warm its prefix with the passages the
+        text retrieves, when idle (a newer draft replaces a waiting one). Never blocks."""
+        with self._cond:
+            self.last.pop(session_id, None)
+            self._drafts[session_id] = text
             super().notify(session_id)
 
     def _next_session(self) -> str | None:
@@ -84,16 +98,21 @@ class Prewarmer(SessionLoop[PrewarmStats]):
     def run_one(self, session_id: str) -> Warmed | None:
         return self.warm(session_id)
 
-    def warm(self, session_id: str) -> Warmed | None:
-        """Warm one session's next prefix now, in this thread (None: nothing to warm); then, if no
-        answer has started, embed the turns recall may choose from (``Pipeline.embed_ahead``)."""
-        warmed = self._prefix(session_id)
+    def warm(self, session_id: str, draft: str | None = None) -> Warmed | None:
+        """Warm one session's next prefix now, in this thread (None: nothing to warm), for ``draft``
+        or else the draft waiting for it; then, if no answer has started, embed the turns recall may
+        choose from (``Pipeline.embed_ahead``)."""
+        with self._cond:
+            waiting = self._drafts.pop(session_id, "")
+        warmed = self._prefix(session_id, waiting if draft is None else draft)
         if not self._cancel.is_set():
             self.pipeline.embed_ahead(session_id)
         return warmed
 
-    def _prefix(self, session_id: str) -> Warmed | None:
-        found = self.pipeline.next_prefix(session_id)
+    def _prefix(self, session_id: str, draft: str) -> Warmed | None:
+        found = self.pipeline.next_prefix(session_id, draft)
+        if found is None and draft:  # a draft that gets no generation (not found): the plain prefix
+            found = self.pipeline.next_prefix(session_id)
         if found is None:
             return None
         model, messages = found

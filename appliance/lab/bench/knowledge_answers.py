@@ -34,7 +34,11 @@ check's, in :mod:`.knowledge`).
   earlier turns recorded, the prompt up to the question warmed as the daemon warms it while the
   customer types), the time to the first token of its answer, and of the same message answered by
   the same model with knowledge off; ``ttft_ratio`` is the median of the first over the median of the
-  second, measured in one run, the two answers of an item one after the other.
+  second, measured in one run, the two answers of an item one after the other. ``ttft_draft``: the
+  same with the prefix warmed from the draft the kiosk sends while the customer types
+  (``POST /v1/sessions/{id}/draft``), passages included: ``full`` when the last draft is the whole
+  message, ``partial`` when it lacks the message's last word (the passages it retrieves may differ);
+  ``ttft_ratio_draft`` is each median over the median without knowledge.
 """
 
 from __future__ import annotations
@@ -161,12 +165,15 @@ def agreement(question: str, gold: str, answer: str) -> float | None:
 
 @dataclass
 class Rigs:
-    """The appliance with the documents, and the same model with knowledge off (one token: only its TTFT counts)."""
+    """The appliance with the documents; the same model with knowledge off; and with the documents,
+    warmed from a draft (these two answer one token: only their TTFT counts)."""
 
     grounded: Appliance
     plain: Appliance
+    drafted: Appliance
 
     def close(self) -> None:
+        self.drafted.close()
         self.plain.close()
         self.grounded.close()
 
@@ -177,29 +184,42 @@ def rigs(settings: Settings, database: Path, responder: ChatModel | None, encode
 
     local = evolve(settings, paths={"database": database})
     grounded = build(local, responder=responder, recall=encoder if encoder is not None else True, worker=False)
-    plain = evolve(
-        local,
-        knowledge={"enabled": False},
-        responder={"max_tokens": 1},
-        guard={"policy": "flag"},
-        refine={"enabled": False},
-    )
+    timed: dict[str, dict[str, Any]] = {
+        "responder": {"max_tokens": 1},
+        "guard": {"policy": "flag"},
+        "refine": {"enabled": False},
+    }
+    built = [grounded]
     try:
-        return Rigs(grounded, build(plain, responder=grounded.responder, recall=False, worker=False, prewarm=False))
+        for knowledge in (False, True):
+            built.append(
+                build(
+                    evolve(local, knowledge={"enabled": knowledge}, **timed),
+                    responder=grounded.responder,
+                    recall=encoder if knowledge and encoder is not None else knowledge,
+                    worker=False,
+                    prewarm=False,
+                )
+            )
+        return Rigs(*built)
     except BaseException:
-        grounded.close()
+        for app in built:
+            app.close()
         raise
 
 
-def _warm(app: Appliance, session_id: str) -> None:
-    """The session's next prompt up to its question evaluated, as the daemon does while the customer types."""
-    found = app.pipeline.next_prefix(session_id)
+def _warm(app: Appliance, session_id: str, draft: str = "") -> None:
+    """The session's next prompt up to its question evaluated, as the daemon does while idle (for
+    ``draft``: as it does while the customer types it, passages included)."""
+    found = app.pipeline.next_prefix(session_id, draft)
+    if found is None and draft:
+        found = app.pipeline.next_prefix(session_id)
     if found is not None and isinstance(found[0], PrefixWarmer):
         found[0].prepare(found[1], cache_key=session_id)
 
 
-def _answer(app: Appliance, session_id: str, text: str) -> TurnResult | str:
-    _warm(app, session_id)
+def _answer(app: Appliance, session_id: str, text: str, draft: str = "") -> TurnResult | str:
+    _warm(app, session_id, draft)
     try:
         return app.pipeline.answer(session_id, text, persist=False)
     except ApplianceError as exc:  # a message that cannot fit the budget: scored as a miss, the run goes on
@@ -236,6 +256,10 @@ def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
         plain = before if before is not None else _answer(r.plain, session.id, message)
         if not isinstance(plain, str):
             row["ttft_plain_s"] = plain.record.timings.ttft_s
+        for name, draft in (("full", message), ("partial", message.rsplit(maxsplit=1)[0])):
+            drafted = _answer(r.drafted, session.id, message, draft=draft)
+            if not isinstance(drafted, str):
+                row[f"ttft_draft_{name}_s"] = drafted.record.timings.ttft_s
     return row
 
 
@@ -279,6 +303,10 @@ def score_answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     share = lambda n, d: round(n / d, 3) if d else None  # noqa: E731
     with_p50 = statistics.median(r["ttft_s"] for r in timed) if timed else None
     plain_p50 = statistics.median(r["ttft_plain_s"] for r in timed) if timed else None
+    drafts = {
+        name: _median([r[f"ttft_draft_{name}_s"] for r in timed if f"ttft_draft_{name}_s" in r])
+        for name in ("full", "partial")
+    }
     return {
         "answers": {"agreement": share(sum(scored), len(scored)), "scored": len(scored), "items": len(with_gold)},
         "not_found_answers": {
@@ -293,8 +321,16 @@ def score_answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         },
         "ttft": {"with_passages_s": with_p50, "without_s": plain_p50, "items": len(timed)},
         "ttft_ratio": round(with_p50 / plain_p50, 3) if with_p50 and plain_p50 else None,
+        "ttft_draft": drafts,
+        "ttft_ratio_draft": {
+            name: round(p50 / plain_p50, 3) if p50 and plain_p50 else None for name, p50 in drafts.items()
+        },
         "errors": sum(bool(r.get("error")) for r in rows),
     }
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def format_answers(report: dict[str, Any]) -> list[str]:
@@ -304,6 +340,8 @@ def format_answers(report: dict[str, Any]) -> list[str]:
     a, nf, u, t = report["answers"], report["not_found_answers"], report["unsupported"], report["ttft"]
     ttft = (
         f"TTFT with passages {t['with_passages_s']:.2f} s, without {t['without_s']:.2f} s: ratio {report['ttft_ratio']}"
+        + f"; warmed from a draft (whole message / but its last word): ratio {report['ttft_ratio_draft']['full']}"
+        + f" / {report['ttft_ratio_draft']['partial']}"
         if t["items"]
         else "TTFT: no answer placed passages"
     )

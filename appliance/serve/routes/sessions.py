@@ -1,4 +1,4 @@
-"""The native sessions API: start, list, read and erase conversations, answer a message, record a turn."""
+"""The native sessions API: start, list, read and erase conversations, answer a message (warmed ahead from its draft), record a turn."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from appliance.serve.auth import Principal
 from appliance.serve.bodies import answer_body
 from appliance.serve.deps import AccessDep, ApplianceDep, LanesDep, LimitsDep, MetricsDep, RateDep, require
-from appliance.serve.schemas import NewMessage, NewSession, NewTurn
+from appliance.serve.schemas import Draft, NewMessage, NewSession, NewTurn
 from appliance.serve.streaming import SSE_HEADERS, guarded, sse
 from appliance.types import to_dict
 
@@ -137,3 +137,22 @@ async def post_turn(
     turn = await run.finish(request, first)
     metrics.recorded()
     return to_dict(turn)
+
+
+@router.post("/v1/sessions/{session_id}/draft", status_code=202)
+def post_draft(
+    session_id: str,
+    body: Draft,
+    who: Annotated[Principal, Depends(require("talk"))],
+    appliance: ApplianceDep,
+) -> dict[str, Any]:
+    """What the customer is typing, before they send it. Nothing is stored: while the model is idle
+    the daemon evaluates the prompt that text would get, with the operator's passages it retrieves,
+    so that the answer starts sooner if the message, once sent, retrieves the same ones. ``warming``
+    is false where nothing is warmed ahead (``responder.prewarm`` off, or a remote model)."""
+    text = appliance.pipeline.validate_message(body.text)
+    appliance.store.session(session_id)
+    warming = appliance.prewarmer is not None
+    if appliance.prewarmer is not None:
+        appliance.prewarmer.draft(session_id, text)
+    return {"warming": warming}
