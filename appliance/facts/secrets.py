@@ -219,6 +219,13 @@ def mentioned(text: str) -> frozenset[str]:
     return named | frozenset(next(k for k in _CUES if m.group(k)) for m in _CUE.finditer(text))
 
 
+def cues(text: str) -> tuple[tuple[str, int, int], ...]:
+    """Where ``text`` names a secret: ``(kind, start, end)`` of each cue ("PIN", "Geheimzahl")."""
+    if not _CUE_HINT.search(text.casefold()):
+        return ()
+    return tuple((next(k for k in _CUES if m.group(k)), m.start(), m.end()) for m in _CUE.finditer(text))
+
+
 def given(text: str) -> tuple[tuple[str, int, int], ...]:
     """The secrets a masked text says were given: ``(kind, start, end)`` of each placeholder."""
     by_label = {label: kind for kind, label in LABELS.items()}

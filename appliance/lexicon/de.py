@@ -177,6 +177,7 @@ LEXICON = Lexicon(
             r"\bwas\s+ist\s+(?:ihre|ihr|deine|dein)\b", r"\b(?:ihre|ihr|die|den)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\bbitte\W*$",
             r"^\W*(?:und|noch)?\W*(?:ihre|ihr|die)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
         ),
+        pointers=(r"(?:den|diesen)\s+code",),
         warnings=(
             r"\bnie(?:mals)?\b", r"\bniemand(?:em|en)?\b", r"\bkeinesfalls\b", r"\bauf\s+keinen\s+fall\b",
             r"\bnicht\s+(?:\w+\s+){0,2}?(?:weiter|preis|heraus|mit|an|nennen|geben|sagen|fragen)\b",

@@ -194,7 +194,7 @@ LEXICON = Lexicon(
             "pin": (r"pins?", r"pin[\s-]?(?:number|code)"),
             "cvv": (
                 r"cvv2?", r"cvc2?", "csc", r"security\s+code", r"card\s+security\s+code",
-                r"card\s+verification\s+(?:code|value)",
+                r"card\s+verification\s+(?:code|value)", r"(?:three|3)\s+digits\s+on\s+the\s+back",
             ),
             "password": ("password", "passcode", "passphrase"),
             "otp": (
@@ -202,7 +202,7 @@ LEXICON = Lexicon(
                 r"text\s+code", r"code\s+(?:we|i)\s+(?:just\s+)?(?:sent|texted)(?:\s+you)?",
             ),
         },
-        hints=("pin", "cvv", "cvc", "csc", "secur", "verif", "code", "pass", "otp"),
+        hints=("pin", "cvv", "cvc", "csc", "secur", "verif", "code", "pass", "otp", "digits on"),
         other_facts=(
             "account", "acct", "card", "phone", "mobile", "booking", "order", "reference", "room", "date", "birth",
             "born", "zip", "postcode", "amount", "balance",
@@ -242,7 +242,7 @@ LEXICON = Lexicon(
             r"(?:please|kindly)\s+(?:just\s+)?(?:give|tell|send|provide|confirm|share|read|type|enter|say|verify|repeat|"
             r"spell|reply)\b",
             r"\b(?:what|which)\s*(?:'s|\s+is|\s+was|\s+are)\s+(?:your|the)\b",
-            r"\b(?:i|we)\s+(?:will\s+|'ll\s+|would\s+|'d\s+|do\s+)?(?:still\s+|also\s+|just\s+|first\s+)?"
+            r"\b(?:i|we)(?:\s+will|'ll|\s+would|'d|\s+do)?\s+(?:still\s+|also\s+|just\s+|first\s+)?"
             r"(?:need|require)\s+(?:your|the|to\s+(?:have|get|know|check|verify|confirm)\s+(?:your|the))\b",
             r"\b(?:can|could|may)\s+i\s+(?:please\s+)?(?:have|get|ask\s+for|take)\b",
             r"\blet\s+me\s+(?:have|know)\s+(?:your|the)\b",
@@ -250,6 +250,7 @@ LEXICON = Lexicon(
             r"^\W*(?:and|also|now|next|lastly|finally)?\W*(?:your|the)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
             r"\b(?:reply|respond|answer)\s+with\b",
         ),
+        pointers=(r"(?:the|that|this)\s+code",),
         warnings=(
             r"\bnever\b", r"\b(?:do|does|will|wo|would|should|must|ca|can|did)(?:\s+not|n't)\s+(?:\w+\s+){0,2}?"
             r"(?:share|give|tell|send|disclose|reveal|write|ask|need|require|enter|type|say|request)\b",

@@ -149,6 +149,7 @@ LEXICON = Lexicon(
             r"\b(?:uw|je|de|het)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\b(?:alstublieft|alsjeblieft|graag)\W*$",
             r"^\W*(?:en)?\W*(?:uw|je)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
         ),
+        pointers=(r"(?:de|die|deze)\s+code",),
         warnings=(
             r"\bnooit\b", r"\bniemand\b", r"\bniet\b",
             r"\b(?:bij|aan|in|op)\s+(?:de|het|uw)\s+(?:geldautomaat|betaalautomaat|automaat|terminal|app|website|"

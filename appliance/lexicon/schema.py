@@ -127,6 +127,9 @@ class Secrets:
     """Patterns of asking someone for something ("could you give me", "wie lautet", "j'ai besoin
     de"), matched in :func:`~appliance.lexicon.text.phrase_form` text keeping ``?``: in an agent's
     sentence that names a secret, the agent asks for it."""
+    pointers: tuple[str, ...] = ()
+    """Patterns of the words that point back at a secret the sentence before named ("the code",
+    "den Code"): "We've just sent you a one-time code. Can you tell me the code?" asks for it."""
     warnings: tuple[str, ...] = ()
     """Patterns that make a sentence naming a secret a warning or a piece of information rather than
     a request, whatever it asks ("never", "niemandem", "at the terminal"), in the form of ``asks``."""

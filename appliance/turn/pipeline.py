@@ -61,7 +61,7 @@ class PipelineSettings:
     (:func:`appliance.app.pipeline_settings`). No defaults here: the configuration holds them."""
 
     system_prompt: str  # chat.system_prompt
-    instruction: str  # chat.instruction
+    instruction: str  # chat.instruction, then stage.NEVER_ASK (stage.standing)
     budget_tokens: int  # context.budget_tokens
     max_message_chars: int  # chat.max_message_chars
     default_policy: str  # context.policy
@@ -77,6 +77,7 @@ class PipelineSettings:
     # facts.request_cues and facts.readback_cues over the lexicons' own, compiled once.
     vocabulary: Vocabulary
     mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
+    safe_answers: Mapping[str, str]  # privacy.safe_answer over the built-in texts, by language
     passage_tokens: int  # the settings' passage_tokens: knowledge.budget_tokens within context.budget_tokens
     grounded_instruction: str  # knowledge.instruction, else the built-in one: the directive of a turn with passages
     not_found: Mapping[str, str]  # knowledge.not_found, by language
@@ -311,7 +312,9 @@ class Pipeline:
                 checked = plan.check(first.text)
             with timer.phase("repair"):
                 s = self.settings
-                kept = guard.apply(plan, first, checked, guard.Rules(s.guard, s.redact_phrase, self.refiner, cancel))
+                kept = guard.apply(
+                    plan, first, checked, guard.Rules(s.guard, s.redact_phrase, self.refiner, cancel, s.safe_answers)
+                )
         return prompt.manifest, first, kept
 
     def _store(self, plan: TurnPlan, agent: Turn, record: TurnRecord) -> TurnResult:
