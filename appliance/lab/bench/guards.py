@@ -14,7 +14,10 @@ Without a model (the default) it measures, on every dialogue:
   ``real_new_facts`` so the share is visible.
 - stage agreement with position labels (seed 002: first 20% of turns early, last 10% late), scored
   on customer turns, where the stage is decided;
-- the time of one check, per answer, p50/p95 in milliseconds, in this same run.
+- the time of one check, per answer, p50/p95 in milliseconds, in this same run;
+- answers that ask for a secret (``secret_requests``, :mod:`appliance.lab.bench.asking`): on a table of
+  real-looking answers in en, de, fr, es and nl, those that ask caught, those that only mention one
+  left untouched.
 
 With ``--generate`` the configured responder answers every customer turn with the real history
 before it (teacher-forced, raw context) and the guard runs as configured; the report gives the share
@@ -38,6 +41,7 @@ from appliance.config import Settings
 from appliance.facts.checker import check, clear_caches, redact, strict_instruction
 from appliance.facts.entities import extract, family, index_keys, lookup_keys
 from appliance.facts.ledger import entries
+from appliance.lab.bench import asking
 from appliance.lab.stats import spread
 from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, prompt_texts
 from appliance.types import CheckResult, Entity, LedgerEntry, Session, Snapshot, Stage, Turn, current_facts
@@ -351,6 +355,7 @@ def run_bench(
             "agreement": round(stage_score.agreement, 4),
             "confusion": dict(sorted(stage_score.confusion.items())),
         },
+        "secret_requests": asking.report(),
         "generate": None,
     }
     if generate:
@@ -463,6 +468,15 @@ def format_table(report: dict[str, Any]) -> str:
     ]
     if c["missed"]:
         lines.append("  missed: " + "; ".join(c["missed"][:5]))
+    if (a := report.get("secret_requests")) is not None:
+        lines += [
+            f"answers asking for a secret ({', '.join(a['languages'])})",
+            f"  asks caught                  {a['asks_caught']}/{a['asks']}",
+            f"  mentions untouched           {a['mentions_untouched']}/{a['mentions']}",
+            f"  look per answer              p50 {a['look_ms']['p50']:.3f} ms  p95 {a['look_ms']['p95']:.3f} ms",
+            *(f"  missed: {t}" for t in a["missed"][:5]),
+            *(f"  false alarm: {t}" for t in a["false_alarms"][:5]),
+        ]
     if g:
         lines += [
             f"generate ({g['model']}, guard {g['policy']})",
