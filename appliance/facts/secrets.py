@@ -143,6 +143,21 @@ def find(
         for m in _CARD.finditer(text):
             if _is_card(text, m.start(), m.group()):
                 add("card", m.start(), m.end())
+    _after_cues(text, add)
+    _replies(text, asked, recent, add)
+    if "password" in asked and not any(s.kind == "password" for s in found):
+        _bare_password(text, add)
+    kept = [s for s in found if s.kind in masking.kinds]
+    for label, pattern in masking.patterns:
+        for m in pattern.finditer(text):
+            if m.end() > m.start() and not any(m.start() < s.end and s.start < m.end() for s in kept):
+                kept.append(Secret("pattern", m.start(), m.end(), label))
+    kept.sort(key=lambda s: s.start)
+    return tuple(kept)
+
+
+def _after_cues(text: str, add: _Add) -> None:
+    """The values after each cue ("my PIN is 7402 or maybe 7420", "Passwort: Sommer2024")."""
     cues = _CUE.finditer(text) if _CUE_HINT.search(text.casefold()) else ()
     for m in cues:
         kind = next(k for k in _CUES if m.group(k))
@@ -154,6 +169,11 @@ def find(
         while (value := _value(text, pos, first)) is not None:
             add(kind, value[0], value[1])
             pos, first = value[2], False
+
+
+def _replies(text: str, asked: Collection[str], recent: Collection[str], add: _Add) -> None:
+    """The bare values of a reply to a request for a secret (``asked``), or of a message after the
+    last turns spoke of one (``recent``), said as digits, apart or in words."""
     digit_kinds = [k for k in ("pin", "cvv", "otp") if k in asked]
     if digit_kinds:
         # asked for a PIN and an account number at once, the longer number is the account's
@@ -171,15 +191,6 @@ def find(
         for m in _SLOT_VALUE.finditer(text):
             if 4 <= len(m.group()) <= 6 and not _YEAR.fullmatch(m.group()):
                 add(late[0], m.start(), m.end())
-    if "password" in asked and not any(s.kind == "password" for s in found):
-        _bare_password(text, add)
-    kept = [s for s in found if s.kind in masking.kinds]
-    for label, pattern in masking.patterns:
-        for m in pattern.finditer(text):
-            if m.end() > m.start() and not any(m.start() < s.end and s.start < m.end() for s in kept):
-                kept.append(Secret("pattern", m.start(), m.end(), label))
-    kept.sort(key=lambda s: s.start)
-    return tuple(kept)
 
 
 def _value(text: str, pos: int, first: bool) -> tuple[int, int, int] | None:
