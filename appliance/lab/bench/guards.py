@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from appliance.config import Settings
-from appliance.facts.checker import check, clear_caches, redact, strict_instruction
+from appliance.facts.checker import REQUEST, check, clear_caches, redact, strict_instruction
 from appliance.facts.entities import extract, family, index_keys, lookup_keys
 from appliance.facts.ledger import entries
 from appliance.lab.bench import asking
@@ -380,6 +380,7 @@ def generate_report(
     guard = settings.guard
     late, open_ = cue_table(settings.stage.late_cues, LATE_CUES), cue_table(settings.stage.open_cues, OPEN_CUES)
     answers = before = after = regenerated = redacted = 0
+    asks_before = asks_after = 0  # answers asking for a secret; the guard then gives the safe answer
     examples: list[dict[str, Any]] = []
     guard_ms: list[float] = []
     generate_s: list[float] = []
@@ -402,6 +403,7 @@ def generate_report(
             result = check(text, ledger=ledger, summary="", transcript=history, question=turn.text)
             answers += 1
             before += not result.ok
+            asks_before += any(f.entity.kind == REQUEST for f in result.findings)
             if not result.ok and len(examples) < 10:
                 examples.append(
                     {
@@ -423,6 +425,7 @@ def generate_report(
                 redacted += 1
             guard_ms.append((time.perf_counter() - t0) * 1000)
             after += not result.ok
+            asks_after += any(f.entity.kind == REQUEST for f in result.findings)
             if answers % 20 == 0:
                 say(f"{answers} answers generated")
 
@@ -437,6 +440,7 @@ def generate_report(
         "unsupported_after": share(after),
         "regenerated": regenerated,
         "redacted": redacted,
+        "asking_for_a_secret": {"first": asks_before, "after_the_retry": asks_after},
         "guard_ms": {**spread(guard_ms, 3), "mean": round(statistics.fmean(guard_ms), 3) if guard_ms else 0.0},
         "generate_s": spread(generate_s, 3),
         "examples": examples,
@@ -482,6 +486,8 @@ def format_table(report: dict[str, Any]) -> str:
             f"generate ({g['model']}, guard {g['policy']})",
             f"  answers                      {g['answers']}",
             f"  with unsupported facts       before {g['unsupported_before']:.1%}  after {g['unsupported_after']:.1%}",
+            f"  asking for a secret          first {g['asking_for_a_secret']['first']}"
+            f"  after the retry {g['asking_for_a_secret']['after_the_retry']} (then the safe answer)",
             f"  guard time per turn          p50 {g['guard_ms']['p50']:.1f} ms  p95 {g['guard_ms']['p95']:.1f} ms"
             f"  mean {g['guard_ms']['mean']:.1f} ms (regenerations included)",
         ]
