@@ -33,10 +33,12 @@ _WARNING = re.compile(either(lambda lex: lex.secrets.warnings) or "(?!)", re.IGN
 _POINTER = re.compile(r"(?<!\w)(?:" + (either(lambda lex: lex.secrets.pointers) or "(?!)") + r")(?!\w)", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 _WORD = re.compile(r"\w+")
-# At most this many words between the way of asking and the secret it names ("Können Sie mir bitte
-# Ihre PIN nennen": "bitte Ihre"; "could you confirm your phone number so we can send you a one-time
-# code" asks for the phone number).
-NEAR = 4
+_CLAUSES = {code: frozenset(lex.secrets.clauses) for code, lex in LEXICONS.items()}
+# At most this many words between the way of asking and the secret it names ("could you please give
+# me your new four-digit PIN": "me your new four digit"; "could you confirm your phone number so we
+# can send you a one-time code" asks for the phone number), none of them opening another question
+# in the language it asks in ("could you tell me if your PIN was blocked"; Dutch "wie" is German "wie").
+NEAR = 5
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ def _asks(sentence: str, named: Sequence[tuple[str, int, int]]) -> tuple[str, st
         for m in pattern.finditer(sentence):
             for kind, start, end in named:
                 gap = sentence[m.end() : start] if m.end() <= start else sentence[end : m.start()]
-                if len(_WORD.findall(gap)) <= NEAR:
+                words = _WORD.findall(gap.lower())
+                if len(words) <= NEAR and not _CLAUSES[language].intersection(words):
                     return kind, language
     return None

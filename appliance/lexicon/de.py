@@ -174,9 +174,11 @@ LEXICON = Lexicon(
             r"\bich\s+(?:benötige|brauche|bräuchte|benötigte)\b", r"\b(?:benötige|brauche|bräuchte)\s+ich\b",
             r"\b(?:nennen|geben|sagen|teilen|schicken|senden|bestätigen|übermitteln|diktieren|schreiben)\s+sie\s+(?:mir|uns)\b",
             r"\b(?:können|könnten|würden|wollen)\s+sie\s+(?:mir|uns)\b", r"\bwie\s+lautet\b",
+            r"\b(?:geben|tippen)\s+sie\b",
             r"\bwas\s+ist\s+(?:ihre|ihr|deine|dein)\b", r"\b(?:ihre|ihr|die|den)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\bbitte\W*$",
             r"^\W*(?:und|noch)?\W*(?:ihre|ihr|die)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
         ),
+        clauses=("ob", "wann", "welche", "welcher", "welches", "warum", "wieso", "wo", "wer", "grund", "weil", "seit", "nachdem", "bevor"),
         pointers=(r"(?:den|diesen)\s+code",),
         warnings=(
             r"\bnie(?:mals)?\b", r"\bniemand(?:em|en)?\b", r"\bkeinesfalls\b", r"\bauf\s+keinen\s+fall\b",

@@ -243,13 +243,14 @@ LEXICON = Lexicon(
             r"spell|reply)\b",
             r"\b(?:what|which)\s*(?:'s|\s+is|\s+was|\s+are)\s+(?:your|the)\b",
             r"\b(?:i|we)(?:\s+will|'ll|\s+would|'d|\s+do)?\s+(?:still\s+|also\s+|just\s+|first\s+)?"
-            r"(?:need|require)\s+(?:your|the|to\s+(?:have|get|know|check|verify|confirm)\s+(?:your|the))\b",
+            r"(?:need|require)\s+(?:your|the|you\s+to|to\s+(?:have|get|know|check|verify|confirm)\s+(?:your|the))\b",
             r"\b(?:can|could|may)\s+i\s+(?:please\s+)?(?:have|get|ask\s+for|take)\b",
             r"\blet\s+me\s+(?:have|know)\s+(?:your|the)\b",
             r"\b(?:your|the)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\b(?:please|pls)\W*$",
             r"^\W*(?:and|also|now|next|lastly|finally)?\W*(?:your|the)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
             r"\b(?:reply|respond|answer)\s+with\b",
         ),
+        clauses=("if", "whether", "when", "which", "why", "how", "where", "who", "reason", "because", "since", "after", "before", "until"),
         pointers=(r"(?:the|that|this)\s+code",),
         warnings=(
             r"\bnever\b", r"\b(?:do|does|will|wo|would|should|must|ca|can|did)(?:\s+not|n't)\s+(?:\w+\s+){0,2}?"

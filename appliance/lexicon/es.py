@@ -172,6 +172,7 @@ LEXICON = Lexicon(
             r"\b(?:su|tu|el|la)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\bpor\s+favor\W*$",
             r"^\W*(?:y)?\W*(?:su|tu)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
         ),
+        clauses=("si", "cuándo", "cuando", "cómo", "dónde", "quién", "motivo", "razón", "porque", "desde", "después", "antes"),
         pointers=(r"(?:el|ese|este)\s+c[óo]digo",),
         warnings=(
             r"\bnunca\b", r"\bjam[aá]s\b", r"\bnadie\b",

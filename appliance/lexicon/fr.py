@@ -163,6 +163,7 @@ LEXICON = Lexicon(
             r"\b(?:votre|ton|ta|le|la)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\b(?:s'il\s+vous\s+pla[iî]t|svp)\W*$",
             r"^\W*(?:et)?\W*(?:votre|ton|ta)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
         ),
+        clauses=("si", "quand", "pourquoi", "comment", "où", "qui", "raison", "parce", "depuis", "après", "avant"),
         pointers=(r"(?:le|ce)\s+code",),
         warnings=(
             r"\bjamais\b", r"\bpersonne\b", r"\baucun(?:e)?\b", r"\bne\s+(?:[\w']+\s+){0,3}?pas\b", r"\bn'[\w]+\s+pas\b",

@@ -149,6 +149,7 @@ LEXICON = Lexicon(
             r"\b(?:uw|je|de|het)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\b(?:alstublieft|alsjeblieft|graag)\W*$",
             r"^\W*(?:en)?\W*(?:uw|je)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
         ),
+        clauses=("of", "wanneer", "welke", "waarom", "hoe", "waar", "wie", "reden", "omdat", "sinds", "nadat", "voordat"),
         pointers=(r"(?:de|die|deze)\s+code",),
         warnings=(
             r"\bnooit\b", r"\bniemand\b", r"\bniet\b",

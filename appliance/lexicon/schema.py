@@ -127,6 +127,9 @@ class Secrets:
     """Patterns of asking someone for something ("could you give me", "wie lautet", "j'ai besoin
     de"), matched in :func:`~appliance.lexicon.text.phrase_form` text keeping ``?``: in an agent's
     sentence that names a secret, the agent asks for it."""
+    clauses: tuple[str, ...] = ()
+    """Lower-case words that, between a way of asking and a secret, turn the question to something
+    else ("could you tell me if your PIN was blocked", "which card", "the reason", "ob", "si")."""
     pointers: tuple[str, ...] = ()
     """Patterns of the words that point back at a secret the sentence before named ("the code",
     "den Code"): "We've just sent you a one-time code. Can you tell me the code?" asks for it."""
