@@ -74,7 +74,8 @@ class PipelineSettings:
     redact_phrase: str  # guard.redact_phrase
     recall_k: int  # recall.k
     recall_min_score: float  # recall.min_score
-    # facts.request_cues and facts.readback_cues over the lexicons' own, compiled once.
+    # facts.request_cues and facts.readback_cues over the lexicons' own, compiled once, and what is masked
+    # (privacy.mask_kinds, privacy.patterns).
     vocabulary: Vocabulary
     mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
     safe_answers: Mapping[str, str]  # privacy.safe_answer over the built-in texts, by language
