@@ -45,6 +45,8 @@ SAID = [
     (None, "my password is nine nine eight eight one", "nine nine eight eight one", "password"),
     ("Can I have the code we sent you?", "4-8-2-9-1-3", "4-8-2-9-1-3", "one-time code"),
     (None, "my passcode is triple seven two", "triple seven two", "password"),
+    (None, "my PIN is forty-four thirty-one", "forty-four thirty-one", "PIN"),
+    ("Right, and your PIN as well please.", "fourteen ninety two", "fourteen ninety two", "PIN"),
     # German
     (None, "Meine PIN ist vier vier drei eins.", "vier vier drei eins", "PIN"),
     ("Und Ihre Geheimzahl, bitte?", "Die ist 7 4 0 2.", "7 4 0 2", "PIN"),
@@ -227,6 +229,10 @@ class TestSpoken:
             ("cuatro cuatro tres uno", "4431"),
             ("vier vier drie een", "4431"),
             ("12 34 56", "123456"),
+            ("forty four thirty one", "4431"),
+            ("forty-four thirty-one", "4431"),
+            ("fourteen ninety two", "1492"),
+            ("twenty oh five", "2005"),
         ],
     )
     def test_a_run_is_read_as_its_digits(self, said: str, digits: str):

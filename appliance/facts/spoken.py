@@ -21,6 +21,9 @@ from appliance.lexicon import LEXICONS
 # word (lower case) → its digit, and the words that say the next digit again ("double" → 2)
 _DIGIT_OF = {w: str(d) for lex in LEXICONS.values() for d, words in enumerate(lex.numbers.digits) for w in words}
 _REPEATS = {w: n for lex in LEXICONS.values() for w, n in lex.numbers.repeats.items()}
+# words said for a pair of digits: "fourteen" → 14, "forty" → 4 (then a digit word, or 0)
+_TEEN_OF = {w: str(10 + i) for lex in LEXICONS.values() for i, w in enumerate(lex.numbers.teens)}
+_TEN_OF = {w: str(2 + i) for lex in LEXICONS.values() for i, w in enumerate(lex.numbers.tens)}
 
 
 def _alternation(words: Iterator[str] | list[str]) -> str:
@@ -28,19 +31,27 @@ def _alternation(words: Iterator[str] | list[str]) -> str:
 
 
 _WORD = rf"(?:{_alternation(list(_DIGIT_OF))})"
+_UNIT = rf"(?:{_alternation([w for w, d in _DIGIT_OF.items() if d != '0'])})"
 _REPEAT = rf"(?:{_alternation(list(_REPEATS))})"
-# One token: a digit word (after a word of repeating), or a group of one to three digits.
-_TOKEN = rf"(?:(?:{_REPEAT})\s+)?(?:{_WORD}|\d{{1,3}})"
+_TEEN = rf"(?:{_alternation(list(_TEEN_OF))})"
+_TENS = rf"(?:{_alternation(list(_TEN_OF))})"
+# One token: a pair of digits in words ("forty-four", "forty", "fourteen"), a digit word (after a word
+# of repeating), or a group of one to three digits.
+_TOKEN = rf"(?:{_TENS}(?:[\s-]+{_UNIT}(?![\w-]))?|{_TEEN}|(?:(?:{_REPEAT})\s+)?(?:{_WORD}|\d{{1,3}}))"
 # Between tokens: spaces, or one dash, dot or comma with spaces around it. Dots and commas join single
 # digits only (below).
 _SEP = r"(?:\s*[-–.,]\s*|\s+)"
 # A run of two tokens or more, not inside a longer word or number.
 RUN = rf"(?<![\w.,:/+€$£-])(?:{_TOKEN})(?:{_SEP}(?:{_TOKEN}))+(?![\w]|[-.,:/]\d)"
 _RUN = re.compile(RUN, re.IGNORECASE)
-_PIECE = re.compile(rf"(?P<repeat>{_REPEAT})\s+(?P<word>{_WORD})|(?P<single>{_WORD})|(?P<digits>\d+)", re.IGNORECASE)
+_PIECE = re.compile(
+    rf"(?P<tens>{_TENS})(?:[\s-]+(?P<unit>{_UNIT})(?![\w-]))?|(?P<teen>{_TEEN})|"
+    rf"(?P<repeat>{_REPEAT})\s+(?P<word>{_WORD})|(?P<single>{_WORD})|(?P<digits>\d+)",
+    re.IGNORECASE,
+)
 # A dot or a comma next to a group of digits: a date ("12.03.24"), an amount ("1,500").
 _DOTTED_GROUP = re.compile(r"\d{2,}\s*[.,]|[.,]\s*\d{2,}")
-_HINT = re.compile(rf"\d|(?<!\w)(?:{_WORD})(?!\w)", re.IGNORECASE)
+_HINT = re.compile(rf"\d|(?<!\w)(?:{_WORD}|{_TEEN}|{_TENS})(?!\w)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,11 @@ def fold(said: str) -> str | None:
         return None
     out: list[str] = []
     for m in _PIECE.finditer(said):
-        if m["repeat"]:
+        if m["tens"]:
+            out.append(_TEN_OF[m["tens"].casefold()] + (_DIGIT_OF[m["unit"].casefold()] if m["unit"] else "0"))
+        elif m["teen"]:
+            out.append(_TEEN_OF[m["teen"].casefold()])
+        elif m["repeat"]:
             out.append(_DIGIT_OF[m["word"].casefold()] * _REPEATS[m["repeat"].casefold()])
         elif m["single"]:
             out.append(_DIGIT_OF[m["single"].casefold()])

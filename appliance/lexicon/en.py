@@ -266,6 +266,11 @@ LEXICON = Lexicon(
             ("eight",), ("nine",),
         ),
         repeats={"double": 2, "triple": 3},
+        teens=(
+            "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+            "nineteen",
+        ),
+        tens=("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"),
     ),
     names=NAMES,
     entities=Entities(

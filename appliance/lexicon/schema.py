@@ -146,6 +146,11 @@ class Numbers:
     """The lower-case words for each digit, zero first, every spelling ("zero", "oh"; "zwei", "zwo")."""
     repeats: Mapping[str, int] = field(default_factory=dict)
     """Lower-case words that say the next digit more than once, and how often ("double": 2)."""
+    teens: tuple[str, ...] = ()
+    """Lower-case words for 10 to 19, in order, where a language says digits in pairs ("fourteen")."""
+    tens: tuple[str, ...] = ()
+    """Lower-case words for 20, 30 ... 90, in order: with a digit word after them, a pair of digits
+    ("forty four thirty one" is 4431)."""
 
 
 @dataclass(frozen=True)
