@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from appliance import stage
-from appliance.config import ResponderSettings, Settings, SummarizerSettings, read_token_file
+from appliance.config import SAFE_ANSWER, ResponderSettings, Settings, SummarizerSettings, read_token_file
 from appliance.context import ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
 from appliance.protocols import ChatModel, PrefixWarmer, Recaller, TokenCounter
@@ -169,6 +169,7 @@ def policies(settings: Settings) -> dict[str, ContextPolicy]:
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:
+    from appliance.facts.secrets import Masking
     from appliance.facts.vocabulary import Vocabulary
     from appliance.turn.pipeline import PipelineSettings
 
@@ -176,7 +177,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     st = settings.stage
     return PipelineSettings(
         system_prompt=settings.chat.system_prompt,
-        instruction=settings.chat.instruction,
+        instruction=stage.standing(settings.chat.instruction),
         budget_tokens=settings.context.budget_tokens,
         max_message_chars=settings.chat.max_message_chars,
         default_policy=settings.context.policy,
@@ -197,8 +198,13 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         redact_phrase=settings.guard.redact_phrase,
         recall_k=settings.recall.k,
         recall_min_score=settings.recall.min_score,
-        vocabulary=Vocabulary.build(settings.facts.request_cues, settings.facts.readback_cues),
+        vocabulary=Vocabulary.build(
+            settings.facts.request_cues,
+            settings.facts.readback_cues,
+            Masking.of(settings.privacy.mask_kinds, settings.privacy.patterns),
+        ),
         mask_secrets=settings.privacy.mask_secrets,
+        safe_answers={**SAFE_ANSWER, **settings.privacy.safe_answer},
         passage_tokens=settings.passage_tokens,
         grounded_instruction=settings.knowledge.instruction.strip() or stage.GROUNDED_INSTRUCTION,
         not_found=dict(settings.knowledge.not_found),

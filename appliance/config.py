@@ -20,7 +20,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from appliance.errors import ConfigError
-from appliance.lexicon import each
+from appliance.lexicon import MASK_KINDS, each
 from appliance.types import KINDS, READBACK_TOPICS
 
 ENV_FILE = "APPLIANCE_CONFIG"
@@ -492,11 +492,58 @@ class RetentionSettings(_Section):
     )
 
 
+# The answer that replaces one that asks for a secret, when a stricter retry asks again (``privacy.safe_answer``).
+SAFE_ANSWER: dict[str, str] = {
+    "en": "For your security, we never ask for your PIN, password, card security code or one-time codes here. Please keep them to yourself. How else can I help?",
+    "de": "Zu Ihrer Sicherheit fragen wir hier nie nach Ihrer PIN, Ihrem Passwort, Ihrer Kartenprüfnummer oder einer TAN. Bitte behalten Sie diese für sich. Wie kann ich Ihnen sonst helfen?",
+    "fr": "Pour votre sécurité, nous ne demandons jamais ici votre code PIN, votre mot de passe, votre cryptogramme ni un code à usage unique. Gardez-les pour vous. Comment puis-je vous aider autrement ?",
+    "es": "Por su seguridad, aquí nunca le pedimos su PIN, su contraseña, el código de seguridad de su tarjeta ni códigos de un solo uso. Guárdelos para usted. ¿En qué más puedo ayudarle?",
+    "nl": "Voor uw veiligheid vragen wij hier nooit om uw pincode, wachtwoord, beveiligingscode of een eenmalige code. Houd die voor uzelf. Waarmee kan ik u verder helpen?",
+}
+
+
 class PrivacySettings(_Section):
     mask_secrets: bool = Field(
         True,
-        description="Mask PINs, card security codes, passwords, one-time codes and full card numbers (to their last four digits) before anything is stored or prompted; the ledger records that one was given (PCI DSS).",
+        description='Mask PINs, card security codes, passwords, one-time codes, full card numbers (to their last four digits) and national identification numbers before anything is stored or prompted, also when said apart or in words ("4 4 3 1", "four four three one"); the ledger records that one was given (PCI DSS).',
     )
+    mask_kinds: tuple[str, ...] = Field(
+        MASK_KINDS,
+        description="The kinds masked when `privacy.mask_secrets` is on: "
+        + ", ".join(f"`{k}`" for k in MASK_KINDS)
+        + " (US SSN, UK National Insurance number, German Steuer-ID, Spanish DNI/NIE, French NIR, Dutch BSN, each by its shape and check digits).",
+    )
+    patterns: dict[str, str] = Field(
+        default_factory=dict,
+        description='The site\'s own secrets, as a table label → regular expression (`"staff badge" = \'SB-\\d{6}\'`): every match is masked as "[staff badge withheld]". Python syntax; `(?i)` for any case.',
+    )
+    safe_answer: dict[str, str] = Field(
+        default_factory=dict,
+        description="The fixed answer, by language, that replaces an answer asking the customer for a secret when the stricter retry asks again; a language given here replaces the built-in text (en, de, fr, es, nl).",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> PrivacySettings:
+        for kind in self.mask_kinds:
+            if kind not in MASK_KINDS:
+                near = difflib.get_close_matches(kind, MASK_KINDS, n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ValueError(f"privacy.mask_kinds: unknown kind {kind!r}{hint}; kinds: {', '.join(MASK_KINDS)}")
+        for label, pattern in self.patterns.items():
+            if not label.strip():
+                raise ValueError("privacy.patterns: a label is empty")
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"privacy.patterns.{label}: not a regular expression: {exc}") from None
+            if compiled.fullmatch(""):
+                raise ValueError(f"privacy.patterns.{label}: matches empty text")
+        for lang, text in self.safe_answer.items():
+            if not _LANGUAGE.fullmatch(lang):
+                raise ValueError(f"privacy.safe_answer: {lang!r} is not a language code such as 'en' or 'de'")
+            if not text.strip():
+                raise ValueError(f"privacy.safe_answer.{lang} is empty")
+        return self
 
 
 def _kind_table(key: str, table: Mapping[str, Mapping[str, tuple[str, ...]]], keys: tuple[str, ...]) -> None:

@@ -33,6 +33,12 @@ STAGE_INSTRUCTIONS: dict[Stage, str] = {
     "late": "As the agent, confirm and close politely.",
 }
 
+# Part of the standing directive of every turn, after ``chat.instruction`` (:func:`standing`): a
+# bank's agent never asks for a secret in a chat (the guard checks it: appliance.facts.asking). One
+# short sentence, in the system message: none after the question, where every token is evaluated
+# while the customer waits.
+NEVER_ASK = "Never ask for a PIN, password, card security code or one-time code."
+
 # The [INSTRUCTION] of a question whose prompt carries passages of the operator's documents, in place
 # of its stage's: answer from them, their figures exactly, or say that they do not say (seed 003: no
 # invented answer). ``knowledge.instruction`` replaces it.
@@ -83,6 +89,11 @@ def cue_table(
     table = {lang: tuple(cues) for lang, cues in builtin.items()}
     table.update({lang: tuple(cues) for lang, cues in configured.items()})
     return {lang: cues for lang, cues in table.items() if cues}
+
+
+def standing(instruction: str) -> str:
+    """The standing directive: the configured one (``chat.instruction``), then :data:`NEVER_ASK`."""
+    return "\n".join(part for part in (instruction.strip(), NEVER_ASK) if part)
 
 
 def prompt_texts(stage: Stage, additions: Mapping[Stage, str], system: str, standing: str) -> tuple[str, str]:

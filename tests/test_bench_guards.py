@@ -115,6 +115,12 @@ class TestScores:
         assert report["examples"][0]["findings"] == ["case 'CX-99120' unsupported"]
         assert "No numbers, codes, amounts, dates or names are known yet" in fake.prompts[1][-1].content
 
+    def test_generate_counts_answers_asking_for_a_secret(self):
+        conversations = [to_turns(c)[:2] for c in load_conversations(CONVERSATIONS, limit=1)]
+        fake = FakeResponder(["Could you give me your PIN, please?", "What is your PIN?"])
+        report = generate_report(conversations, fake, Settings())
+        assert report["asking_for_a_secret"] == {"first": 1, "after_the_retry": 1}
+
     def test_generate_with_the_redact_policy(self):
         conversations = [to_turns(c)[:2] for c in load_conversations(CONVERSATIONS, limit=1)]
         fake = FakeResponder(["Your case number is CX-99120."])
@@ -157,6 +163,8 @@ class TestCommand:
         for counts in report["checker"]["by_kind"].values():
             assert set(counts) == {"quoted", "real_flagged", "altered", "altered_flagged"}
         assert sum(k["altered"] for k in report["checker"]["by_kind"].values()) == report["checker"]["altered"]
+        asks = report["secret_requests"]
+        assert asks["asks_caught"] == asks["asks"] and asks["mentions_untouched"] == asks["mentions"]
 
     def test_table(self, tmp_path):
         cfg = write_config(tmp_path)

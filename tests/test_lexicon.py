@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from appliance.lexicon import CODES, LEXICONS, Lexicon, each
+from appliance.lexicon import CODES, LEXICONS, NATIONAL_ID_KINDS, Lexicon, each
 from appliance.lexicon.text import fold, phrase_form, sentences, straight
 from appliance.types import KINDS, READBACK_TOPICS
 
@@ -33,6 +33,8 @@ def patterns(lexicon: Lexicon) -> list[str]:
     found += [*n.labels, *n.introductions, *n.unmarked_cues, *n.word_forms]
     found += [*e.level_nouns, *e.card_ends_before, *e.card_ends, *e.counts, *e.number_nouns, *e.qualifiers]
     found += [*n.part_labels, *n.holder_cues, *n.holder_words, *n.reply_holders, *n.greeted, *n.openers, *n.kin]
+    found += [p for cues in s.national_ids.values() for p in cues]
+    found += [*s.asks, *s.warnings, *s.pointers]
     return found
 
 
@@ -46,6 +48,7 @@ class TestEachLexicon:
         assert set(lexicon.requests.cues) <= set(KINDS)
         assert set(lexicon.readback.topics) <= set(READBACK_TOPICS)
         assert set(lexicon.secrets.cues) <= SECRET_KINDS
+        assert set(lexicon.secrets.national_ids) <= set(NATIONAL_ID_KINDS)
         assert set(lexicon.entities.labels) <= ENTITY_KINDS
 
     def test_patterns_compile_without_groups_of_their_own(self, code: str):
@@ -76,6 +79,12 @@ class TestEachLexicon:
         assert bool(names.here) == bool(names.here_hints)
         assert set(names.openers) <= set(names.greeted)
         assert bool(LEXICONS[code].secrets.cues) == bool(LEXICONS[code].secrets.hints)
+        assert bool(LEXICONS[code].secrets.national_ids) == bool(LEXICONS[code].secrets.id_hints)
+
+    def test_digits_are_whole(self, code: str):
+        numbers = LEXICONS[code].numbers
+        assert len(numbers.digits) in (0, 10) and all(numbers.digits)
+        assert all(w == w.lower() for words in numbers.digits for w in words)
 
 
 class TestRegistry:
@@ -83,6 +92,7 @@ class TestRegistry:
         for code in ("en", "de", "fr", "es", "nl"):
             lexicon = LEXICONS[code]
             assert lexicon.requests.cues and lexicon.readback.topics and lexicon.stage.late and lexicon.recall
+            assert lexicon.numbers.digits and lexicon.secrets.asks and lexicon.secrets.warnings
 
     def test_every_field_defaults_to_empty(self):
         """A new language may start with a few fields: the rest need not be written."""

@@ -16,7 +16,9 @@ documents its prompt carried:
 - a name the answer calls the customer by ("Thanks, Sarah Green", "your name is John Smith") that
   is not the customer's name in the ledger → ``contradiction`` with that name, and likewise a date
   of birth that is not theirs; names are compared without case ("Mei Lin Chen" is "mei lin chen");
-- a secret (a PIN, a card security code...) → always a finding: it is never to be repeated.
+- a secret (a PIN, a card security code...) → always a finding: it is never to be repeated;
+- a sentence that asks the customer for a secret (:mod:`appliance.facts.asking`) → a finding of
+  kind ``secret_request`` (its ``norm`` the kind asked for): a bank's agent never asks for one.
 
 Pure functions, imports only leaves; what to do about findings (flag, regenerate, redact) is
 decided by the caller with :func:`redact` and :func:`strict_instruction`.
@@ -27,12 +29,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import cached_property, lru_cache
 
-from appliance.facts import names
+from appliance.facts import asking, names
 from appliance.facts.entities import compact, extract, family, fold_words, index_keys, lookup_keys, spaced
 from appliance.types import CheckResult, Entity, Finding, LedgerEntry, Turn, current_facts
 
 # Codes shorter than this are not searched for inside running text (too many chance hits).
 MIN_SUBSTRING = 4
+# The kind of a finding's entity that is a sentence asking for a secret.
+REQUEST = "secret_request"
 
 
 class _Sources:
@@ -124,9 +128,13 @@ def check(
 ) -> CheckResult:
     """Findings for the entities of ``answer`` that the conversation and ``passages`` (the texts of
     the documents' passages placed in its prompt) do not support."""
+    requests = tuple(
+        Finding(Entity(REQUEST, answer[a.start : a.end], a.start, a.end, a.kind), "unsupported")
+        for a in asking.find(answer)
+    )
     entities = extract(answer)
     if not entities:
-        return CheckResult(checked=0)
+        return CheckResult(findings=requests, checked=0)
     sources = _Sources(ledger, [summary, question, *passages], [t.text for t in transcript])
     stale = _stale(ledger)
     own = _customer_facts(ledger)
@@ -147,7 +155,7 @@ def check(
             continue
         near = nearest(e, ledger) or (own.get("birthdate") if e.kind == "birthdate" else None)
         findings.append(Finding(e, "contradiction", expected=near.value) if near else Finding(e, "unsupported"))
-    return CheckResult(findings=tuple(findings), checked=len(entities))
+    return CheckResult(findings=(*requests, *findings), checked=len(entities))
 
 
 def _customer_facts(ledger: Sequence[LedgerEntry]) -> dict[str, LedgerEntry]:

@@ -105,14 +105,15 @@ def secret_values(turns: Sequence[Turn], *, cues: Cues = None) -> frozenset[str]
 
 
 def _secrets_of(text: str, before: Turn | Sequence[Turn] | None, role: str, cues: Cues) -> tuple[secrets.Secret, ...]:
+    masking = vocabulary(cues).masking
     if role != "customer":
-        return secrets.find(text)
+        return secrets.find(text, masking=masking)
     turns = (before,) if isinstance(before, Turn) else tuple(before or ())
     last = turns[-1] if turns else None
     kinds = requested(last.text, cues) if last is not None and last.role == "agent" else frozenset()
     recent = frozenset(k for t in turns[-4:] for k in secrets.mentioned(t.text))
     recent |= frozenset(k for t in turns[-4:] if t.role == "agent" for k in requested(t.text, cues) & secrets.KINDS)
-    return secrets.find(text, kinds, recent)
+    return secrets.find(text, kinds, recent, masking)
 
 
 def masked(turns: Sequence[Turn], *, cues: Cues = None) -> tuple[Turn, ...]:

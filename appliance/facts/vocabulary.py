@@ -3,7 +3,8 @@ to hear a fact again.
 
 Built from every lexicon (:mod:`appliance.lexicon`) with the settings' changes
 (``facts.request_cues``, ``facts.readback_cues``): a language's list given there replaces the
-built-in one (an empty list turns it off), and new languages are added. :meth:`Vocabulary.build`
+built-in one (an empty list turns it off), and new languages are added. It carries which secrets are
+masked too (``privacy.mask_kinds``, ``privacy.patterns``). :meth:`Vocabulary.build`
 compiles the patterns; build it once where the settings are read and hand it to the functions that
 take ``cues=``. :data:`DEFAULT` is the built-in lexicons alone.
 """
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from appliance.facts.secrets import ALL, Masking
 from appliance.lexicon import LEXICONS
 from appliance.lexicon.text import fold, phrase_form, straight
 from appliance.types import READBACK_TOPICS
@@ -113,15 +115,22 @@ class ReadBackPatterns:
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """Everything configurable that facts/ matches, compiled: pass it as ``cues=``."""
+    """Everything configurable that facts/ matches, compiled: pass it as ``cues=``. ``masking``: the
+    secrets masked (``privacy.mask_kinds``, ``privacy.patterns``)."""
 
     requests: RequestPatterns
     readback: ReadBackPatterns
+    masking: Masking = ALL
 
     @classmethod
-    def build(cls, request_cues: RequestCues | None = None, readback_cues: ReadBackCues | None = None) -> Vocabulary:
+    def build(
+        cls,
+        request_cues: RequestCues | None = None,
+        readback_cues: ReadBackCues | None = None,
+        masking: Masking = ALL,
+    ) -> Vocabulary:
         """The lexicons' cues with ``request_cues`` and ``readback_cues`` (the settings') merged in."""
-        return cls(_requests(request_cues or {}), _readback(readback_cues or {}))
+        return cls(_requests(request_cues or {}), _readback(readback_cues or {}), masking)
 
 
 def readback_form(text: str) -> str:

@@ -23,11 +23,15 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
 from appliance.lexicon.schema import (
+    MASK_KINDS,
+    NATIONAL_ID_KINDS,
+    SECRET_KINDS,
     Entities,
     KnowledgeCues,
     Ledger,
     Lexicon,
     Names,
+    Numbers,
     ReadBack,
     Requests,
     Secrets,
@@ -37,11 +41,15 @@ from appliance.lexicon.schema import (
 __all__ = [
     "CODES",
     "LEXICONS",
+    "MASK_KINDS",
+    "NATIONAL_ID_KINDS",
+    "SECRET_KINDS",
     "Entities",
     "Ledger",
     "KnowledgeCues",
     "Lexicon",
     "Names",
+    "Numbers",
     "ReadBack",
     "Requests",
     "Secrets",

@@ -6,6 +6,7 @@ from appliance.lexicon.schema import (
     Ledger,
     Lexicon,
     Names,
+    Numbers,
     ReadBack,
     Requests,
     Secrets,
@@ -162,6 +163,35 @@ LEXICON = Lexicon(
         password_replies=("ja", r"es\s+ist"),
         cards=("karte", "kreditkarte"),
         not_cards=("konto",),
+        national_ids={
+            "steuer_id": (
+                r"steuer[\s-]?id(?:entifikationsnummer)?", r"steuerliche\s+identifikationsnummer", "identifikationsnummer",
+                r"steuer[\s-]?identifikationsnummer",
+            ),
+        },
+        id_hints=("steuer", "identifikation"),
+        asks=(
+            r"\bich\s+(?:benötige|brauche|bräuchte|benötigte)\b", r"\b(?:benötige|brauche|bräuchte)\s+ich\b",
+            r"\b(?:nennen|geben|sagen|teilen|schicken|senden|bestätigen|übermitteln|diktieren|schreiben)\s+sie\s+(?:mir|uns)\b",
+            r"\b(?:können|könnten|würden|wollen)\s+sie\s+(?:mir|uns)\b", r"\bwie\s+lautet\b",
+            r"\b(?:geben|tippen)\s+sie\b",
+            r"\bwas\s+ist\s+(?:ihre|ihr|deine|dein)\b", r"\b(?:ihre|ihr|die|den)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\bbitte\W*$",
+            r"^\W*(?:und|noch)?\W*(?:ihre|ihr|die)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
+        ),
+        clauses=("ob", "wann", "welche", "welcher", "welches", "warum", "wieso", "wo", "wer", "grund", "weil", "seit", "nachdem", "bevor"),
+        pointers=(r"(?:den|diesen)\s+code",),
+        warnings=(
+            r"\bnie(?:mals)?\b", r"\bniemand(?:em|en)?\b", r"\bkeinesfalls\b", r"\bauf\s+keinen\s+fall\b",
+            r"\bnicht\s+(?:\w+\s+){0,2}?(?:weiter|preis|heraus|mit|an|nennen|geben|sagen|fragen)\b",
+            r"\b(?:am|im|in\s+der|an\s+der|über\s+die)\s+(?:geldautomaten?|terminal|kartenleser|automaten?|app|online-?banking|kasse)\b",
+            r"\bper\s+(?:post|brief)\b",
+        ),
+    ),
+    numbers=Numbers(
+        digits=(
+            ("null",), ("eins", "ein"), ("zwei", "zwo"), ("drei",), ("vier",), ("fünf", "fuenf"), ("sechs",),
+            ("sieben",), ("acht",), ("neun",),
+        ),
     ),
     names=Names(
         self_cues=(r"mein\s+name\s+ist", r"ich\s+heiße", r"ich\s+heisse", r"hier\s+spricht"),

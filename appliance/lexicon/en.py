@@ -6,6 +6,7 @@ from appliance.lexicon.schema import (
     KnowledgeCues,
     Ledger,
     Lexicon,
+    Numbers,
     ReadBack,
     Requests,
     Secrets,
@@ -193,7 +194,7 @@ LEXICON = Lexicon(
             "pin": (r"pins?", r"pin[\s-]?(?:number|code)"),
             "cvv": (
                 r"cvv2?", r"cvc2?", "csc", r"security\s+code", r"card\s+security\s+code",
-                r"card\s+verification\s+(?:code|value)",
+                r"card\s+verification\s+(?:code|value)", r"(?:three|3)\s+digits\s+on\s+the\s+back",
             ),
             "password": ("password", "passcode", "passphrase"),
             "otp": (
@@ -201,7 +202,7 @@ LEXICON = Lexicon(
                 r"text\s+code", r"code\s+(?:we|i)\s+(?:just\s+)?(?:sent|texted)(?:\s+you)?",
             ),
         },
-        hints=("pin", "cvv", "cvc", "csc", "secur", "verif", "code", "pass", "otp"),
+        hints=("pin", "cvv", "cvc", "csc", "secur", "verif", "code", "pass", "otp", "digits on"),
         other_facts=(
             "account", "acct", "card", "phone", "mobile", "booking", "order", "reference", "room", "date", "birth",
             "born", "zip", "postcode", "amount", "balance",
@@ -227,6 +228,49 @@ LEXICON = Lexicon(
             "account", "acct", "iban", "phone", "tel", "mobile", "order", "booking", "reference", "tracking", "member",
             "customer", "policy",
         ),
+        national_ids={
+            "ssn": (r"social\s+security(?:\s+(?:number|no))?", "ssn", r"ss\s?#"),
+            "nino": (r"national\s+insurance(?:\s+(?:number|no))?", r"ni\s+(?:number|no)", "nino"),
+            "steuer_id": (r"tax\s+id(?:entification)?(?:\s+number)?",),
+            "bsn": (r"citizen\s+service\s+number",),
+        },
+        id_hints=("social", "ssn", "ss#", "insurance", "ni n", "nino", "tax id", "citizen"),
+        asks=(
+            r"(?:give|tell|send|provide|confirm|share|read|text|say|spell|repeat|type|enter|verify)\s+(?:me|us)\b",
+            r"(?:could|can|would|will)\s+you\s+(?:please\s+)?(?:just\s+)?(?:give|tell|send|provide|confirm|share|read|"
+            r"type|enter|say|verify|repeat|spell)\b",
+            r"(?:please|kindly)\s+(?:just\s+)?(?:give|tell|send|provide|confirm|share|read|type|enter|say|verify|repeat|"
+            r"spell|reply)\b",
+            r"\b(?:what|which)\s*(?:'s|\s+is|\s+was|\s+are)\s+(?:your|the)\b",
+            r"\b(?:i|we)(?:\s+will|'ll|\s+would|'d|\s+do)?\s+(?:still\s+|also\s+|just\s+|first\s+)?"
+            r"(?:need|require)\s+(?:your|the|you\s+to|to\s+(?:have|get|know|check|verify|confirm)\s+(?:your|the))\b",
+            r"\b(?:can|could|may)\s+i\s+(?:please\s+)?(?:have|get|ask\s+for|take)\b",
+            r"\blet\s+me\s+(?:have|know)\s+(?:your|the)\b",
+            r"\b(?:your|the)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\b(?:please|pls)\W*$",
+            r"^\W*(?:and|also|now|next|lastly|finally)?\W*(?:your|the)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
+            r"\b(?:reply|respond|answer)\s+with\b",
+        ),
+        clauses=("if", "whether", "when", "which", "why", "how", "where", "who", "reason", "because", "since", "after", "before", "until"),
+        pointers=(r"(?:the|that|this)\s+code",),
+        warnings=(
+            r"\bnever\b", r"\b(?:do|does|will|wo|would|should|must|ca|can|did)(?:\s+not|n't)\s+(?:\w+\s+){0,2}?"
+            r"(?:share|give|tell|send|disclose|reveal|write|ask|need|require|enter|type|say|request)\b",
+            r"\bno\s+one\b", r"\bnobody\b", r"\bany(?:one|body)\b", r"\bthird\s+part(?:y|ies)\b",
+            r"\b(?:at|on|into|in|with|using|through)\s+(?:the\s+|our\s+|your\s+|a\s+)?(?:terminal|card\s+reader|keypad|"
+            r"pin\s*pad|atm|cash\s+machine|cashpoint|app|website|online\s+banking|banking\s+app)\b",
+        ),
+    ),
+    numbers=Numbers(
+        digits=(
+            ("zero", "oh", "o", "nought"), ("one",), ("two",), ("three",), ("four",), ("five",), ("six",), ("seven",),
+            ("eight",), ("nine",),
+        ),
+        repeats={"double": 2, "triple": 3},
+        teens=(
+            "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+            "nineteen",
+        ),
+        tens=("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"),
     ),
     names=NAMES,
     entities=Entities(

@@ -6,6 +6,7 @@ from appliance.lexicon.schema import (
     Ledger,
     Lexicon,
     Names,
+    Numbers,
     ReadBack,
     Requests,
     Secrets,
@@ -156,6 +157,36 @@ LEXICON = Lexicon(
         password_replies=("es",),
         cards=("tarjeta",),
         not_cards=("cuenta",),
+        national_ids={
+            "dni": (
+                "dni", "nie", "nif", r"documento\s+(?:nacional\s+)?de\s+identidad", r"n[úu]mero\s+de\s+identidad",
+            ),
+        },
+        id_hints=("dni", "nie", "nif", "identidad"),
+        asks=(
+            r"\b(?:puede|podría|podria|puedes|podrías)\s+(?:usted\s+)?(?:darme|decirme|indicarme|facilitarme|"
+            r"proporcionarme|confirmarme|enviarme|dictarme|dar|decir|indicar|facilitar|proporcionar|confirmar)\b",
+            r"\bme\s+(?:puede|podría|podria|puedes)\b", r"\bnecesito\b", r"\bnecesitamos\b",
+            r"\b(?:indíqueme|dígame|facilíteme|proporcióneme|confírmeme|envíeme|díctame|dime|dame|indícame)\b",
+            r"\b(?:cuál|cual)\s+es\s+(?:su|tu)\b",
+            r"\b(?:su|tu|el|la)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\bpor\s+favor\W*$",
+            r"^\W*(?:y)?\W*(?:su|tu)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
+        ),
+        clauses=("si", "cuándo", "cuando", "cómo", "dónde", "quién", "motivo", "razón", "porque", "desde", "después", "antes"),
+        pointers=(r"(?:el|ese|este)\s+c[óo]digo",),
+        warnings=(
+            r"\bnunca\b", r"\bjam[aá]s\b", r"\bnadie\b",
+            r"\bno\s+(?:se\s+los?\s+|lo\s+|la\s+|le\s+)?(?:\w+\s+){0,1}?(?:comparta|compartas|dé|des|facilite|revele|"
+            r"diga|digas|pediremos|pedimos|solicitaremos|solicitamos|necesitamos|necesito)\b",
+            r"\ben\s+(?:el|la|nuestra|su)\s+(?:cajero|terminal|datáfono|datafono|app|aplicación|banca\s+online)\b",
+            r"\bpor\s+correo\b",
+        ),
+    ),
+    numbers=Numbers(
+        digits=(
+            ("cero",), ("uno", "una", "un"), ("dos",), ("tres",), ("cuatro",), ("cinco",), ("seis",), ("siete",),
+            ("ocho",), ("nueve",),
+        ),
     ),
     names=Names(
         self_cues=(r"me\s+llamo", r"mi\s+nombre\s+es", "soy"),

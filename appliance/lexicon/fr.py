@@ -6,6 +6,7 @@ from appliance.lexicon.schema import (
     Ledger,
     Lexicon,
     Names,
+    Numbers,
     ReadBack,
     Requests,
     Secrets,
@@ -146,6 +147,36 @@ LEXICON = Lexicon(
         password_replies=(r"c\s*['’]\s*est",),
         cards=("carte",),
         not_cards=("compte",),
+        national_ids={
+            "nir": (
+                r"num[ée]ro\s+de\s+s[ée]curit[ée]\s+sociale", r"num[ée]ro\s+de\s+s[ée]cu", r"s[ée]curit[ée]\s+sociale",
+                "nir", r"num[ée]ro\s+insee",
+            ),
+        },
+        id_hints=("sécu", "secu", "nir", "insee"),
+        asks=(
+            r"\b(?:pouvez|pourriez|voulez|voudriez)[\s-]vous\b", r"\bveuillez\b", r"\bj'ai\s+besoin\b",
+            r"\bil\s+(?:me|nous)\s+faut\b",
+            r"\b(?:me|nous)\s+(?:donner|communiquer|indiquer|fournir|confirmer|transmettre|dire|envoyer|préciser)\b",
+            r"\b(?:donnez|communiquez|indiquez|fournissez|confirmez|transmettez|dites|envoyez|précisez)[\s-]?(?:moi|nous)?\b",
+            r"\bquel(?:le)?\s+est\s+(?:votre|ton|ta)\b",
+            r"\b(?:votre|ton|ta|le|la)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\b(?:s'il\s+vous\s+pla[iî]t|svp)\W*$",
+            r"^\W*(?:et)?\W*(?:votre|ton|ta)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
+        ),
+        clauses=("si", "quand", "pourquoi", "comment", "où", "qui", "raison", "parce", "depuis", "après", "avant"),
+        pointers=(r"(?:le|ce)\s+code",),
+        warnings=(
+            r"\bjamais\b", r"\bpersonne\b", r"\baucun(?:e)?\b", r"\bne\s+(?:[\w']+\s+){0,3}?pas\b", r"\bn'[\w]+\s+pas\b",
+            r"\b(?:au|sur\s+le|dans\s+l'|dans\s+votre|sur\s+votre)\s*(?:terminal|distributeur|guichet\s+automatique|"
+            r"application|appli|espace\s+client)\b",
+            r"\bpar\s+(?:courrier|la\s+poste)\b",
+        ),
+    ),
+    numbers=Numbers(
+        digits=(
+            ("zéro", "zero"), ("un", "une"), ("deux",), ("trois",), ("quatre",), ("cinq",), ("six",), ("sept",),
+            ("huit",), ("neuf",),
+        ),
     ),
     names=Names(
         self_cues=(r"je\s+m\s*['’]\s*appelle", r"je\s+suis", r"mon\s+nom\s+est"),

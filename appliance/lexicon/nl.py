@@ -6,6 +6,7 @@ from appliance.lexicon.schema import (
     Ledger,
     Lexicon,
     Names,
+    Numbers,
     ReadBack,
     Requests,
     Secrets,
@@ -139,6 +140,29 @@ LEXICON = Lexicon(
         not_passwords=("niet", "fout", "verlopen", "geblokkeerd"),
         cards=("kaart", "creditcard"),
         not_cards=("rekening",),
+        national_ids={"bsn": ("bsn", "burgerservicenummer", r"sofi[\s-]?nummer")},
+        id_hints=("bsn", "burgerservice", "sofi"),
+        asks=(
+            r"\b(?:kunt|kan|wilt|zou|zoudt)\s+u\b", r"\b(?:kun|wil)\s+je\b", r"\bik\s+heb\s+(?:\w+\s+){0,4}?nodig\b",
+            r"\bwe\s+hebben\s+(?:\w+\s+){0,4}?nodig\b", r"\bwat\s+is\s+(?:uw|je|jouw)\b",
+            r"\bgeef\s+(?:mij|me|ons)\b", r"\bgraag\s+(?:uw|je)\b",
+            r"\b(?:uw|je|de|het)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\b(?:alstublieft|alsjeblieft|graag)\W*$",
+            r"^\W*(?:en)?\W*(?:uw|je)\s+(?:[\w-]+\W+){0,3}?[\w-]+\W*\?",
+        ),
+        clauses=("of", "wanneer", "welke", "waarom", "hoe", "waar", "wie", "reden", "omdat", "sinds", "nadat", "voordat"),
+        pointers=(r"(?:de|die|deze)\s+code",),
+        warnings=(
+            r"\bnooit\b", r"\bniemand\b", r"\bniet\b",
+            r"\b(?:bij|aan|in|op)\s+(?:de|het|uw)\s+(?:geldautomaat|betaalautomaat|automaat|terminal|app|website|"
+            r"internetbankieren)\b",
+            r"\bper\s+post\b",
+        ),
+    ),
+    numbers=Numbers(
+        digits=(
+            ("nul",), ("een", "één", "eén"), ("twee",), ("drie",), ("vier",), ("vijf",), ("zes",), ("zeven",),
+            ("acht",), ("negen",),
+        ),
     ),
     names=Names(
         self_cues=(r"ik\s+heet", r"mijn\s+naam\s+is", r"ik\s+ben"),

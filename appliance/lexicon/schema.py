@@ -12,6 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+# The kinds of secret each language names (the keys of ``Secrets.cues``), then the national
+# identification numbers, each of one country's shape (the keys of ``Secrets.national_ids``): what
+# ``privacy.mask_kinds`` chooses from, beside ``card`` (a full card number, found by its shape).
+SECRET_KINDS: tuple[str, ...] = ("pin", "cvv", "password", "otp")
+NATIONAL_ID_KINDS: tuple[str, ...] = ("ssn", "nino", "steuer_id", "dni", "nir", "bsn")
+MASK_KINDS: tuple[str, ...] = (*SECRET_KINDS, "card", *NATIONAL_ID_KINDS)
+
 
 @dataclass(frozen=True)
 class Requests:
@@ -110,6 +117,40 @@ class Secrets:
     """Patterns of the words before a payment card's number ("card", "Kreditkarte")."""
     not_cards: tuple[str, ...] = ()
     """Patterns of the words before a long number that is not a card's ("account", "order")."""
+    national_ids: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Patterns by national identification number (:data:`NATIONAL_ID_KINDS`) of the words that name
+    one ("social security number", "Steuer-ID", "BSN"): a number shortly after one is read by that
+    kind's shape more widely (without its dashes), its check digits still holding."""
+    id_hints: tuple[str, ...] = ()
+    """Lower-case pieces of text of which every ``national_ids`` pattern holds one."""
+    asks: tuple[str, ...] = ()
+    """Patterns of asking someone for something ("could you give me", "wie lautet", "j'ai besoin
+    de"), matched in :func:`~appliance.lexicon.text.phrase_form` text keeping ``?``: in an agent's
+    sentence that names a secret, the agent asks for it."""
+    clauses: tuple[str, ...] = ()
+    """Lower-case words that, between a way of asking and a secret, turn the question to something
+    else ("could you tell me if your PIN was blocked", "which card", "the reason", "ob", "si")."""
+    pointers: tuple[str, ...] = ()
+    """Patterns of the words that point back at a secret the sentence before named ("the code",
+    "den Code"): "We've just sent you a one-time code. Can you tell me the code?" asks for it."""
+    warnings: tuple[str, ...] = ()
+    """Patterns that make a sentence naming a secret a warning or a piece of information rather than
+    a request, whatever it asks ("never", "niemandem", "at the terminal"), in the form of ``asks``."""
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """How digits are said (``appliance.facts.spoken``): "four four three one", "double four"."""
+
+    digits: tuple[tuple[str, ...], ...] = ()
+    """The lower-case words for each digit, zero first, every spelling ("zero", "oh"; "zwei", "zwo")."""
+    repeats: Mapping[str, int] = field(default_factory=dict)
+    """Lower-case words that say the next digit more than once, and how often ("double": 2)."""
+    teens: tuple[str, ...] = ()
+    """Lower-case words for 10 to 19, in order, where a language says digits in pairs ("fourteen")."""
+    tens: tuple[str, ...] = ()
+    """Lower-case words for 20, 30 ... 90, in order: with a digit word after them, a pair of digits
+    ("forty four thirty one" is 4431)."""
 
 
 @dataclass(frozen=True)
@@ -354,6 +395,7 @@ class Lexicon:
     """Phrases that make a message point back at something said before ("again", "vorhin"), so
     that recall runs: matched without case as whole words, in scripts without spaces as text."""
     secrets: Secrets = field(default_factory=Secrets)
+    numbers: Numbers = field(default_factory=Numbers)
     names: Names = field(default_factory=Names)
     entities: Entities = field(default_factory=Entities)
     ledger: Ledger = field(default_factory=Ledger)

@@ -10,6 +10,11 @@ asks for, is acted on by the configured policy:
 * ``regenerate`` asks once more with a stricter instruction and keeps the better answer; a kept
   answer that still lacks what a read-back asks for is answered from the ledger, as above.
 
+An answer that asks the customer for a secret (a PIN, a password, a card security code, a one-time
+code) is regenerated likewise, and if the kept answer still asks, replaced by a fixed safe answer
+in the language it asked in (``privacy.safe_answer``; action ``safe_answer``); ``redact`` replaces
+it at once, ``flag`` keeps it flagged.
+
 Then an optional refiner rewrites the kept answer in a spoken style (seed 002), and the rewrite is
 kept only if it neither drops nor changes a fact. Each step is a function of the turn's plan and the
 answer the step before kept.
@@ -19,12 +24,14 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from appliance.facts import checker, readback
+from appliance.config import SAFE_ANSWER
+from appliance.facts import asking, checker, readback
 from appliance.protocols import ChatModel
+from appliance.stage import NEVER_ASK
 from appliance.turn.plan import TurnPlan
 from appliance.types import CheckResult, Finding, Generation, Message, current_facts
 
@@ -43,13 +50,15 @@ REFINE_PROMPT = (
 @dataclass(frozen=True)
 class Rules:
     """What the guard needs besides the plan: the configured policy (``guard.policy``) and the phrase
-    that stands in for a redacted span, the refiner (None: no rewrite), and the turn's cancel event,
-    which stops the answers the guard asks for like the first."""
+    that stands in for a redacted span, the refiner (None: no rewrite), the turn's cancel event,
+    which stops the answers the guard asks for like the first, and the safe answer by language that
+    replaces one asking for a secret (``privacy.safe_answer`` over the built-in texts)."""
 
     policy: str
     redact_phrase: str
     refiner: ChatModel | None
     cancel: threading.Event | None
+    safe_answers: Mapping[str, str] = field(default_factory=lambda: dict(SAFE_ANSWER))
 
 
 @dataclass(frozen=True)
@@ -78,9 +87,15 @@ def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules
     result = _with_missing(result, missing)
     if rules.policy == "flag":
         return Guarded(first, dataclasses.replace(result, action="flag"))
+    asks = any(f.entity.kind == checker.REQUEST for f in found)
     if rules.policy == "redact":
+        if asks:
+            return safe_answer(plan, first, result, first, rules.safe_answers)
         return redact(plan, first, result, missing, rules.redact_phrase)
-    return regenerate(plan, first, result, found, rules.cancel)
+    kept = regenerate(plan, first, result, found, rules.cancel)
+    if asks and asking.find(kept.answer.text):
+        return safe_answer(plan, first, result, kept.answer, rules.safe_answers)
+    return kept
 
 
 def redact(
@@ -108,6 +123,8 @@ def regenerate(
     still lacks it, it is answered from the ledger.
     """
     directive = checker.strict_instruction(current_facts(plan.facts), found)
+    if any(f.entity.kind == checker.REQUEST for f in found):
+        directive += "\n" + NEVER_ASK
     if plan.sources:  # the strict directive lists the conversation's facts; the documents' are facts too
         directive += "\n" + DOCUMENTS_TOO
     strict = plan.spec.adding(directive)
@@ -139,6 +156,22 @@ def read_back(
         dataclasses.replace(kept, text=text),
         dataclasses.replace(
             plan.check(text), action="readback", original=first.text, original_findings=result.findings
+        ),
+    )
+
+
+def safe_answer(
+    plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, texts: Mapping[str, str]
+) -> Guarded:
+    """The fixed safe answer, in the language ``first`` asked for a secret in (else English, else any),
+    in place of ``kept``'s text; ``first`` and its check ``result`` are recorded as the original."""
+    said = asking.find(first.text)
+    language = said[0].language if said else "en"
+    text = texts.get(language) or texts.get("en") or next(iter(texts.values()), "") or SAFE_ANSWER["en"]
+    return Guarded(
+        dataclasses.replace(kept, text=text),
+        dataclasses.replace(
+            plan.check(text), action="safe_answer", original=first.text, original_findings=result.findings
         ),
     )
 

@@ -61,7 +61,7 @@ class PipelineSettings:
     (:func:`appliance.app.pipeline_settings`). No defaults here: the configuration holds them."""
 
     system_prompt: str  # chat.system_prompt
-    instruction: str  # chat.instruction
+    instruction: str  # chat.instruction, then stage.NEVER_ASK (stage.standing)
     budget_tokens: int  # context.budget_tokens
     max_message_chars: int  # chat.max_message_chars
     default_policy: str  # context.policy
@@ -74,9 +74,11 @@ class PipelineSettings:
     redact_phrase: str  # guard.redact_phrase
     recall_k: int  # recall.k
     recall_min_score: float  # recall.min_score
-    # facts.request_cues and facts.readback_cues over the lexicons' own, compiled once.
+    # facts.request_cues and facts.readback_cues over the lexicons' own, compiled once, and what is masked
+    # (privacy.mask_kinds, privacy.patterns).
     vocabulary: Vocabulary
     mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
+    safe_answers: Mapping[str, str]  # privacy.safe_answer over the built-in texts, by language
     passage_tokens: int  # the settings' passage_tokens: knowledge.budget_tokens within context.budget_tokens
     grounded_instruction: str  # knowledge.instruction, else the built-in one: the directive of a turn with passages
     not_found: Mapping[str, str]  # knowledge.not_found, by language
@@ -311,7 +313,9 @@ class Pipeline:
                 checked = plan.check(first.text)
             with timer.phase("repair"):
                 s = self.settings
-                kept = guard.apply(plan, first, checked, guard.Rules(s.guard, s.redact_phrase, self.refiner, cancel))
+                kept = guard.apply(
+                    plan, first, checked, guard.Rules(s.guard, s.redact_phrase, self.refiner, cancel, s.safe_answers)
+                )
         return prompt.manifest, first, kept
 
     def _store(self, plan: TurnPlan, agent: Turn, record: TurnRecord) -> TurnResult:

@@ -14,7 +14,10 @@ Without a model (the default) it measures, on every dialogue:
   ``real_new_facts`` so the share is visible.
 - stage agreement with position labels (seed 002: first 20% of turns early, last 10% late), scored
   on customer turns, where the stage is decided;
-- the time of one check, per answer, p50/p95 in milliseconds, in this same run.
+- the time of one check, per answer, p50/p95 in milliseconds, in this same run;
+- answers that ask for a secret (``secret_requests``, :mod:`appliance.lab.bench.asking`): on a table of
+  real-looking answers in en, de, fr, es and nl, those that ask caught, those that only mention one
+  left untouched.
 
 With ``--generate`` the configured responder answers every customer turn with the real history
 before it (teacher-forced, raw context) and the guard runs as configured; the report gives the share
@@ -35,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from appliance.config import Settings
-from appliance.facts.checker import check, clear_caches, redact, strict_instruction
+from appliance.facts.checker import REQUEST, check, clear_caches, redact, strict_instruction
 from appliance.facts.entities import extract, family, index_keys, lookup_keys
 from appliance.facts.ledger import entries
+from appliance.lab.bench import asking
 from appliance.lab.stats import spread
 from appliance.stage import LATE_CUES, OPEN_CUES, cue_table, detect, prompt_texts
 from appliance.types import CheckResult, Entity, LedgerEntry, Session, Snapshot, Stage, Turn, current_facts
@@ -351,6 +355,7 @@ def run_bench(
             "agreement": round(stage_score.agreement, 4),
             "confusion": dict(sorted(stage_score.confusion.items())),
         },
+        "secret_requests": asking.report(),
         "generate": None,
     }
     if generate:
@@ -375,6 +380,7 @@ def generate_report(
     guard = settings.guard
     late, open_ = cue_table(settings.stage.late_cues, LATE_CUES), cue_table(settings.stage.open_cues, OPEN_CUES)
     answers = before = after = regenerated = redacted = 0
+    asks_before = asks_after = 0  # answers asking for a secret; the guard then gives the safe answer
     examples: list[dict[str, Any]] = []
     guard_ms: list[float] = []
     generate_s: list[float] = []
@@ -397,6 +403,7 @@ def generate_report(
             result = check(text, ledger=ledger, summary="", transcript=history, question=turn.text)
             answers += 1
             before += not result.ok
+            asks_before += any(f.entity.kind == REQUEST for f in result.findings)
             if not result.ok and len(examples) < 10:
                 examples.append(
                     {
@@ -418,6 +425,7 @@ def generate_report(
                 redacted += 1
             guard_ms.append((time.perf_counter() - t0) * 1000)
             after += not result.ok
+            asks_after += any(f.entity.kind == REQUEST for f in result.findings)
             if answers % 20 == 0:
                 say(f"{answers} answers generated")
 
@@ -432,6 +440,7 @@ def generate_report(
         "unsupported_after": share(after),
         "regenerated": regenerated,
         "redacted": redacted,
+        "asking_for_a_secret": {"first": asks_before, "after_the_retry": asks_after},
         "guard_ms": {**spread(guard_ms, 3), "mean": round(statistics.fmean(guard_ms), 3) if guard_ms else 0.0},
         "generate_s": spread(generate_s, 3),
         "examples": examples,
@@ -463,11 +472,22 @@ def format_table(report: dict[str, Any]) -> str:
     ]
     if c["missed"]:
         lines.append("  missed: " + "; ".join(c["missed"][:5]))
+    if (a := report.get("secret_requests")) is not None:
+        lines += [
+            f"answers asking for a secret ({', '.join(a['languages'])})",
+            f"  asks caught                  {a['asks_caught']}/{a['asks']}",
+            f"  mentions untouched           {a['mentions_untouched']}/{a['mentions']}",
+            f"  look per answer              p50 {a['look_ms']['p50']:.3f} ms  p95 {a['look_ms']['p95']:.3f} ms",
+            *(f"  missed: {t}" for t in a["missed"][:5]),
+            *(f"  false alarm: {t}" for t in a["false_alarms"][:5]),
+        ]
     if g:
         lines += [
             f"generate ({g['model']}, guard {g['policy']})",
             f"  answers                      {g['answers']}",
             f"  with unsupported facts       before {g['unsupported_before']:.1%}  after {g['unsupported_after']:.1%}",
+            f"  asking for a secret          first {g['asking_for_a_secret']['first']}"
+            f"  after the retry {g['asking_for_a_secret']['after_the_retry']} (then the safe answer)",
             f"  guard time per turn          p50 {g['guard_ms']['p50']:.1f} ms  p95 {g['guard_ms']['p95']:.1f} ms"
             f"  mean {g['guard_ms']['mean']:.1f} ms (regenerations included)",
         ]
