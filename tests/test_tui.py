@@ -1191,7 +1191,9 @@ def test_one_conversation_end_to_end(daemon: str):
                 return str(views[1].render()) if len(views) > 1 else ""
 
             # show() swaps the streamed view for the stored turns; removing and mounting finish a refresh later
-            await eventually_async(lambda: "stage early" in answer_view(), "the stored answer's view", pause=pilot.pause)
+            await eventually_async(
+                lambda: "stage early" in answer_view(), "the stored answer's view", pause=pilot.pause
+            )
             views = list(app.query(TurnView))
             assert (answer.strip().splitlines() or [""])[0] in str(views[1].render())
             assert app.query_one("#message", Input).value == ""

@@ -74,8 +74,7 @@ class PipelineSettings:
     redact_phrase: str  # guard.redact_phrase
     recall_k: int  # recall.k
     recall_min_score: float  # recall.min_score
-    # facts.request_cues and facts.readback_cues over the lexicons' own, compiled once, and what is masked
-    # (privacy.mask_kinds, privacy.patterns).
+    # facts.request_cues/readback_cues over the lexicons' own, and what is masked (privacy), compiled once.
     vocabulary: Vocabulary
     mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
     safe_answers: Mapping[str, str]  # privacy.safe_answer over the built-in texts, by language
@@ -335,10 +334,9 @@ class Pipeline:
     def next_prefix(self, session_id: str, draft: str = "") -> tuple[ChatModel, tuple[Message, ...]] | None:
         """The model that will answer the session's next message, and that prompt as far as it is
         known before the message: built for an empty question and cut where the question begins
-        (what depends on the question, recalled turns, read-back facts and passages, comes after the
-        stable parts). With ``draft``, what the customer is typing, the prompt is planned as for that
-        message, passages included: a message that retrieves the same ones then evaluates only
-        itself. None when the session is gone, nothing fits, or the draft gets no generation."""
+        (what depends on the question comes after the stable parts). With ``draft``, what the customer
+        is typing, it is planned as for that message, passages included: a message that retrieves the
+        same ones evaluates only itself. None: the session is gone, nothing fits, or no generation."""
         try:
             snap = self.store.snapshot(session_id)
             if draft.strip():
