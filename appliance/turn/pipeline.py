@@ -178,10 +178,8 @@ class Pipeline:
     ) -> TurnResult:
         """Answer a conversation a client sends whole (the OpenAI endpoint without a session).
 
-        The messages become an unsaved transcript answered like any session of the ``raw`` policy:
-        the oldest turns give way to the budget, the prompt gets a manifest, the answer is checked
-        and guarded. System messages replace the configured system prompt; nothing is stored.
-        """
+        The messages become an unsaved transcript answered like a session of the ``raw`` policy (the
+        oldest turns give way, checked and guarded); system messages replace the configured one."""
         timer = TurnTimer()
         if not messages or messages[-1].role != "user":
             raise InputError("the last message must be the customer's (role user)", field="messages")
