@@ -31,8 +31,8 @@ check's, in :mod:`.knowledge`).
 * ``unsupported``: the checker's unsupported entities in the first answers (before the guard's repair)
   and in the answers kept.
 * ``ttft``: for each answered item whose prompt placed passages, at the same point of its session (its
-  earlier turns recorded, the prompt up to the question warmed as the daemon warms it while the
-  customer types), the time to the first token of its answer, and of the same message answered by
+  earlier turns recorded, the model's context emptied, then the prompt up to the question warmed as
+  the daemon warms it while the customer types), the time to the first token of its answer, and of the same message answered by
   the same model with knowledge off; ``ttft_ratio`` is the median of the first over the median of the
   second, measured in one run, the two answers of an item one after the other. ``ttft_draft``: the
   same with the prefix warmed from the draft the kiosk sends while the customer types
@@ -53,8 +53,10 @@ from typing import TYPE_CHECKING, Any
 from appliance.config import Settings
 from appliance.errors import ApplianceError
 from appliance.facts.entities import extract
+from appliance.lab.bench.bare import forget_prefix
 from appliance.lab.dialogues import equated
 from appliance.lab.harness import evolve
+from appliance.models.llama import LlamaChatModel
 from appliance.protocols import ChatModel, PrefixWarmer, Recaller
 from appliance.types import TurnResult
 
@@ -210,7 +212,10 @@ def rigs(settings: Settings, database: Path, responder: ChatModel | None, encode
 
 def _warm(app: Appliance, session_id: str, draft: str = "") -> None:
     """The session's next prompt up to its question evaluated, as the daemon does while idle (for
-    ``draft``: as it does while the customer types it, passages included)."""
+    ``draft``: as it does while the customer types it, passages included), from an empty context:
+    what an answer before it left there (the same prompt, question included) is not reused."""
+    if isinstance(app.responder, LlamaChatModel):
+        forget_prefix(app.responder)
     found = app.pipeline.next_prefix(session_id, draft)
     if found is None and draft:
         found = app.pipeline.next_prefix(session_id)
