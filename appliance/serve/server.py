@@ -3,6 +3,10 @@
 Split from :mod:`appliance.serve.daemon` so that FastAPI and uvicorn import while the models load
 (see there). READY=1 is sent only once uvicorn accepts connections; the watchdog is pinged from the
 serving loop while the model makes progress.
+
+uvicorn would serve every socket with one TLS setting and no handshake deadline, so the server here
+starts its listeners itself: the TCP socket with the TLS context of :mod:`appliance.serve.tls` and a
+handshake that must finish within ``server.header_timeout_s``, the Unix socket plain.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import logging
 import math
 import signal
 import socket
+import ssl
 from collections.abc import Callable, Coroutine
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -22,6 +27,7 @@ from appliance.config import ServerSettings, Settings
 from appliance.serve import retention
 from appliance.serve.api import create_app
 from appliance.serve.sdnotify import Notifier
+from appliance.serve.tls import server_context
 from appliance.turn.queue import FairQueue
 
 if TYPE_CHECKING:
@@ -44,6 +50,7 @@ def run(
     app = create_app(appliance, tokens=tokens)
     config = uvicorn.Config(
         app,
+        http="h11",  # pinned: the protocol the daemon's connection limits are written for
         lifespan="off",
         log_level="info",
         server_header=False,
@@ -56,18 +63,46 @@ def run(
         app.state.metrics.erased("retention")
 
     keep = retention.keep(appliance.store, appliance.queue, settings.retention.days, on_erased=erased)
+    server = _Server(config)
+    server.tls, server.handshake_timeout_s = server_context(cfg), cfg.header_timeout_s
     with _QuietSignals():
-        asyncio.run(_run(_Server(config), sockets, where, notifier, appliance, cfg, keep))
+        asyncio.run(_run(server, sockets, where, notifier, appliance, cfg, keep))
 
 
 class _Server(uvicorn.Server):
     """uvicorn's server, telling the appliance when a stop signal arrives."""
 
     on_exit: Callable[[], None] = staticmethod(lambda: None)
+    tls: ssl.SSLContext | None = None
+    handshake_timeout_s: float = 10.0
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
         self.on_exit()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's start without its listeners, then each socket served here: TLS on TCP only."""
+        await super().startup(sockets=[])
+        self.started = False  # not before every socket accepts
+        loop = asyncio.get_running_loop()
+        for sock in sockets or []:
+            tls = None if sock.family == socket.AF_UNIX else self.tls
+            server = await loop.create_server(
+                self.protocol,
+                sock=sock,
+                ssl=tls,
+                ssl_handshake_timeout=self.handshake_timeout_s if tls else None,
+                backlog=self.config.backlog,
+            )
+            self.servers.append(server)
+        self.started = True
+
+    def protocol(self) -> asyncio.Protocol:
+        """One connection's HTTP protocol, as uvicorn makes it."""
+        made: asyncio.Protocol = self.config.http_protocol_class(  # type: ignore[call-arg]
+            config=self.config, server_state=self.server_state, app_state=self.lifespan.state
+        )
+        return made
 
 
 async def _run(
