@@ -2,7 +2,9 @@
 
 The counters are the ones an operator alerts on: answers and their latency, turns recorded by hand,
 facts the checker flagged, errors by status, requests refused at the door by reason (a foreign Host
-or Origin, a missing or wrong token, a role without the right, a body too large), conversations
+or Origin, a missing or wrong token, a role without the right, a body too large; and from the
+connection itself: headers too slow or too large, a body too slow, too many connections from one
+address or in all, see ``serve/connections.py``), conversations
 erased by reason, the queue's depth, and the summary worker's runs and how far its summaries are
 behind. The request handlers count; the queue and the worker are read when the page is asked for.
 """
@@ -92,7 +94,7 @@ class Metrics:
                 "# HELP appliance_http_errors_total Requests answered with an error, by status.",
                 "# TYPE appliance_http_errors_total counter",
                 *(f'appliance_http_errors_total{{status="{s}"}} {n}' for s, n in sorted(self.errors.items())),
-                "# HELP appliance_access_refused_total Requests refused by access control or a size limit, by reason.",
+                "# HELP appliance_access_refused_total Requests and connections refused by access control or a limit, by reason.",
                 "# TYPE appliance_access_refused_total counter",
                 *(f'appliance_access_refused_total{{reason="{r}"}} {n}' for r, n in sorted(self.refusals.items())),
                 "# HELP appliance_erasures_total Conversations erased, by reason (request, retention).",

@@ -6,7 +6,8 @@ serving loop while the model makes progress.
 
 uvicorn would serve every socket with one TLS setting and no handshake deadline, so the server here
 starts its listeners itself: the TCP socket with the TLS context of :mod:`appliance.serve.tls` and a
-handshake that must finish within ``server.header_timeout_s``, the Unix socket plain.
+handshake that must finish within ``server.header_timeout_s``, the Unix socket plain; each
+connection's protocol is held to the limits of :mod:`appliance.serve.connections`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import uvicorn
 from appliance.config import ServerSettings, Settings
 from appliance.serve import retention
 from appliance.serve.api import create_app
+from appliance.serve.connections import Gate, Guard, GuardedH11Protocol, Rules
 from appliance.serve.sdnotify import Notifier
 from appliance.serve.tls import server_context
 from appliance.turn.queue import FairQueue
@@ -51,6 +53,7 @@ def run(
     config = uvicorn.Config(
         app,
         http="h11",  # pinned: the protocol the daemon's connection limits are written for
+        h11_max_incomplete_event_size=cfg.max_header_bytes + 4,  # a backstop: the guard answers 431 first
         lifespan="off",
         log_level="info",
         server_header=False,
@@ -63,8 +66,16 @@ def run(
         app.state.metrics.erased("retention")
 
     keep = retention.keep(appliance.store, appliance.queue, settings.retention.days, on_erased=erased)
+    metrics = app.state.metrics
+
+    def refused(reason: str, status: int) -> None:
+        metrics.refused(reason)
+        if status:
+            metrics.failed(status)
+
     server = _Server(config)
     server.tls, server.handshake_timeout_s = server_context(cfg), cfg.header_timeout_s
+    server.guard = Guard(Rules.of(cfg), Gate(cfg.max_connections_per_client, cfg.max_connections), refused)
     with _QuietSignals():
         asyncio.run(_run(server, sockets, where, notifier, appliance, cfg, keep))
 
@@ -75,6 +86,7 @@ class _Server(uvicorn.Server):
     on_exit: Callable[[], None] = staticmethod(lambda: None)
     tls: ssl.SSLContext | None = None
     handshake_timeout_s: float = 10.0
+    guard: Guard | None = None
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
@@ -98,11 +110,9 @@ class _Server(uvicorn.Server):
         self.started = True
 
     def protocol(self) -> asyncio.Protocol:
-        """One connection's HTTP protocol, as uvicorn makes it."""
-        made: asyncio.Protocol = self.config.http_protocol_class(  # type: ignore[call-arg]
-            config=self.config, server_state=self.server_state, app_state=self.lifespan.state
-        )
-        return made
+        """One connection's HTTP protocol: uvicorn's h11 protocol, held to the guard's limits."""
+        assert self.guard is not None, "run() sets the guard"
+        return GuardedH11Protocol(self.config, self.server_state, self.lifespan.state, guard=self.guard)
 
 
 async def _run(
