@@ -11,6 +11,7 @@ are the benchmark's (``appliance bench slow-clients``).
 
 from __future__ import annotations
 
+import resource
 import socket
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from appliance.serve.connections import Gate
+from appliance.serve.connections import FILES_RESERVED, Gate, total_cap
 
 from .test_daemon import Daemon, needs_model, start_daemon
 
@@ -192,12 +193,27 @@ class TestSlowClients:
             assert read_all(sock).startswith(b"HTTP/1.1 431 ")
         assert counted(daemon, before, "headers_too_large") == 2
 
-    def test_the_metrics_name_every_limit(self, daemon: Daemon):
+    def test_the_metrics_name_every_limit_and_count_open_connections(self, daemon: Daemon):
         text = httpx.get(f"{daemon.url}/metrics", timeout=30).text
         assert "# HELP appliance_access_refused_total Requests and connections refused" in text
+        with connect(daemon, "127.0.0.3"), connect(daemon, "127.0.0.3"):
+            time.sleep(0.2)  # accepted by the daemon's loop
+            with httpx.Client(base_url=daemon.url, timeout=30) as http:
+                opened = [
+                    line
+                    for line in http.get("/metrics").text.splitlines()
+                    if line.startswith("appliance_connections_open ")
+                ]
+        assert opened and float(opened[0].split()[1]) >= 3  # the two held and the one asking
 
 
 class TestGate:
+    def test_the_total_fits_the_open_file_limit(self, caplog: pytest.LogCaptureFixture):
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        assert total_cap(soft - FILES_RESERVED) == soft - FILES_RESERVED and not caplog.text
+        assert total_cap(soft + 10) == soft - FILES_RESERVED
+        assert "does not fit the open-file limit" in caplog.text
+
     def test_caps_per_address_and_in_all_and_releases(self):
         gate = Gate(per_client=2, total=3)
         assert gate.admit("10.0.0.5") is None and gate.admit("10.0.0.5") is None

@@ -32,7 +32,7 @@ from appliance.tui.trust import client_context, fingerprint, pinned_context
 
 from .support import write_config
 from .test_daemon import Daemon, needs_model, start_daemon
-from .test_systemd import install
+from .test_systemd import exposure_within, install, needs_analyze, verify
 
 real_daemon = [pytest.mark.real_model, pytest.mark.daemon, needs_model]
 TOKEN = "tok-tls-operator-4d1f"
@@ -270,6 +270,15 @@ class TestInstall:
         before = cert.read_bytes()
         install(tmp_path, "--tls-self-signed")
         assert cert.read_bytes() == before  # a second install keeps the box's certificate
+
+    @needs_analyze
+    def test_the_units_with_tls_verify_cleanly_and_stay_hardened(self, tmp_path: Path):
+        units = install(tmp_path, "--tls-self-signed", "--kiosk")
+        for unit in ("appliance.service", "appliance-kiosk.service"):
+            done = verify(units, unit)
+            assert done.returncode == 0 and done.stderr == "", done.stderr
+        done = exposure_within(units / "appliance.service", 9)  # as without TLS: 0.9
+        assert done.returncode == 0, done.stdout + done.stderr
 
     def test_the_branchs_own_keys_are_installed(self, tmp_path: Path, keys: Keys):
         install(tmp_path / "root", "--tls-cert", str(keys.cert), "--tls-key", str(keys.key))

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import resource
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +41,8 @@ from uvicorn.server import ServerState
 from appliance.config import ServerSettings
 
 OnRefuse = Callable[[str, int], None]  # (reason, status; 0 when no answer could be written)
+
+log = logging.getLogger("appliance.daemon")
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,27 @@ class Rules:
     @classmethod
     def of(cls, cfg: ServerSettings) -> Rules:
         return cls(cfg.header_timeout_s, cfg.max_header_bytes, cfg.min_body_bytes_per_s, cfg.body_grace_s)
+
+
+# Files the daemon needs besides its connections: models, database and WAL, logs, sockets, libraries.
+FILES_RESERVED = 256
+
+
+def total_cap(max_connections: int) -> int:
+    """``server.max_connections``, lowered (with a warning) to fit this process's open-file limit, so
+    that a flood of connections is refused before the daemon runs out of files."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or max_connections <= soft - FILES_RESERVED:
+        return max_connections
+    fits = max(1, soft - FILES_RESERVED)
+    log.warning(
+        "server.max_connections (%d) does not fit the open-file limit of %d (LimitNOFILE, ulimit -n): "
+        "at most %d connections are accepted",
+        max_connections,
+        soft,
+        fits,
+    )
+    return fits
 
 
 class Gate:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from appliance.protocols import WorkerStatus
@@ -45,6 +45,7 @@ class Metrics:
         self.erasures: dict[str, int] = {}
         self.latency_buckets = [0] * len(self.BUCKETS)
         self.latency_sum = 0.0
+        self.open_connections: Callable[[], int] | None = None  # the daemon's connection gate, when it has one
 
     def answered(self, result: TurnResult, started: float) -> None:
         """An answer given: its time since ``started`` (``time.monotonic()``), and the facts the checker flagged."""
@@ -116,6 +117,13 @@ class Metrics:
             *(f'appliance_queue_waiting{{model="{q.name}"}} {q.waiting}' for q in queues),
             *_metric("appliance_answering", "gauge", "1 while an answer is being generated.", int(answering)),
         ]
+        if self.open_connections is not None:
+            lines += _metric(
+                "appliance_connections_open",
+                "gauge",
+                "Open HTTP connections (server.max_connections).",
+                self.open_connections(),
+            )
         if worker is not None:
             for name, value in sorted(worker.counters().items()):
                 lines += _metric(f"appliance_summarizer_{name}_total", "counter", f"Summarizer {name}.", value)

@@ -27,7 +27,7 @@ import uvicorn
 from appliance.config import ServerSettings, Settings
 from appliance.serve import retention
 from appliance.serve.api import create_app
-from appliance.serve.connections import Gate, Guard, GuardedH11Protocol, Rules
+from appliance.serve.connections import Gate, Guard, GuardedH11Protocol, Rules, total_cap
 from appliance.serve.sdnotify import Notifier
 from appliance.serve.tls import server_context
 from appliance.turn.queue import FairQueue
@@ -75,7 +75,9 @@ def run(
 
     server = _Server(config)
     server.tls, server.handshake_timeout_s = server_context(cfg), cfg.header_timeout_s
-    server.guard = Guard(Rules.of(cfg), Gate(cfg.max_connections_per_client, cfg.max_connections), refused)
+    gate = Gate(cfg.max_connections_per_client, total_cap(cfg.max_connections))
+    metrics.open_connections = lambda: gate.open
+    server.guard = Guard(Rules.of(cfg), gate, refused)
     with _QuietSignals():
         asyncio.run(_run(server, sockets, where, notifier, appliance, cfg, keep))
 
