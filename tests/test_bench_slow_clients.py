@@ -34,6 +34,8 @@ def test_a_small_attack_is_cut_off_and_reported(tmp_path: Path):
     assert report["plan"] == {
         "count": 30,
         "slow_bodies": 6,
+        "never_handshaking": 0,
+        "tls": False,
         "interval_s": 0.5,
         "header_timeout_s": 2.0,
         "per_client": None,

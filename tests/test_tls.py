@@ -16,6 +16,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,9 @@ from .test_systemd import exposure_within, install, needs_analyze, verify
 
 real_daemon = [pytest.mark.real_model, pytest.mark.daemon, needs_model]
 TOKEN = "tok-tls-operator-4d1f"
+HANDSHAKE_S = 3.0  # server.header_timeout_s, which bounds a handshake too
+PER_CLIENT = 6
+SLACK_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,10 @@ def trusting(cafile: Path) -> ssl.SSLContext:
 @pytest.fixture(scope="module")
 def daemon(keys: Keys, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     tmp = tmp_path_factory.mktemp("tls")
-    server = f'tls_cert_file = "{keys.cert}"\ntls_key_file = "{keys.key}"\n'
+    server = (
+        f'tls_cert_file = "{keys.cert}"\ntls_key_file = "{keys.key}"\n'
+        f"header_timeout_s = {HANDSHAKE_S}\nmax_connections_per_client = {PER_CLIENT}\n"
+    )
     daemon = start_daemon(tmp, token=TOKEN, server=server, tls=trusting(keys.ca))
     yield daemon
     assert daemon.stop() == 0, daemon.output()
@@ -106,6 +113,26 @@ def daemon(keys: Keys, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dae
 
 def https(daemon: Daemon, verify: ssl.SSLContext | bool) -> httpx.Client:
     return httpx.Client(base_url=daemon.url, headers=daemon.headers, verify=verify, timeout=60)
+
+
+def raw(daemon: Daemon, source: str = "127.0.0.1") -> socket.socket:
+    """A TCP connection to the daemon's TLS port that never begins a handshake."""
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(HANDSHAKE_S + SLACK_S)
+    sock.connect(("127.0.0.1", int(daemon.url.rsplit(":", 1)[1])))
+    return sock
+
+
+def refusals(daemon: Daemon, keys: Keys) -> dict[str, float]:
+    with https(daemon, trusting(keys.ca)) as http:
+        text = http.get("/metrics").text
+    found = {}
+    for line in text.splitlines():
+        if line.startswith("appliance_access_refused_total{"):
+            name, value = line.rsplit(" ", 1)
+            found[name.split('"')[1]] = float(value)
+    return found
 
 
 class TestHandshake:
@@ -127,7 +154,7 @@ class TestHandshake:
         with https(daemon, verify) as http, pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             http.get("/readyz")
 
-    def test_a_plain_http_client_gets_nothing_that_reads_as_http(self, daemon: Daemon):
+    def test_a_plain_http_client_gets_nothing_that_reads_as_http(self, daemon: Daemon, keys: Keys):
         port = int(daemon.url.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
             raw.sendall(f"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
@@ -141,6 +168,37 @@ class TestHandshake:
         with httpx.Client(base_url=daemon.url.replace("https:", "http:"), timeout=10) as http:
             with pytest.raises(httpx.TransportError):
                 http.get("/readyz")
+        assert refusals(daemon, keys).get("handshake_failed", 0) >= 2
+
+    def test_a_handshake_never_begun_is_closed_at_the_deadline_and_counted(self, daemon: Daemon, keys: Keys):
+        before = refusals(daemon, keys)
+        with raw(daemon) as sock:
+            started = time.monotonic()
+            assert sock.recv(1) == b""  # closed by the daemon, having said nothing
+            took = time.monotonic() - started
+        assert HANDSHAKE_S - 0.5 <= took < HANDSHAKE_S + SLACK_S, took
+        after = refusals(daemon, keys)
+        assert after.get("handshake_timeout", 0) - before.get("handshake_timeout", 0) == 1
+
+    def test_connections_that_never_handshake_are_capped_per_address(self, daemon: Daemon, keys: Keys):
+        before = refusals(daemon, keys)
+        held = [raw(daemon, "127.0.0.2") for _ in range(PER_CLIENT)]
+        try:
+            time.sleep(0.3)  # accepted and counted by the daemon's loop
+            with raw(daemon, "127.0.0.2") as extra:
+                started = time.monotonic()
+                try:
+                    assert extra.recv(1) == b""
+                except ConnectionResetError:
+                    pass
+                assert time.monotonic() - started < HANDSHAKE_S - 0.5  # at once, not at the deadline
+            with https(daemon, trusting(keys.ca)) as http:  # another address is served meanwhile
+                assert http.get("/readyz").status_code == 200
+        finally:
+            for sock in held:
+                sock.close()
+        after = refusals(daemon, keys)
+        assert after.get("connections_per_client", 0) - before.get("connections_per_client", 0) == 1
 
     def test_the_tui_client_works_with_the_right_pin_and_refuses_a_wrong_one(self, daemon: Daemon, keys: Keys):
         wrong = "AB:" * 31 + "AB"

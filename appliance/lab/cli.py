@@ -341,11 +341,12 @@ def bench_footprint_cmd(obj: Context, message: str | None, runs: int, timeout_s:
     default=None,
     help="Set server.max_connections_per_client (default: as configured), e.g. above --count to admit them all.",
 )
+@click.option("--tls", is_flag=True, help="Serve https with a throw-away certificate; some never begin a handshake.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @pass_ctx
 @edge
 def bench_slow_clients_cmd(
-    obj: Context, count: int, body_share: float, interval_s: float, per_client: int | None, as_json: bool
+    obj: Context, count: int, body_share: float, interval_s: float, per_client: int | None, tls: bool, as_json: bool
 ) -> None:
     """Many slow connections from one client against a real daemon: is a second client still served?"""
     from appliance.lab.bench.slow_clients import dumps, format_text, run_slow_clients
@@ -359,6 +360,7 @@ def bench_slow_clients_cmd(
         body_share=body_share,
         interval_s=interval_s,
         per_client=per_client,
+        tls=tls,
         progress=say,
     )
     click.echo(dumps(report) if as_json else format_text(report))

@@ -18,9 +18,9 @@ time them nor count connections; uvicorn has only a keep-alive timeout for idle 
 h11 size limit answers 400. A small subclass of uvicorn's own h11 protocol (``http="h11"`` pinned)
 knows when a connection opens and closes, and h11's state of the client (``their_state``) says
 whether headers or a body are awaited, so the rules need a few timers and counters and no parser of
-their own. A TLS handshake is held to the header deadline by asyncio itself
-(``ssl_handshake_timeout``, see :mod:`appliance.serve.server`); a connection counts against the caps
-from the end of its handshake on. Each refusal is counted in ``/metrics`` by its reason.
+their own. With TLS, a :class:`TLSDoor` counts the connection before its handshake (the handshake
+and the first headers share the header deadline), so that connections that never finish one are
+capped like the rest. Each refusal is counted in ``/metrics`` by its reason.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import asyncio
 import json
 import logging
 import resource
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -133,10 +134,15 @@ class GuardedH11Protocol(H11Protocol):
         _loop: asyncio.AbstractEventLoop | None = None,
         *,
         guard: Guard,
+        opened_at: float | None = None,
     ) -> None:
+        """``opened_at``: the loop's time when a :class:`TLSDoor` accepted the connection (and the gate
+        counted it), before its handshake: the first request's headers are due from then."""
         super().__init__(config, server_state, app_state, _loop)
         self.guard = guard
         self.rules = guard.rules
+        self._counted = opened_at is not None
+        self._opened_at = opened_at
         self._admitted = False
         self._peer: str | None = None
         self._head = bytearray()  # the current request's line and headers, until they are complete
@@ -151,7 +157,7 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_made(transport)
         peer = transport.get_extra_info("peername")
         self._peer = str(peer[0]) if isinstance(peer, tuple) else None  # a Unix socket's peer has no address
-        refusal = self.guard.gate.admit(self._peer)
+        refusal = None if self._counted else self.guard.gate.admit(self._peer)
         if refusal is not None:
             reason, status, message = refusal
             self._refuse(reason, status, message, retry_after=1)
@@ -202,7 +208,9 @@ class GuardedH11Protocol(H11Protocol):
         state = self.conn.their_state
         if state is h11.IDLE:
             if self._header_timer is None:
-                self._header_timer = self.loop.call_later(self.rules.header_timeout_s, self._headers_late)
+                since = self.loop.time() if self._opened_at is None else self._opened_at
+                self._opened_at = None  # later requests: from the previous answer
+                self._header_timer = self.loop.call_at(since + self.rules.header_timeout_s, self._headers_late)
             return
         self._cancel(header=True)
         if state is h11.SEND_BODY:
@@ -262,6 +270,79 @@ class GuardedH11Protocol(H11Protocol):
 
     def _cancel_timers(self) -> None:
         self._cancel(header=True, body=True)
+
+
+class TLSDoor(asyncio.Protocol):
+    """A TCP connection before its TLS handshake: counted by the gate from its first moment, so that
+    connections that never finish a handshake are capped like the others, given
+    ``header_timeout_s`` for the handshake and the first request's headers together, and handed to the
+    HTTP protocol ``http`` makes.
+
+    The door is the protocol above TLS until then: what the client sends with its last handshake
+    message is kept and handed on. A refused connection is closed at once (before a handshake, no
+    answer could be read).
+    """
+
+    def __init__(self, guard: Guard, tls: ssl.SSLContext, http: Callable[[float], asyncio.Protocol]) -> None:
+        self.guard = guard
+        self.tls = tls
+        self.http = http
+        self._peer: str | None = None
+        self._held = False  # counted by the gate, and not yet handed on or released
+        self._early = bytearray()  # decrypted bytes that came before the hand-over
+        self._opened_at = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        peer = transport.get_extra_info("peername")
+        self._peer = str(peer[0]) if isinstance(peer, tuple) else None
+        refusal = self.guard.gate.admit(self._peer)
+        if refusal is not None:
+            self.guard.on_refuse(refusal[0], 0)
+            transport.abort()
+            return
+        self._held = True
+        loop = asyncio.get_running_loop()
+        self._opened_at = loop.time()
+        # Kept until it ends: the loop holds only weak references to its tasks.
+        self._task = loop.create_task(self._handshake(transport))
+
+    def data_received(self, data: bytes) -> None:
+        self._early += data  # only between the handshake's end and the hand-over: one read at most
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._release()  # gone before the hand-over
+
+    async def _handshake(self, transport: asyncio.Transport) -> None:
+        if transport.is_closing():
+            return  # gone already: connection_lost released it
+        loop = asyncio.get_running_loop()
+        timeout = self.guard.rules.header_timeout_s
+        started = self._opened_at
+        try:
+            secure = await loop.start_tls(transport, self, self.tls, server_side=True, ssl_handshake_timeout=timeout)
+        except (OSError, TimeoutError, RuntimeError):  # ssl.SSLError and the connection errors are OSErrors
+            # A plain-HTTP client, a certificate the client refused, a client that went away, or a
+            # handshake too slow (asyncio aborts it): the connection is closed.
+            late = loop.time() - started >= timeout
+            self.guard.on_refuse("handshake_timeout" if late else "handshake_failed", 0)
+            self._release()
+            transport.abort()
+            return
+        if secure is None or not self._held:
+            return  # lost right after the handshake
+        self._held = False  # the HTTP protocol releases it when the connection closes
+        protocol = self.http(started)  # the headers are due within the deadline of the accept
+        secure.set_protocol(protocol)
+        protocol.connection_made(secure)
+        if self._early:
+            protocol.data_received(bytes(self._early))
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            self.guard.gate.release(self._peer)
 
 
 _PHRASES = {

@@ -5,14 +5,15 @@ Split from :mod:`appliance.serve.daemon` so that FastAPI and uvicorn import whil
 serving loop while the model makes progress.
 
 uvicorn would serve every socket with one TLS setting and no handshake deadline, so the server here
-starts its listeners itself: the TCP socket with the TLS context of :mod:`appliance.serve.tls` and a
-handshake that must finish within ``server.header_timeout_s``, the Unix socket plain; each
-connection's protocol is held to the limits of :mod:`appliance.serve.connections`.
+starts its listeners itself: the TCP socket with the TLS context of :mod:`appliance.serve.tls`,
+through a door that counts each connection before its handshake, the Unix socket plain; each
+connection is held to the limits of :mod:`appliance.serve.connections`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import signal
@@ -27,7 +28,7 @@ import uvicorn
 from appliance.config import ServerSettings, Settings
 from appliance.serve import retention
 from appliance.serve.api import create_app
-from appliance.serve.connections import Gate, Guard, GuardedH11Protocol, Rules, total_cap
+from appliance.serve.connections import Gate, Guard, GuardedH11Protocol, Rules, TLSDoor, total_cap
 from appliance.serve.sdnotify import Notifier
 from appliance.serve.tls import server_context
 from appliance.turn.queue import FairQueue
@@ -74,7 +75,7 @@ def run(
             metrics.failed(status)
 
     server = _Server(config)
-    server.tls, server.handshake_timeout_s = server_context(cfg), cfg.header_timeout_s
+    server.tls = server_context(cfg)
     gate = Gate(cfg.max_connections_per_client, total_cap(cfg.max_connections))
     metrics.open_connections = lambda: gate.open
     server.guard = Guard(Rules.of(cfg), gate, refused)
@@ -87,7 +88,6 @@ class _Server(uvicorn.Server):
 
     on_exit: Callable[[], None] = staticmethod(lambda: None)
     tls: ssl.SSLContext | None = None
-    handshake_timeout_s: float = 10.0
     guard: Guard | None = None
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
@@ -101,20 +101,21 @@ class _Server(uvicorn.Server):
         loop = asyncio.get_running_loop()
         for sock in sockets or []:
             tls = None if sock.family == socket.AF_UNIX else self.tls
-            server = await loop.create_server(
-                self.protocol,
-                sock=sock,
-                ssl=tls,
-                ssl_handshake_timeout=self.handshake_timeout_s if tls else None,
-                backlog=self.config.backlog,
-            )
+            factory = self.protocol if tls is None else functools.partial(self.door, tls)
+            server = await loop.create_server(factory, sock=sock, backlog=self.config.backlog)
             self.servers.append(server)
         self.started = True
 
-    def protocol(self) -> asyncio.Protocol:
+    def protocol(self, opened_at: float | None = None) -> asyncio.Protocol:
         """One connection's HTTP protocol: uvicorn's h11 protocol, held to the guard's limits."""
         assert self.guard is not None, "run() sets the guard"
-        return GuardedH11Protocol(self.config, self.server_state, self.lifespan.state, guard=self.guard)
+        state = self.lifespan.state
+        return GuardedH11Protocol(self.config, self.server_state, state, guard=self.guard, opened_at=opened_at)
+
+    def door(self, tls: ssl.SSLContext) -> asyncio.Protocol:
+        """One TCP connection before its TLS handshake, counted from its first moment."""
+        assert self.guard is not None, "run() sets the guard"
+        return TLSDoor(self.guard, tls, self.protocol)
 
 
 async def _run(

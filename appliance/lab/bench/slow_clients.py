@@ -18,7 +18,9 @@ second. Measured, side by side with the issue's targets:
 The daemon is a real ``appliance serve`` subprocess on a free loopback port with a throw-away
 database and the tiny test model as responder and summarizer (its answers are not what is measured),
 started the way ``bench footprint`` starts one. ``--per-client`` lifts the per-client cap, so that
-every slow connection is admitted and must be cut off by a deadline. MB are 10^6 bytes.
+every slow connection is admitted and must be cut off by a deadline. ``--tls`` serves https with a
+throw-away self-signed certificate (made by openssl), as on the branch network: then half of the slow
+connections that are not slow bodies never begin their handshake. MB are 10^6 bytes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import multiprocessing
 import resource
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -58,6 +61,21 @@ class Plan:
     interval_s: float
     header_timeout_s: float
     per_client: int | None  # None: the configured cap
+    cert: Path | None  # the daemon's certificate when it serves https
+
+    def kinds(self) -> list[str]:
+        """Each slow connection's way of being slow, spread so that the per-client cap admits some of each."""
+        share = self.body_share
+        kinds = ["body" if int((i + 1) * share) > int(i * share) else "headers" for i in range(self.count)]
+        if self.cert is not None:
+            kinds = [k if k == "body" or i % 2 else "silent" for i, k in enumerate(kinds)]
+        return kinds
+
+    def context(self) -> ssl.SSLContext | None:
+        return None if self.cert is None else ssl.create_default_context(cafile=str(self.cert))
+
+    def url(self, port: int, path: str) -> str:
+        return f"{'https' if self.cert else 'http'}://127.0.0.1:{port}{path}"
 
     @property
     def window_s(self) -> float:
@@ -73,16 +91,20 @@ def run_slow_clients(
     body_share: float = 0.2,
     interval_s: float = 2.0,
     per_client: int | None = None,
+    tls: bool = False,
     timeout_s: float = 600.0,
     progress: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, Any]:
     """Start the daemon, run the attack of ``count`` slow connections, and report the figures."""
     _raise_file_limit(count + 256)
-    plan = Plan(count, body_share, interval_s, settings.server.header_timeout_s, per_client)
     extra = [f"responder.model={TINY}", f"summarizer.model={TINY}", "recall.enabled=false"]
     if per_client is not None:
         extra.append(f"server.max_connections_per_client={per_client}")
     with tempfile.TemporaryDirectory(prefix="appliance-slow-") as tmp:
+        cert = _self_signed(Path(tmp)) if tls else None
+        if cert is not None:
+            extra += [f"server.tls_cert_file={cert}", f"server.tls_key_file={cert.with_suffix('.key')}"]
+        plan = Plan(count, body_share, interval_s, settings.server.header_timeout_s, per_client, cert)
         port = free_port()
         log = Path(tmp) / "daemon.log"
         command = serve_command(config, [*overrides, *extra], Path(tmp) / "slow.db", port)
@@ -92,10 +114,10 @@ def run_slow_clients(
                 command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=daemon_env()
             )
         try:
-            _wait_ready(proc, port, log, timeout_s)
+            _wait_ready(proc, plan, port, log, timeout_s)
             progress(f"ready; {count} slow connections from 127.0.0.1, a second client from 127.0.0.2")
             report = asyncio.run(_attack(plan, port, proc.pid))
-            report["refusals"] = _refusals(port)
+            report["refusals"] = _refusals(plan, port)
             report["exhausted"] = "Too many open files" in log.read_text(errors="replace")
         finally:
             proc.send_signal(signal.SIGTERM)
@@ -116,14 +138,28 @@ def _raise_file_limit(needed: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], port: int, log: Path, timeout_s: float) -> None:
+def _self_signed(folder: Path) -> Path:
+    """A throw-away key and certificate for 127.0.0.1 (``cert.pem`` and ``cert.key``)."""
+    cert = folder / "cert.pem"
+    done = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(cert.with_suffix(".key")), "-out", str(cert)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise ApplianceError(f"openssl could not make a certificate: {done.stderr.strip()}")
+    return cert
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], plan: Plan, port: int, log: Path, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         if proc.poll() is not None:
             tail = log.read_text(errors="replace").strip().splitlines()[-8:]
             raise ApplianceError("the daemon exited during start-up:\n" + "\n".join(tail))
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as reply:
+            with urllib.request.urlopen(plan.url(port, "/readyz"), timeout=2, context=plan.context()) as reply:
                 if reply.status == 200:
                     return
         except OSError:
@@ -133,8 +169,8 @@ def _wait_ready(proc: subprocess.Popen[bytes], port: int, log: Path, timeout_s: 
         time.sleep(0.1)
 
 
-def _refusals(port: int) -> dict[str, int]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
+def _refusals(plan: Plan, port: int) -> dict[str, int]:
+    with urllib.request.urlopen(plan.url(port, "/metrics"), timeout=10, context=plan.context()) as reply:
         text = reply.read().decode()
     found = {}
     for line in text.splitlines():
@@ -153,14 +189,15 @@ async def _attack(plan: Plan, port: int, pid: int) -> dict[str, Any]:
     await asyncio.sleep(0.5)
     rss_before, fds_before = samples[-1]
     spawn = multiprocessing.get_context("spawn")
-    results: Queue[list[float | None]] = spawn.Queue()
-    second = spawn.Process(target=_second_client, args=(port, plan.window_s * 1.2, results), daemon=True)
+    results: Queue[list[tuple[float, float | None]]] = spawn.Queue()
+    second = spawn.Process(target=_second_client, args=(port, plan.cert, plan.window_s * 1.2, results), daemon=True)
     second.start()
+    launched = time.monotonic()
     await asyncio.sleep(1.0)  # the second client's interpreter starts, and asks once before the attack
     started = time.monotonic()
-    # The slow bodies spread among the others, so that the per-client cap admits some of each kind.
-    kinds = [int((i + 1) * plan.body_share) > int(i * plan.body_share) for i in range(plan.count)]
-    closed = await asyncio.gather(*(_slow_one(port, plan, body=kind) for kind in kinds))
+    kinds = plan.kinds()
+    tls = plan.context()
+    closed = await asyncio.gather(*(_slow_one(port, plan, kind, tls) for kind in kinds))
     attack_s = time.monotonic() - started
     answers = await asyncio.to_thread(results.get, True, 120)
     second.join(10)
@@ -169,11 +206,14 @@ async def _attack(plan: Plan, port: int, pid: int) -> dict[str, Any]:
     rss_after, fds_after = samples[-1]
     times = [t for t in closed if t is not None]
     within = sum(1 for t in times if t <= plan.window_s)
-    served = [a for a in answers if a is not None]
+    served = [a for _, a in answers if a is not None]
+    slowest = max(((s, at) for at, s in answers if s is not None), default=None)
     return {
         "plan": {
             "count": plan.count,
-            "slow_bodies": sum(kinds),
+            "slow_bodies": kinds.count("body"),
+            "never_handshaking": kinds.count("silent"),
+            "tls": plan.cert is not None,
             "interval_s": plan.interval_s,
             "header_timeout_s": plan.header_timeout_s,
             "per_client": plan.per_client,
@@ -187,6 +227,9 @@ async def _attack(plan: Plan, port: int, pid: int) -> dict[str, Any]:
             "asked": len(answers),
             "answered": len(served),
             "max_s": round(max(served), 3) if served else None,
+            # when the slowest answer was asked, in seconds after the attack began (roughly: the
+            # second client's clock starts as its process does)
+            "max_at_s": round(slowest[1] - (started - launched), 1) if slowest else None,
             "p50_s": round(sorted(served)[len(served) // 2], 3) if served else None,
         },
         "fds": {"before": fds_before, "peak": max(f for _, f in samples), "after": fds_after, "limit": LIMIT_NOFILE},
@@ -206,28 +249,35 @@ async def _sample(pid: int, samples: list[tuple[int, int]]) -> None:
         await asyncio.sleep(0.2)
 
 
-async def _slow_one(port: int, plan: Plan, *, body: bool) -> float | None:
+async def _slow_one(port: int, plan: Plan, kind: str, tls: ssl.SSLContext | None) -> float | None:
     """One slow connection: seconds from its opening until the daemon closed it (None: it did not
-    within the window and a half)."""
+    within the window and a half). ``kind``: ``headers`` (a line every ``interval_s``), ``body``
+    (whole headers, then a byte a second) or ``silent`` (no TLS handshake, nothing at all)."""
+    opened = time.monotonic()
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=("127.0.0.1", 0))
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, local_addr=("127.0.0.1", 0), ssl=None if kind == "silent" else tls
+        )
+    except ConnectionError:
+        return time.monotonic() - opened  # refused during the handshake
     except OSError:
         return None
-    opened = time.monotonic()
     head = b"POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
     pieces = iter(
         [b"Content-Length: 1000\r\n\r\n", *([b" "] * 1000)]
-        if body
+        if kind == "body"
         else [b"X-Slow-%d: 1\r\n" % i for i in range(10_000)]
     )
     try:
-        writer.write(head)
+        if kind != "silent":
+            writer.write(head)
         while time.monotonic() - opened < plan.window_s * 1.5:
             try:
-                if await asyncio.wait_for(reader.read(65536), plan.interval_s if not body else 1.0) == b"":
+                if await asyncio.wait_for(reader.read(65536), 1.0 if kind == "body" else plan.interval_s) == b"":
                     return time.monotonic() - opened
             except TimeoutError:
-                writer.write(next(pieces))
+                if kind != "silent":
+                    writer.write(next(pieces))
         return None
     except (ConnectionError, OSError):
         return time.monotonic() - opened
@@ -235,23 +285,26 @@ async def _slow_one(port: int, plan: Plan, *, body: bool) -> float | None:
         writer.close()
 
 
-def _second_client(port: int, seconds: float, out: Queue[list[float | None]]) -> None:
+def _second_client(port: int, cert: Path | None, seconds: float, out: Queue[list[tuple[float, float | None]]]) -> None:
     """``GET /readyz`` from 127.0.0.2 on a fresh connection every half second for ``seconds``: each
     answer's seconds (None: none). It runs in a process of its own, so that the attacker's work in
     this one does not delay it and only the daemon is measured."""
-    took: list[float | None] = []
-    until = time.monotonic() + seconds
+    tls = None if cert is None else ssl.create_default_context(cafile=str(cert))
+    took: list[tuple[float, float | None]] = []  # (when it asked, after the process started; seconds or None)
+    begun = time.monotonic()
+    until = begun + seconds
     while time.monotonic() < until:
         started = time.monotonic()
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0)) as sock:
+            with socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0)) as plain:
+                sock = tls.wrap_socket(plain, server_hostname="127.0.0.1") if tls else plain
                 sock.sendall(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
                 answer = b""
                 while chunk := sock.recv(65536):
                     answer += chunk
-            took.append(time.monotonic() - started if answer.startswith(b"HTTP/1.1 200 ") else None)
+            took.append((started - begun, time.monotonic() - started if answer.startswith(b"HTTP/1.1 200 ") else None))
         except OSError:
-            took.append(None)
+            took.append((started - begun, None))
         time.sleep(0.5)
     out.put(took)
 
@@ -288,12 +341,14 @@ def format_text(report: dict[str, Any]) -> str:
     cap = plan["per_client"] if plan["per_client"] is not None else "as configured"
     return "\n".join(
         [
-            f"{plan['count']} slow connections from one address ({plan['slow_bodies']} with a slow body), a "
-            f"header line every {plan['interval_s']:g} s; header_timeout_s {plan['header_timeout_s']:g}, "
-            f"per-client cap {cap}",
+            f"{plan['count']} slow connections from one address ({plan['slow_bodies']} with a slow body"
+            + (f", {plan['never_handshaking']} never beginning a TLS handshake" if plan["tls"] else "")
+            + f"), a header line every {plan['interval_s']:g} s; header_timeout_s {plan['header_timeout_s']:g}, "
+            f"per-client cap {cap}{', over TLS' if plan['tls'] else ''}",
             f"{'figure':<44}{'measured':>16}{'target':>12}",
             row("second client: slowest answer (s)", second["max_s"], "< 1", "second_client_served"),
             row("second client: answered / asked", f"{second['answered']} / {second['asked']}", "all"),
+            row("  the slowest, asked at (s into the attack)", second["max_at_s"]),
             row(
                 f"slow ones closed within {window:g} s (%)",
                 round(report["closed_share"] * 100, 1),
