@@ -418,7 +418,7 @@ class ServerSettings(_Section):
         10.0,
         gt=0,
         le=3600,
-        description="A request's headers (and a TLS handshake) must arrive within this many seconds of the connection or of the previous answer, else the connection is closed (408).",
+        description="A request's headers must arrive within this many seconds of the connection (its TLS handshake included) or of the previous answer, else the connection is closed (408).",
     )
     min_body_bytes_per_s: int = Field(
         256,
@@ -436,13 +436,13 @@ class ServerSettings(_Section):
         64,
         ge=1,
         le=100_000,
-        description="Open TCP connections one client address may hold; more are refused (429) while its others stay served.",
+        description="Open TCP connections one client address may hold (a TLS one from before its handshake); more are refused (429, or closed before a handshake) while other addresses are served.",
     )
     max_connections: int = Field(
-        2048,
+        1024,
         ge=1,
         le=1_000_000,
-        description="Open connections in all (TCP and Unix socket); more are refused (503). Keep it well below the unit's `LimitNOFILE` (4096): the models, the database and the logs need files too.",
+        description="Open connections in all (TCP and Unix socket; a TLS one from before its handshake); more are refused (503, or closed before a handshake). Keep it well below the unit's `LimitNOFILE` (4096): the models, the database and the logs need files too, and each TLS connection holds a read buffer of a quarter megabyte.",
     )
     max_header_bytes: int = Field(
         16_384,
