@@ -118,12 +118,7 @@ class Metrics:
             *_metric("appliance_answering", "gauge", "1 while an answer is being generated.", int(answering)),
         ]
         if self.open_connections is not None:
-            lines += _metric(
-                "appliance_connections_open",
-                "gauge",
-                "Open HTTP connections (server.max_connections).",
-                self.open_connections(),
-            )
+            lines += _metric("appliance_connections_open", "gauge", _OPEN_HELP, self.open_connections())
         if worker is not None:
             for name, value in sorted(worker.counters().items()):
                 lines += _metric(f"appliance_summarizer_{name}_total", "counter", f"Summarizer {name}.", value)
@@ -138,6 +133,9 @@ class Metrics:
                     worker.max_lag(),
                 )
         return "\n".join(lines) + "\n"
+
+
+_OPEN_HELP = "Open HTTP connections (server.max_connections)."
 
 
 def _metric(name: str, kind: str, help_text: str, value: float) -> list[str]:
