@@ -218,10 +218,10 @@ class TestGate:
         gate = Gate(per_client=2, total=3)
         assert gate.admit("10.0.0.5") is None and gate.admit("10.0.0.5") is None
         refusal = gate.admit("10.0.0.5")
-        assert refusal is not None and refusal[:2] == ("connections_per_client", 429)
+        assert refusal is not None and (refusal.reason, refusal.status) == ("connections_per_client", 429)
         assert gate.admit("10.0.0.6") is None
         refusal = gate.admit(None)  # the Unix socket counts in all, never per address
-        assert refusal is not None and refusal[:2] == ("connections_total", 503)
+        assert refusal is not None and (refusal.reason, refusal.status) == ("connections_total", 503)
         gate.release("10.0.0.5")
         assert gate.admit(None) is None and gate.open == 3
         for client in ("10.0.0.5", "10.0.0.6", None):

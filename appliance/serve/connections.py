@@ -81,6 +81,16 @@ def total_cap(max_connections: int) -> int:
     return fits
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why a connection is turned away: the reason counted in ``/metrics``, the status and message of
+    its answer."""
+
+    reason: str
+    status: int
+    message: str
+
+
 class Gate:
     """Open connections by client address and in all (the event loop's thread only: no lock)."""
 
@@ -90,16 +100,16 @@ class Gate:
         self.open = 0
         self._by_client: dict[str, int] = {}
 
-    def admit(self, client: str | None) -> tuple[str, int, str] | None:
-        """Count a new connection from ``client`` (None: the Unix socket, not capped per client), or
-        say why not: a refusal's reason, status and message."""
+    def admit(self, client: str | None) -> Refusal | None:
+        """Count a new connection from ``client`` (None: the Unix socket, not capped per client), or say why not."""
         if self.open >= self.total:
-            return "connections_total", 503, "the daemon holds as many connections as it may (server.max_connections)"
+            why = "the daemon holds as many connections as it may (server.max_connections)"
+            return Refusal("connections_total", 503, why)
         if client is not None:
             held = self._by_client.get(client, 0)
             if held >= self.per_client:
                 why = f"{held} connections from your address are open (server.max_connections_per_client)"
-                return "connections_per_client", 429, why
+                return Refusal("connections_per_client", 429, why)
             self._by_client[client] = held + 1
         self.open += 1
         return None
@@ -159,8 +169,7 @@ class GuardedH11Protocol(H11Protocol):
         self._peer = str(peer[0]) if isinstance(peer, tuple) else None  # a Unix socket's peer has no address
         refusal = None if self._counted else self.guard.gate.admit(self._peer)
         if refusal is not None:
-            reason, status, message = refusal
-            self._refuse(reason, status, message, retry_after=1)
+            self._refuse(refusal.reason, refusal.status, refusal.message, retry_after=1)
             return
         self._admitted = True
         self._follow()
@@ -183,7 +192,7 @@ class GuardedH11Protocol(H11Protocol):
             return
         super().data_received(data)
         if self.conn.their_state is h11.SEND_BODY:
-            self._body_bytes += len(data)  # the chunk that ended the headers may count a little of them too
+            self._body_bytes += len(data)  # counted from the chunk after the headers (_follow starts at 0)
         self._follow()
 
     def on_response_complete(self) -> None:
@@ -254,9 +263,9 @@ class GuardedH11Protocol(H11Protocol):
     def _refuse(self, reason: str, status: int, message: str, retry_after: int | None = None) -> None:
         """Count the refusal, answer it if no answer has started on this connection, and close."""
         self._cancel_timers()
-        answered = self.cycle is None or self.cycle.response_complete or not self.cycle.response_started
-        self.guard.on_refuse(reason, status if answered else 0)
-        if answered and not self.transport.is_closing():
+        can_answer = self.cycle is None or self.cycle.response_complete or not self.cycle.response_started
+        self.guard.on_refuse(reason, status if can_answer else 0)
+        if can_answer and not self.transport.is_closing():
             self.transport.write(_answer(status, reason, message, retry_after))
         self.transport.close()
 
@@ -299,7 +308,7 @@ class TLSDoor(asyncio.Protocol):
         self._peer = str(peer[0]) if isinstance(peer, tuple) else None
         refusal = self.guard.gate.admit(self._peer)
         if refusal is not None:
-            self.guard.on_refuse(refusal[0], 0)
+            self.guard.on_refuse(refusal.reason, 0)
             transport.abort()
             return
         self._held = True
