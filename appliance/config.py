@@ -402,6 +402,63 @@ class ServerSettings(_Section):
         le=1,
         description="Largest share of `server.queue_max` one client's waiting answers may take, so others are still served (429 beyond).",
     )
+    tls_cert_file: OptionalFile = Field(
+        "",
+        description="PEM certificate (chain) the TCP address serves HTTPS with; set with `server.tls_key_file`. Required for an address other than loopback unless `server.allow_plain_http_on_lan`. The Unix socket stays plain. Relative paths start at the config file's folder.",
+    )
+    tls_key_file: OptionalFile = Field(
+        "",
+        description="PEM private key of `server.tls_cert_file` (under systemd a credential, see docs/operations.md). Relative paths start at the config file's folder.",
+    )
+    allow_plain_http_on_lan: bool = Field(
+        False,
+        description="Serve plain HTTP on an address other than loopback: tokens and conversations cross the network readable. The daemon warns at every start.",
+    )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="A request's headers must arrive within this many seconds of the connection (its TLS handshake included) or of the previous answer, else the connection is closed (408).",
+    )
+    min_body_bytes_per_s: int = Field(
+        256,
+        ge=1,
+        le=1_000_000_000,
+        description="After `server.body_grace_s`, a request body must keep arriving at this many bytes per second on average, else the connection is closed.",
+    )
+    body_grace_s: float = Field(
+        10.0,
+        ge=0,
+        le=3600,
+        description="Seconds a request body may take before `server.min_body_bytes_per_s` applies.",
+    )
+    max_connections_per_client: int = Field(
+        64,
+        ge=1,
+        le=100_000,
+        description="Open TCP connections one client address may hold (a TLS one from before its handshake); more are refused (429, or closed before a handshake) while other addresses are served.",
+    )
+    max_connections: int = Field(
+        1024,
+        ge=1,
+        le=1_000_000,
+        description="Open connections in all (TCP and Unix socket; a TLS one from before its handshake); more are refused (503, or closed before a handshake). Keep it well below the unit's `LimitNOFILE` (4096): the models, the database and the logs need files too, and each TLS connection holds a read buffer of a quarter megabyte.",
+    )
+    max_header_bytes: int = Field(
+        16_384,
+        ge=1024,
+        le=1_048_576,
+        description="Largest total size of a request's line and headers; larger ones are refused (431).",
+    )
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> ServerSettings:
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            given, missing = (
+                ("tls_cert_file", "tls_key_file") if self.tls_cert_file else ("tls_key_file", "tls_cert_file")
+            )
+            raise ValueError(f"server.{given} is set but server.{missing} is not: TLS needs both")
+        return self
 
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]+)?")
@@ -702,6 +759,26 @@ class TuiSettings(_Section):
         False,
         description="Kiosk mode: under an answer drawn from the operator's documents, a short `Source:` line with their titles (the operator console always lists the sources).",
     )
+    ca_file: OptionalFile = Field(
+        "",
+        description="PEM certificate(s) an `https://` daemon's certificate must chain to (e.g. the box's self-signed one), for the TUI, the kiosk and the client commands; empty: the system's trusted authorities. Relative paths start at the config file's folder.",
+    )
+    cert_fingerprint: str = Field(
+        "",
+        description="Instead of `tui.ca_file`: the SHA-256 fingerprint of the daemon's certificate (64 hex digits, colons allowed, as `openssl x509 -fingerprint -sha256` prints); only that certificate is accepted.",
+    )
+
+    @model_validator(mode="after")
+    def _one_trust(self) -> TuiSettings:
+        if self.ca_file and self.cert_fingerprint:
+            raise ValueError("tui.ca_file and tui.cert_fingerprint are both set: choose one way to trust the daemon")
+        digits = self.cert_fingerprint.replace(":", "")
+        if digits and not re.fullmatch(r"[0-9A-Fa-f]{64}", digits):
+            raise ValueError(
+                "tui.cert_fingerprint must be a SHA-256 fingerprint: 64 hex digits, colons allowed "
+                f"(got {len(digits)} characters)"
+            )
+        return self
 
 
 class Settings(_Section):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import subprocess
 import time
 from collections.abc import Awaitable, Callable
@@ -95,14 +96,16 @@ def wait_until_ready(
     *,
     headers: dict[str, str] | None = None,
     timeout: float = 120.0,
+    verify: ssl.SSLContext | bool = True,
 ) -> None:
-    """Until ``url`` answers 200; fail with the server's log if ``proc`` exits or time runs out."""
+    """Until ``url`` answers 200; fail with the server's log if ``proc`` exits or time runs out
+    (``verify``: how an https server's certificate is checked)."""
 
     def ready() -> bool:
         if proc.poll() is not None:
             raise AssertionError(f"the server exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
         try:
-            return httpx.get(url, headers=headers or {}, timeout=2).status_code == 200
+            return httpx.get(url, headers=headers or {}, timeout=2, verify=verify).status_code == 200
         except httpx.HTTPError:
             return False
 

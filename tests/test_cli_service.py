@@ -103,7 +103,7 @@ class TestStop:
     def test_a_daemon_under_systemd_is_left_to_systemctl(
         self, tmp_path: Path, sleeper: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
     ):
-        monkeypatch.setattr(running, "ask", lambda url: running.Answer(200, sleeper.pid))
+        monkeypatch.setattr(running, "ask", lambda url, tls=None: running.Answer(200, sleeper.pid))
         monkeypatch.setattr(running, "_unit", lambda pid: "appliance.service")
         result = CliRunner().invoke(cli, ["--config", str(self.config(tmp_path)), "stop"])
         assert result.exit_code == 1
@@ -113,7 +113,7 @@ class TestStop:
     def test_a_daemon_started_by_hand_is_not_stopped(
         self, tmp_path: Path, sleeper: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
     ):
-        monkeypatch.setattr(running, "ask", lambda url: running.Answer(200, sleeper.pid))
+        monkeypatch.setattr(running, "ask", lambda url, tls=None: running.Answer(200, sleeper.pid))
         monkeypatch.setattr(running, "_unit", lambda pid: None)
         result = CliRunner().invoke(cli, ["--config", str(self.config(tmp_path)), "stop"])
         assert result.exit_code == 1 and "did not launch it: not stopped" in result.stderr
@@ -146,7 +146,7 @@ def test_the_console_says_on_exit_that_the_daemon_runs_on(
 
     config = write_config(tmp_path)
     running.record(tmp_path / running.PIDFILE_NAME, sleeper.pid, tmp_path / "appliance.log")
-    monkeypatch.setattr(running, "ask", lambda url: running.Answer(200))
+    monkeypatch.setattr(running, "ask", lambda url, tls=None: running.Answer(200))
     monkeypatch.setattr(appliance.tui.app, "run_tui", lambda settings, kiosk: 0)
     result = CliRunner().invoke(cli, ["--config", str(config), "start"])
     assert result.exit_code == 0

@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -75,9 +76,11 @@ def start_daemon(
     token: str | None = None,
     name: str = "daemon",
     extra: str = "",
+    tls: ssl.SSLContext | None = None,
 ) -> Daemon:
     """Start ``appliance serve`` on a free port with the test model, and wait for /readyz; ``extra``
-    is more of the config file (whole sections)."""
+    is more of the config file (whole sections); with ``tls`` (how to verify it) the daemon serves
+    https, its keys given in ``server``."""
     extra = extra + "[server]\n"
     if token is not None:
         (tmp_path / "token").write_text(token + "\n")
@@ -97,14 +100,14 @@ def start_daemon(
         )
     daemon = Daemon(
         proc,
-        f"http://127.0.0.1:{port}",
+        f"{'https' if tls else 'http'}://127.0.0.1:{port}",
         log,
         tmp_path / "app.db",
         token,
         {"Authorization": f"Bearer {token}"} if token else {},
     )
     try:
-        wait_until_ready(proc, f"{daemon.url}/readyz", log, headers=daemon.headers)
+        wait_until_ready(proc, f"{daemon.url}/readyz", log, headers=daemon.headers, verify=tls or True)
     except AssertionError:
         daemon.stop()
         raise

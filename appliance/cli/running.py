@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import struct
 import time
 import urllib.parse
@@ -177,10 +178,12 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self.socket_path)
 
 
-def ask(url: str, timeout: float = 2.0) -> Answer:
-    """``GET /readyz`` at ``url`` (``http://host:port`` or ``unix:/path``); any HTTP status means a daemon answers.
+def ask(url: str, timeout: float = 2.0, tls: ssl.SSLContext | None = None) -> Answer:
+    """``GET /readyz`` at ``url`` (``http://host:port``, ``https://host:port`` verified with ``tls``, or
+    ``unix:/path``); any HTTP status means a daemon answers.
 
-    The pid comes from the Unix socket's peer, or from /proc for a port on this machine.
+    The pid comes from the Unix socket's peer, or from /proc for a port on this machine. A server
+    whose certificate fails verification does not count as the daemon.
     """
     unix = url.startswith("unix:")
     parts = urllib.parse.urlsplit("http://localhost" if unix else url)
@@ -188,7 +191,7 @@ def ask(url: str, timeout: float = 2.0) -> Answer:
         if unix:
             conn: http.client.HTTPConnection = _UnixConnection(url.removeprefix("unix:"), timeout)
         elif parts.scheme == "https":
-            conn = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=timeout)
+            conn = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=timeout, context=tls)
         else:
             conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
     except ValueError:  # a port that is no number

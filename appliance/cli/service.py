@@ -84,11 +84,12 @@ def start(obj: Context, kiosk: bool, no_console: bool, wait_s: float, folders: t
     synced into its database now, and sees them at its next question.
     """
     from appliance.tui.app import daemon_url, run_tui
+    from appliance.tui.client import tls_for
 
     _with_folders(obj, folders)
     settings = obj.settings
     url = daemon_url(settings)
-    if running.ask(url).status is None:
+    if running.ask(url, tls=tls_for(settings, url)).status is None:
         _launch(obj, settings, url, wait_s, folders)
     else:
         if no_console:
@@ -135,7 +136,10 @@ def _launch(obj: Context, settings: Settings, url: str, wait_s: float, folders: 
     running.record(folder / running.PIDFILE_NAME, daemon.pid, log)
     click.echo(f"starting the daemon (pid {daemon.pid}, log {log}); loading and verifying models...", err=True)
     deadline = time.monotonic() + wait_s
-    while running.ask(url).status is None:
+    from appliance.tui.client import tls_for
+
+    tls = tls_for(settings, url)
+    while running.ask(url, tls=tls).status is None:
         if daemon.poll() is not None:
             tail = log.read_text(errors="replace").strip().splitlines()[-5:]
             raise Failure("the daemon exited during start-up:\n" + "\n".join(tail))
@@ -172,9 +176,10 @@ def status(obj: Context, url: str | None) -> None:
     none does (as `systemctl status`), 2 for an error such as an invalid configuration.
     """
     from appliance.tui.app import daemon_url
+    from appliance.tui.client import tls_for
 
     where = daemon_url(obj.settings, url)
-    answer = running.ask(where)
+    answer = running.ask(where, tls=tls_for(obj.settings, where))
     launch = _launched(obj.settings)
     if answer.status is None and launch is None:
         click.echo(f"not running: nothing answers at {where}")
@@ -229,6 +234,7 @@ def stop(obj: Context, wait_s: float) -> None:
     command does not stop or it did not exit within --wait, 2 for an error such as an invalid configuration.
     """
     from appliance.tui.app import daemon_url
+    from appliance.tui.client import tls_for
 
     settings = obj.settings
     pidfile = settings.database.parent / running.PIDFILE_NAME
@@ -248,7 +254,7 @@ def stop(obj: Context, wait_s: float) -> None:
             err=True,
         )
     where = daemon_url(settings)
-    answer = running.ask(where)
+    answer = running.ask(where, tls=tls_for(settings, where))
     if answer.status is None:
         click.echo(f"no daemon is running (nothing answers at {where})", err=True)
         return

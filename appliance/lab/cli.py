@@ -323,6 +323,49 @@ def bench_footprint_cmd(obj: Context, message: str | None, runs: int, timeout_s:
     click.echo(dumps(report) if as_json else format_text(report))
 
 
+@bench.command("slow-clients")
+@click.option("--count", type=click.IntRange(1, 10_000), default=1000, show_default=True, help="Slow connections.")
+@click.option(
+    "--body-share",
+    type=click.FloatRange(0, 1),
+    default=0.2,
+    show_default=True,
+    help="Share of them that send whole headers, then a body a byte a second.",
+)
+@click.option(
+    "--interval", "interval_s", type=float, default=2.0, show_default=True, help="Seconds between header lines."
+)
+@click.option(
+    "--per-client",
+    type=click.IntRange(1, 100_000),
+    default=None,
+    help="Set server.max_connections_per_client (default: as configured), e.g. above --count to admit them all.",
+)
+@click.option("--tls", is_flag=True, help="Serve https with a throw-away certificate; some never begin a handshake.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_slow_clients_cmd(
+    obj: Context, count: int, body_share: float, interval_s: float, per_client: int | None, tls: bool, as_json: bool
+) -> None:
+    """Many slow connections from one client against a real daemon: is a second client still served?"""
+    from appliance.lab.bench.slow_clients import dumps, format_text, run_slow_clients
+    from appliance.lab.progress import say
+
+    report = run_slow_clients(
+        obj.settings,
+        config=obj.config,
+        overrides=obj.overrides,
+        count=count,
+        body_share=body_share,
+        interval_s=interval_s,
+        per_client=per_client,
+        tls=tls,
+        progress=say,
+    )
+    click.echo(dumps(report) if as_json else format_text(report))
+
+
 # eval and export-training --------------------------------------------------------------------------
 
 

@@ -12,7 +12,8 @@ Bearer tokens are read from their files once, at start (``server.token_file`` is
 ``server.tokens`` maps more files to roles; under systemd they are credentials, see
 ``systemd/appliance.service``). Conversations quiet for longer than ``retention.days`` are erased
 once the daemon is ready and then daily. The access log leaves out query strings, where a search
-for a customer's name would otherwise be written to the journal.
+for a customer's name would otherwise be written to the journal. An address other than loopback
+needs a token and TLS (:mod:`appliance.serve.tls`), both checked before the models load.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from appliance.app import build
 from appliance.config import ServerSettings, Settings, read_token_file
 from appliance.errors import ConfigError
 from appliance.serve.sdnotify import Notifier
+from appliance.serve.tls import check_plain_http, server_context
 
 if TYPE_CHECKING:
     from appliance.knowledge import Knowledge
@@ -51,6 +53,8 @@ def serve(settings: Settings, *, notifier: Notifier | None = None) -> None:
             f"server.host {host!r} is not a loopback address: set server.token_file (or server.tokens) "
             "to a file holding a bearer token"
         )
+    check_plain_http(cfg, bool(host) and not is_loopback(host))
+    server_context(cfg)  # a certificate or key that cannot be used fails here, before the models load
     notifier = notifier or Notifier.from_env()
     notifier.status("verifying and loading the models")
     logging.getLogger("uvicorn.access").addFilter(_without_query)
@@ -60,7 +64,7 @@ def serve(settings: Settings, *, notifier: Notifier | None = None) -> None:
         sync_knowledge(appliance.knowledge, settings, notifier)
         from appliance.serve.server import run
 
-        sockets, where = bind(host, port, unix)
+        sockets, where = bind(host, port, unix, scheme="https" if cfg.tls_cert_file else "http")
         run(appliance, settings, tokens, sockets, where, notifier)
     finally:
         notifier.stopping("closing the database")
@@ -140,7 +144,7 @@ def is_loopback(host: str) -> bool:
         return False  # a host name other than localhost could resolve to anything
 
 
-def bind(host: str, port: int, unix: Path | None) -> tuple[list[socket.socket], str]:
+def bind(host: str, port: int, unix: Path | None, scheme: str = "http") -> tuple[list[socket.socket], str]:
     """Bound sockets for uvicorn (TCP and/or Unix), and a description of where they listen."""
     sockets: list[socket.socket] = []
     where: list[str] = []
@@ -154,7 +158,7 @@ def bind(host: str, port: int, unix: Path | None) -> tuple[list[socket.socket], 
             tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             tcp.bind(address)
             bound = tcp.getsockname()
-            where.append(f"http://{'[' + bound[0] + ']' if family == socket.AF_INET6 else bound[0]}:{bound[1]}")
+            where.append(f"{scheme}://{'[' + bound[0] + ']' if family == socket.AF_INET6 else bound[0]}:{bound[1]}")
         if unix is not None:
             _clear_stale_socket(unix)
             unix.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ from appliance.serve.auth import Access, Action, Principal, principal
 from appliance.serve.lanes import Lanes
 from appliance.serve.limits import Limits, QueueShare, SessionRate
 from appliance.serve.metrics import Metrics
+from appliance.serve.readiness import DatabaseReadiness
 
 T = TypeVar("T")
 
@@ -36,6 +37,7 @@ class Api:
     rate: SessionRate
     lanes: Lanes
     hung_after_s: float
+    readiness: DatabaseReadiness
 
     @classmethod
     def build(cls, appliance: Appliance, *, request_timeout_s: float | None, hung_after_s: float | None) -> Api:
@@ -54,6 +56,7 @@ class Api:
             rate=SessionRate(cfg.sessions_per_minute),
             lanes=Lanes(appliance, limits, share, timeout_s),
             hung_after_s=cfg.hung_after_s if hung_after_s is None else hung_after_s,
+            readiness=DatabaseReadiness(appliance.store),
         )
 
 

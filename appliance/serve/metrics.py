@@ -2,7 +2,9 @@
 
 The counters are the ones an operator alerts on: answers and their latency, turns recorded by hand,
 facts the checker flagged, errors by status, requests refused at the door by reason (a foreign Host
-or Origin, a missing or wrong token, a role without the right, a body too large), conversations
+or Origin, a missing or wrong token, a role without the right, a body too large; and from the
+connection itself: headers too slow or too large, a body too slow, too many connections from one
+address or in all, see ``serve/connections.py``), conversations
 erased by reason, the queue's depth, and the summary worker's runs and how far its summaries are
 behind. The request handlers count; the queue and the worker are read when the page is asked for.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from appliance.protocols import WorkerStatus
@@ -43,6 +45,7 @@ class Metrics:
         self.erasures: dict[str, int] = {}
         self.latency_buckets = [0] * len(self.BUCKETS)
         self.latency_sum = 0.0
+        self.open_connections: Callable[[], int] | None = None  # the daemon's connection gate, when it has one
 
     def answered(self, result: TurnResult, started: float) -> None:
         """An answer given: its time since ``started`` (``time.monotonic()``), and the facts the checker flagged."""
@@ -92,7 +95,7 @@ class Metrics:
                 "# HELP appliance_http_errors_total Requests answered with an error, by status.",
                 "# TYPE appliance_http_errors_total counter",
                 *(f'appliance_http_errors_total{{status="{s}"}} {n}' for s, n in sorted(self.errors.items())),
-                "# HELP appliance_access_refused_total Requests refused by access control or a size limit, by reason.",
+                "# HELP appliance_access_refused_total Requests and connections refused by access control or a limit, by reason.",
                 "# TYPE appliance_access_refused_total counter",
                 *(f'appliance_access_refused_total{{reason="{r}"}} {n}' for r, n in sorted(self.refusals.items())),
                 "# HELP appliance_erasures_total Conversations erased, by reason (request, retention).",
@@ -114,6 +117,8 @@ class Metrics:
             *(f'appliance_queue_waiting{{model="{q.name}"}} {q.waiting}' for q in queues),
             *_metric("appliance_answering", "gauge", "1 while an answer is being generated.", int(answering)),
         ]
+        if self.open_connections is not None:
+            lines += _metric("appliance_connections_open", "gauge", _OPEN_HELP, self.open_connections())
         if worker is not None:
             for name, value in sorted(worker.counters().items()):
                 lines += _metric(f"appliance_summarizer_{name}_total", "counter", f"Summarizer {name}.", value)
@@ -128,6 +133,9 @@ class Metrics:
                     worker.max_lag(),
                 )
         return "\n".join(lines) + "\n"
+
+
+_OPEN_HELP = "Open HTTP connections (server.max_connections)."
 
 
 def _metric(name: str, kind: str, help_text: str, value: float) -> list[str]:

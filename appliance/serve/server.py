@@ -3,15 +3,22 @@
 Split from :mod:`appliance.serve.daemon` so that FastAPI and uvicorn import while the models load
 (see there). READY=1 is sent only once uvicorn accepts connections; the watchdog is pinged from the
 serving loop while the model makes progress.
+
+uvicorn would serve every socket with one TLS setting and no handshake deadline, so the server here
+starts its listeners itself: the TCP socket with the TLS context of :mod:`appliance.serve.tls`,
+through a door that counts each connection before its handshake, the Unix socket plain; each
+connection is held to the limits of :mod:`appliance.serve.connections`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import signal
 import socket
+import ssl
 from collections.abc import Callable, Coroutine
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -21,7 +28,9 @@ import uvicorn
 from appliance.config import ServerSettings, Settings
 from appliance.serve import retention
 from appliance.serve.api import create_app
+from appliance.serve.connections import Gate, Guard, GuardedH11Protocol, Rules, TLSDoor, total_cap
 from appliance.serve.sdnotify import Notifier
+from appliance.serve.tls import server_context
 from appliance.turn.queue import FairQueue
 
 if TYPE_CHECKING:
@@ -44,6 +53,8 @@ def run(
     app = create_app(appliance, tokens=tokens)
     config = uvicorn.Config(
         app,
+        http="h11",  # pinned: the protocol the daemon's connection limits are written for
+        h11_max_incomplete_event_size=cfg.max_header_bytes + 4,  # a backstop: the guard answers 431 first
         lifespan="off",
         log_level="info",
         server_header=False,
@@ -56,18 +67,55 @@ def run(
         app.state.metrics.erased("retention")
 
     keep = retention.keep(appliance.store, appliance.queue, settings.retention.days, on_erased=erased)
+    metrics = app.state.metrics
+
+    def refused(reason: str, status: int) -> None:
+        metrics.refused(reason)
+        if status:
+            metrics.failed(status)
+
+    server = _Server(config)
+    server.tls = server_context(cfg)
+    gate = Gate(cfg.max_connections_per_client, total_cap(cfg.max_connections))
+    metrics.open_connections = lambda: gate.open
+    server.guard = Guard(Rules.of(cfg), gate, refused)
     with _QuietSignals():
-        asyncio.run(_run(_Server(config), sockets, where, notifier, appliance, cfg, keep))
+        asyncio.run(_run(server, sockets, where, notifier, appliance, cfg, keep))
 
 
 class _Server(uvicorn.Server):
     """uvicorn's server, telling the appliance when a stop signal arrives."""
 
     on_exit: Callable[[], None] = staticmethod(lambda: None)
+    tls: ssl.SSLContext | None = None
+    guard: Guard | None = None
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
         self.on_exit()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's start without its listeners, then each socket served here: TLS on TCP only."""
+        await super().startup(sockets=[])
+        self.started = False  # not before every socket accepts
+        loop = asyncio.get_running_loop()
+        for sock in sockets or []:
+            tls = None if sock.family == socket.AF_UNIX else self.tls
+            factory = self.protocol if tls is None else functools.partial(self.door, tls)
+            server = await loop.create_server(factory, sock=sock, backlog=self.config.backlog)
+            self.servers.append(server)
+        self.started = True
+
+    def protocol(self, opened_at: float | None = None) -> asyncio.Protocol:
+        """One connection's HTTP protocol: uvicorn's h11 protocol, held to the guard's limits."""
+        assert self.guard is not None, "run() sets the guard"
+        state = self.lifespan.state
+        return GuardedH11Protocol(self.config, self.server_state, state, guard=self.guard, opened_at=opened_at)
+
+    def door(self, tls: ssl.SSLContext) -> asyncio.Protocol:
+        """One TCP connection before its TLS handshake, counted from its first moment."""
+        assert self.guard is not None, "run() sets the guard"
+        return TLSDoor(self.guard, tls, self.protocol)
 
 
 async def _run(

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,6 +38,19 @@ from appliance.types import (
     to_dict,
 )
 
+# SQLite's primary result codes that say the database cannot take a write at all (not a conflict):
+# READONLY, IOERR, FULL, CANTOPEN.
+_CANNOT_WRITE = {8, 10, 13, 14}
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """How the last write that could tell ended: stored, or refused by the database or its disk."""
+
+    ok: bool
+    at: float  # time.monotonic()
+    error: str = ""
+
 
 class Store(KnowledgeTables):
     """Thread-safe access to one database file (one connection, one lock); the knowledge base's
@@ -46,6 +60,7 @@ class Store(KnowledgeTables):
         self.db = db
         self.path = path
         self._lock = threading.RLock()
+        self.last_write: WriteOutcome | None = None  # for readiness: no probe write is ever made
 
     @classmethod
     def open(cls, path: Path | str) -> Store:
@@ -86,7 +101,27 @@ class Store(KnowledgeTables):
                 with self.db.atomic():
                     yield self.db
             except sqlite3.Error as exc:
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _CANNOT_WRITE:
+                    self.last_write = WriteOutcome(False, time.monotonic(), str(exc))
                 raise StoreError(f"database write failed: {exc}") from exc
+            self.last_write = WriteOutcome(True, time.monotonic())
+
+    def write_room(self) -> str | None:
+        """Why the database cannot take a write now, from what SQLite says without writing; None if nothing.
+
+        The connection may be read-only (``PRAGMA query_only``), or the file at its page limit
+        (``PRAGMA max_page_count``) with no free page left. The disk itself is the caller's to check.
+        """
+        with self._lock:
+            pragma = {
+                name: self.db.execute(f"PRAGMA {name}").fetchone()[0]
+                for name in ("query_only", "page_count", "max_page_count", "freelist_count")
+            }
+        if pragma["query_only"]:
+            return "the database connection is read-only"
+        if pragma["page_count"] >= pragma["max_page_count"] and not pragma["freelist_count"]:
+            return f"the database is at its size limit ({pragma['max_page_count']} pages)"
+        return None
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         with self._lock:

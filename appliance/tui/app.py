@@ -30,7 +30,7 @@ from textual.widgets import Button, Footer, Input, Static
 
 from appliance.config import Settings, TuiSettings
 from appliance.terminal import visible
-from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health, daemon_url, read_token
+from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health, connect, daemon_url
 from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL, mode_for
 from appliance.tui.render import Status, as_text
 from appliance.tui.screens import HelpScreen, SessionsScreen, binding_rows
@@ -441,6 +441,6 @@ class ApplianceTUI(SummaryControls):
 
 def run_tui(settings: Settings, *, url: str | None = None, kiosk: bool = False, session_id: str | None = None) -> int:
     """Run the app until the operator quits: 0; in kiosk mode until the operator key: 75, to be restarted."""
-    client = DaemonClient(daemon_url(settings, url), token=read_token(settings))
+    client = connect(settings, url)
     app = ApplianceTUI(client, settings.tui, kiosk=kiosk, session_id=session_id)
     return app.run() or 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ import httpx
 
 from appliance.config import Settings, read_token_file
 from appliance.errors import ApplianceError
+from appliance.tui.trust import client_context
 
 JSON = dict[str, Any]
 _SSE_EOL = re.compile("\r\n|\r|\n")
@@ -97,8 +99,11 @@ def health_from(ready: JSON, metrics: Mapping[str, float]) -> Health:
 class DaemonClient:
     """The daemon's sessions API over one pooled :class:`httpx.AsyncClient`."""
 
-    def __init__(self, base_url: str, *, token: str | None = None, timeout_s: float = 10.0) -> None:
-        """``base_url`` is ``http://host:port`` or ``unix:/path/to/appliance.sock``."""
+    def __init__(
+        self, base_url: str, *, token: str | None = None, timeout_s: float = 10.0, tls: ssl.SSLContext | None = None
+    ) -> None:
+        """``base_url`` is ``http://host:port``, ``https://host:port`` (verified with ``tls``, else the
+        system's authorities) or ``unix:/path/to/appliance.sock``."""
         self.base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         # Reads of a streamed answer may wait minutes for a queued model; connecting must fail fast.
@@ -108,7 +113,9 @@ class DaemonClient:
         if url.startswith("unix:"):
             transport = httpx.AsyncHTTPTransport(uds=url.removeprefix("unix:"))
             url = "http://appliance"
-        self._http = httpx.AsyncClient(base_url=url, headers=headers, timeout=self._timeout, transport=transport)
+        self._http = httpx.AsyncClient(
+            base_url=url, headers=headers, timeout=self._timeout, transport=transport, verify=tls or True
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -237,7 +244,11 @@ def _error_of(status: int, content: bytes) -> DaemonError:
 
 def _reason(exc: httpx.TransportError) -> str:
     if isinstance(exc, httpx.ConnectError):
-        return "connection refused"
+        # A certificate that fails verification is no refused connection: say so, with the reason.
+        cause = exc.__cause__ or exc.__context__
+        while cause is not None and not isinstance(cause, ssl.SSLError):
+            cause = cause.__cause__ or cause.__context__
+        return f"TLS: {cause}" if cause is not None else "connection refused"
     if isinstance(exc, httpx.TimeoutException):
         return "timed out"
     return str(exc) or type(exc).__name__
@@ -247,13 +258,28 @@ def _reason(exc: httpx.TransportError) -> str:
 
 
 def daemon_url(settings: Settings, url: str | None = None) -> str:
-    """``--url``, else ``tui.url``, else the local daemon: its TCP port, or its Unix socket when it has no host."""
+    """``--url``, else ``tui.url``, else the local daemon: its TCP port (https when the config has TLS keys),
+    or its Unix socket when it has no host."""
     if url or settings.tui.url:
         return url or settings.tui.url
     server = settings.server
     if not server.host and server.socket:
         return f"unix:{server.socket}"
-    return f"http://127.0.0.1:{server.port or 8088}"
+    # The daemon's own certificate, or a way to trust one, says the daemon speaks TLS.
+    secure = server.tls_cert_file or settings.tui.ca_file or settings.tui.cert_fingerprint
+    scheme = "https" if secure else "http"
+    return f"{scheme}://127.0.0.1:{server.port or 8088}"
+
+
+def connect(settings: Settings, url: str | None = None) -> DaemonClient:
+    """A client of the daemon at ``url`` (see :func:`daemon_url`), with its token and, over https, its trust."""
+    where = daemon_url(settings, url)
+    return DaemonClient(where, token=read_token(settings), tls=tls_for(settings, where))
+
+
+def tls_for(settings: Settings, url: str) -> ssl.SSLContext | None:
+    """How to verify the daemon at ``url``: a context for ``https://`` (:mod:`appliance.tui.trust`), else None."""
+    return client_context(settings) if url.startswith("https:") else None
 
 
 def read_token(settings: Settings) -> str | None:

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import sqlite3
-
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from appliance.errors import StoreError
 from appliance.serve.deps import ApiDep, ApplianceDep, MetricsDep
-from appliance.store import Store
 
 router = APIRouter(tags=["health"])
 
@@ -23,16 +18,27 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz")
 def readyz(api: ApiDep) -> Response:
-    """Ready: models loaded and verified and not hung, database writable, worker alive if any."""
+    """Ready: models loaded and verified and not hung, the database can take a write, worker alive if any.
+
+    A failing check says why in ``reasons`` (the database's, see :mod:`appliance.serve.readiness`).
+    """
     appliance = api.appliance
+    database = api.readiness.state()
     checks: dict[str, bool] = {
         "model": appliance.queue.alive() and not appliance.queue.stalled(api.hung_after_s),
-        "database": _database_writable(appliance.store),
+        "database": database.ok,
     }
     if appliance.worker is not None:
         checks["worker"] = appliance.worker.is_alive()
+    reasons = {
+        "model": "the model is not running or produced nothing for server.hung_after_s",
+        "database": database.reason,
+        "worker": "the summary worker has stopped",
+    }
     ok = all(checks.values())
-    body = {"ready": ok, "checks": checks, "model": appliance.responder.name}
+    body: dict[str, object] = {"ready": ok, "checks": checks, "model": appliance.responder.name}
+    if not ok:
+        body["reasons"] = {name: reasons[name] for name, passed in checks.items() if not passed}
     return JSONResponse(body, status_code=200 if ok else 503)
 
 
@@ -41,15 +47,3 @@ async def metrics_text(appliance: ApplianceDep, metrics: MetricsDep) -> PlainTex
     """Prometheus text format."""
     text = metrics.render([appliance.queue], appliance.pipeline.answering.busy, appliance.worker)
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
-
-
-def _database_writable(store: Store) -> bool:
-    """The database answers a query, and its file and folder are writable (WAL writes beside it)."""
-    path = store.path
-    try:
-        store.sessions(limit=1)
-    except (StoreError, sqlite3.Error):
-        return False
-    if path is None:
-        return True
-    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
