@@ -41,6 +41,7 @@ OWNERS = {
     "fastapi": {"serve"},
     "starlette": {"serve"},
     "uvicorn": {"serve"},
+    "h11": {"serve/connections"},
     "onnxruntime": {"context/recall"},
     "tokenizers": {"context/recall"},
     # The reference recall is compared with (the `reference` extra, tests only): nothing in appliance/.
