@@ -38,6 +38,7 @@ PACKAGES = (
     "libexpat1",
     "libreadline8",
     "libncursesw6",
+    "openssl",  # scripts/install-service --tls-self-signed
 )
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"

@@ -4,8 +4,8 @@
 running systemd shows what fails at run time: a system-call filter that kills one of llama.cpp's
 threads, a credential path that is wrong only when the unit starts, an interpreter hidden by
 ProtectHome. Here scripts/install-service installs both units in the container, as at a branch, with
-the tiny model, and then: READY comes only after the models load; the tokens arrive through
-LoadCredential=; an answer is generated under the full hardening; the watchdog restarts a hung
+the tiny model and a self-signed certificate, and then: READY comes only after the models load; the
+tokens and the TLS key arrive through LoadCredential=, and clients verify the certificate; an answer is generated under the full hardening; the watchdog restarts a hung
 daemon; the kiosk comes back after the operator key's exit 75.
 
 Skipped, with the reason, where no container can boot (not root, no systemd-nspawn or debootstrap,
@@ -33,19 +33,23 @@ pytestmark = [pytest.mark.systemd, pytest.mark.daemon, pytest.mark.real_model]
 
 PYTHON = ROOT / ".venv" / "bin" / "python"
 # A client run by the checkout's interpreter inside the container: method, path, token, JSON body.
+# Over TLS, trusting ``ca`` (a file; empty: the system's authorities, which do not know the box).
 CLIENT = """
-import sys, urllib.error, urllib.request
-method, path, token, body = sys.argv[1:5]
+import ssl, sys, urllib.error, urllib.request
+base, ca, method, path, token, body = sys.argv[1:7]
 headers = {"Content-Type": "application/json"} | ({"Authorization": "Bearer " + token} if token else {})
-request = urllib.request.Request("http://127.0.0.1:8088" + path, body.encode() or None, headers, method=method)
+request = urllib.request.Request(base + path, body.encode() or None, headers, method=method)
+context = ssl.create_default_context(cafile=ca or None) if base.startswith("https") else None
 try:
-    with urllib.request.urlopen(request, timeout=240) as response:
+    with urllib.request.urlopen(request, timeout=240, context=context) as response:
         print(response.status, response.read().decode())
 except urllib.error.HTTPError as error:
     print(error.code, error.read().decode())
 except OSError as error:
     print(0, error)  # nothing answers (yet)
 """
+BASE = "https://127.0.0.1:8088"  # installed with --tls-self-signed: the daemon serves TLS, loopback too
+CERT = "/etc/appliance/tls/appliance.crt"
 # Short enough to see a restart within the test, long enough for a slow box's idle pings.
 WATCHDOG = "[Service]\nWatchdogSec=6s\nTimeoutAbortSec=5s\n"
 F12 = b"\x1b[24~"  # tui.operator_key in a Linux console's (and xterm's) encoding
@@ -66,9 +70,12 @@ class Box:
         self.container = container
         self.tty = tty
 
-    def request(self, method: str, path: str, token: str = "", body: object = None) -> tuple[int, str]:
+    def request(
+        self, method: str, path: str, token: str = "", body: object = None, *, base: str = BASE, ca: str = CERT
+    ) -> tuple[int, str]:
         payload = "" if body is None else json.dumps(body)
-        done = self.container.run(str(PYTHON), "-c", CLIENT, method, path, token, payload, timeout=300, check=True)
+        argv = (str(PYTHON), "-c", CLIENT, base, ca, method, path, token, payload)
+        done = self.container.run(*argv, timeout=300, check=True)
         status, _, text = done.stdout.partition(" ")
         return int(status), text
 
@@ -125,7 +132,8 @@ def box() -> Iterator[Box]:
         container.run("mkdir", "-p", "/etc/appliance", "/etc/systemd/system/appliance.service.d", check=True)
         container.run("tee", "/etc/appliance/config.toml", input=_config(), check=True)
         container.run("tee", "/etc/systemd/system/appliance.service.d/test-watchdog.conf", input=WATCHDOG, check=True)
-        container.run(str(ROOT / "scripts" / "install-service"), "--kiosk", "--no-start", check=True)
+        install = (str(ROOT / "scripts" / "install-service"), "--kiosk", "--tls-self-signed", "--no-start")
+        container.run(*install, check=True)
         yield Box(container, master)
     finally:
         container.stop()
@@ -158,14 +166,24 @@ def test_tokens_arrive_as_credentials(box: Box):
     # The service's own view of the file system: systemd's private copies of the three tokens.
     pid = box.show("appliance.service", "MainPID")["MainPID"]
     listed = box.container.run("ls", f"/proc/{pid}/root/run/credentials/appliance.service", check=True).stdout.split()
-    assert sorted(listed) == ["integration.token", "kiosk.token", "operator.token"]
+    assert sorted(listed) == ["integration.token", "kiosk.token", "operator.token", "tls.key"]
+
+
+def test_tls_with_the_boxs_certificate_and_nothing_useful_without(box: Box):
+    box.running()
+    token = box.token("operator")
+    assert box.request("GET", "/readyz", token)[0] == 200  # verified against the installed certificate
+    status, error = box.request("GET", "/readyz", token, ca="")  # the system's authorities: refused
+    assert status == 0 and "CERTIFICATE_VERIFY_FAILED" in error, error
+    status, text = box.request("GET", "/readyz", token, base=BASE.replace("https", "http"))
+    assert status != 200 and token not in text, text
 
 
 def test_an_answer_under_the_full_hardening(box: Box):
     box.running()
     unit = box.show("appliance.service", "SystemCallFilter", "MemoryDenyWriteExecute", "PrivateUsers", "DropInPaths")
     assert unit["MemoryDenyWriteExecute"] == "yes" and unit["PrivateUsers"] == "yes" and unit["SystemCallFilter"]
-    allowed = {"test-watchdog.conf", "home.conf"}  # the test's short watchdog; a home folder bound back
+    allowed = {"test-watchdog.conf", "home.conf", "tls.conf"}  # the test's watchdog; a home bound back; TLS
     assert {Path(p).name for p in unit["DropInPaths"].split()} <= allowed
     token = box.token("kiosk")
     status, text = box.request("POST", "/v1/sessions", token, {"title": "answer"})
