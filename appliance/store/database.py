@@ -13,7 +13,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -22,9 +22,11 @@ from typing import Any
 import sqlite_utils
 
 from appliance.errors import SessionNotFound, StoreError, TurnConflict
+from appliance.store.floor import FloorChange, FloorTables
 from appliance.store.knowledge import KnowledgeTables
 from appliance.store.migrations import migrations
 from appliance.types import (
+    Floor,
     LedgerEntry,
     Role,
     Session,
@@ -38,14 +40,16 @@ from appliance.types import (
 )
 
 
-class Store(KnowledgeTables):
+class Store(KnowledgeTables, FloorTables):
     """Thread-safe access to one database file (one connection, one lock); the knowledge base's
-    methods are in :mod:`appliance.store.knowledge`."""
+    methods are in :mod:`appliance.store.knowledge`, the states' and events' in :mod:`appliance.store.floor`."""
 
     def __init__(self, db: sqlite_utils.Database, path: Path | None) -> None:
         self.db = db
         self.path = path
         self._lock = threading.RLock()
+        self.after_events: list[Callable[[], None]] = []  # called after a commit that logged events
+        self._wrote_events = False
 
     @classmethod
     def open(cls, path: Path | str) -> Store:
@@ -86,7 +90,12 @@ class Store(KnowledgeTables):
                 with self.db.atomic():
                     yield self.db
             except sqlite3.Error as exc:
+                self._wrote_events = False
                 raise StoreError(f"database write failed: {exc}") from exc
+            except BaseException:
+                self._wrote_events = False  # rolled back: nothing to announce
+                raise
+            self._announce()
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         with self._lock:
@@ -97,7 +106,8 @@ class Store(KnowledgeTables):
     def create_session(self, *, policy: str, title: str = "") -> Session:
         session = Session(id=uuid.uuid4().hex[:12], created_at=time.time(), title=title, policy=policy)
         with self._tx() as db:
-            db.table("sessions").insert(to_dict(session))
+            db.table("sessions").insert({k: v for k, v in to_dict(session).items() if k != "floor"})
+            self._event(db, session.id, "session", {"created_at": session.created_at, "title": title, "policy": policy})
         return session
 
     def session(self, session_id: str) -> Session:
@@ -111,6 +121,7 @@ class Store(KnowledgeTables):
             title=row["title"],
             policy=row["policy"],
             summary_paused=bool(row["summary_paused"]),
+            floor=Floor(row["floor_state"], row["floor_reason"], row["floor_since"], row["floor_by"]),
         )
 
     def set_owner(self, session_id: str, owner: str) -> None:
@@ -133,6 +144,7 @@ class Store(KnowledgeTables):
         like = f"%{search}%"
         return self._rows(
             """SELECT s.id, s.created_at, s.title, s.policy, s.summary_paused,
+                      s.floor_state, s.floor_reason, s.floor_since, s.floor_by,
                       COUNT(t.id) AS turns, MAX(t.created_at) AS last_at
                FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
                WHERE ? = '' OR s.id LIKE ? OR s.title LIKE ?
@@ -175,16 +187,21 @@ class Store(KnowledgeTables):
         *,
         ledger: Iterable[LedgerEntry] = (),
         expect_index: int | None = None,
+        floor: FloorChange | None = None,
     ) -> Turn:
         """Record one turn without an answer (an operator's reply, or a replayed transcript).
 
         The store gives the turn its index (and stamps it on ``ledger``'s entries); with
         ``expect_index``, a different next index raises :class:`TurnConflict` and stores nothing.
+        With ``floor``, the conversation's state changes in the same transaction, after the turn.
         """
         with self._tx() as db:
             index = self._next_index(db, session_id, expect_index)
             turn = self._insert_turn(db, session_id, index, role, text)
             self._insert_ledger(db, session_id, ledger, {role: index})
+            self._turn_event(db, turn, "customer" if role == "customer" else "person")
+            if floor is not None:
+                self._change_floor(db, session_id, floor)
         return turn
 
     def append_exchange(
@@ -196,6 +213,7 @@ class Store(KnowledgeTables):
         *,
         ledger: Iterable[LedgerEntry] = (),
         expect_index: int | None = None,
+        floor: FloorChange | None = None,
     ) -> TurnResult:
         """Store a customer message, its answer, the answer's record and new ledger entries atomically.
 
@@ -226,6 +244,11 @@ class Store(KnowledgeTables):
                 }
             )
             self._insert_ledger(db, session_id, ledger, {"customer": customer.index, "agent": agent.index})
+            self._turn_event(db, customer, "customer")
+            flags = len(record.check.findings)
+            self._turn_event(db, agent, "model", model=record.model, stage=record.stage, flags=flags)
+            if floor is not None:
+                self._change_floor(db, session_id, floor)
         return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
 
     @staticmethod
@@ -288,6 +311,7 @@ class Store(KnowledgeTables):
             ).fetchone()
             stored = SummaryVersion(**{**to_dict(summary), "version": version, "created_at": time.time()})
             db.table("summaries").insert(to_dict(stored))
+            self._event(db, stored.session_id, "summary", to_dict(stored))
         return stored
 
     def summaries(self, session_id: str) -> tuple[SummaryVersion, ...]:
@@ -364,12 +388,14 @@ class Store(KnowledgeTables):
                 raise SessionNotFound(f"no session with id {session_id!r}")
             (turns,) = db.execute("SELECT COUNT(*) FROM turns WHERE session_id = ?", [session_id]).fetchone()
             db.execute("UPDATE sessions SET erasing = 1 WHERE id = ?", [session_id])
-            for table in ("embeddings", "ledger", "summaries", "turn_records", "turns"):
+            for table in ("embeddings", "ledger", "summaries", "turn_records", "turns", "events"):
                 db.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
             db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+            erased_at = time.time()
             db.table("erasures").insert(
-                {"session_id": session_id, "erased_at": time.time(), "reason": reason, "turns": int(turns)}
+                {"session_id": session_id, "erased_at": erased_at, "reason": reason, "turns": int(turns)}
             )
+            self._event(db, session_id, "erased", {"reason": reason, "erased_at": erased_at})
         self.checkpoint()
         return int(turns)
 
