@@ -226,7 +226,11 @@ def write_screenshots(folder: Path) -> None:
         path = Path(tmp)
         (path / "kiosk.token").write_text(KIOSK + "\n")
         box = start_daemon(
-            path, max_tokens=16, token=OPERATOR, server=f'tokens = {{ "{path / "kiosk.token"}" = "kiosk" }}\n'
+            path,
+            max_tokens=16,
+            token=OPERATOR,
+            server=f'tokens = {{ "{path / "kiosk.token"}" = "kiosk" }}\n',
+            env={"APPLIANCE__CONTEXT__POLICY": "raw"},
         )
         try:
 
