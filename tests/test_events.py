@@ -269,14 +269,22 @@ class TestHeldByAPerson:
 
 
 def test_events_survive_a_restart_of_the_daemon(tmp_path: Path):
+    """A stopping daemon ends open streams with ``closing``; after its restart a listener resumes
+    from the last event it saw and gets exactly what came after."""
     first = start(tmp_path)
     try:
         with httpx.Client(base_url=first.url, headers=first.headers, timeout=60) as http:
             session = http.post("/v1/sessions", json={}).json()["id"]
             http.post(f"/v1/sessions/{session}/turns", json={"role": "agent", "text": "before"})
             last = http.get(f"/v1/sessions/{session}").json()["last_event_id"]
+        open_stream = Listener(first.url + "/v1/events", OPERATOR)
     finally:
-        assert first.stop() == 0
+        assert first.stop() == 0  # an open event stream does not hold the daemon up
+    try:
+        closing = open_stream.wait_for(lambda k, d: k == "closing", "the stream's closing event")[2]
+        assert closing["last_event_id"] == last and open_stream.ended.wait(10)
+    finally:
+        open_stream.close()
     second = start(tmp_path)
     try:
         with httpx.Client(base_url=second.url, headers=second.headers, timeout=60) as http:

@@ -378,3 +378,27 @@ class TestHub:
         assert len(frames) == 9 and frames[-1].startswith("event: behind\n")
         assert f'"last_event_id": {events[7].id}' in frames[-1]
         assert all(f.startswith(f"id: {e.id}\nevent: {e.kind}\n") for f, e in zip(frames, events[:8]))
+
+    def test_events_stored_while_nobody_listened_are_not_new_to_the_next_listener(self, store: Store):
+        import asyncio
+
+        from appliance.serve.events import EventHub
+
+        session = store.create_session(policy="raw")
+
+        async def scenario() -> list[str]:
+            hub = EventHub(store, queue_size=8, max_listeners=2, ping_s=5)
+            first = await hub.open(None)
+            hub.close(first)
+            for i in range(12):
+                store.append_turn(session.id, "agent", f"unheard {i}")
+            await asyncio.sleep(1.5)  # the pump wakes with nobody to hand them to
+            listener = await hub.open(None)
+            store.append_turn(session.id, "agent", "heard")
+            stream = hub.stream(listener, None)
+            frame = await asyncio.wait_for(anext(stream), 5)
+            await stream.aclose()
+            return [frame]
+
+        (frame,) = asyncio.run(scenario())
+        assert '"text": "heard"' in frame

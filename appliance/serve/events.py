@@ -99,6 +99,7 @@ class EventHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._dirty: asyncio.Event | None = None
         self._pump: asyncio.Task[None] | None = None
+        self._opening = asyncio.Lock()
         self._last = 0
 
     # from any thread ---------------------------------------------------------------------------------
@@ -116,13 +117,16 @@ class EventHub:
         """A new listener (429 beyond ``floor.max_listeners``); the pump starts with the first."""
         if len(self.listeners) >= self.max_listeners:
             raise Busy(f"{len(self.listeners)} event listeners are open (floor.max_listeners)", retry_after=5)
-        if self._pump is None or self._pump.done():
-            self._loop = asyncio.get_running_loop()
-            self._dirty = asyncio.Event()
-            self._last = await asyncio.to_thread(self.store.last_event_id)
-            self._pump = asyncio.create_task(self._run(), name="event-hub")
-        listener = Listener(session_id, self.queue_size)
-        self.listeners.add(listener)
+        async with self._opening:  # one pump, and one reading of where "new" starts
+            if self._pump is None or self._pump.done():
+                self._loop = asyncio.get_running_loop()
+                self._dirty = asyncio.Event()
+                self._last = await asyncio.to_thread(self.store.last_event_id)
+                self._pump = asyncio.create_task(self._run(), name="event-hub")
+            elif not self.listeners:  # nobody listened since the pump last read: "new" starts now
+                self._last = await asyncio.to_thread(self.store.last_event_id)
+            listener = Listener(session_id, self.queue_size)
+            self.listeners.add(listener)
         return listener
 
     def close(self, listener: Listener) -> None:
