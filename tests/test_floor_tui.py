@@ -68,6 +68,19 @@ class TestRows:
         assert [r.session_id for r in ordered(rows)] == ["old", "new", "held"]
 
 
+def test_the_kiosk_status_line_says_calmly_who_is_coming():
+    from appliance.tui.kiosk import kiosk_status
+    from appliance.tui.render import Status
+
+    def line(floor: str, notice: str = "", connected: bool = True) -> str:
+        return kiosk_status(Status(connected, None, None, "s", False, floor, notice)).plain
+
+    assert line("needs_person", "Gleich kommt jemand.") == "Gleich kommt jemand."  # the daemon's, in their language
+    assert line("needs_person") == "A member of staff will be with you shortly."
+    assert line("with_person") == "A member of staff is with you."
+    assert (line("bot"), line("with_person", connected=False)) == ("Ready", "Please wait…")
+
+
 # two apps on one daemon -------------------------------------------------------------------------------
 
 

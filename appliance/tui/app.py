@@ -312,6 +312,7 @@ class ApplianceTUI(FloorControls, SummaryControls):
                 elif event.kind == "done":  # the stored answer: the guard may have replaced the streamed draft
                     self.post_message(AnswerProgress(str(event.data.get("text", answer))))
                     self.goodbye_at = self.clock() if event.data.get("stage") == "late" else None
+                    self.notice = str(event.data.get("notice") or self.notice)  # in the customer's language
                 elif event.kind == "error":
                     error = event.data.get("error", {})
                     raise DaemonError(str(error.get("message", "the answer failed")), kind=str(error.get("type", "")))
