@@ -781,6 +781,56 @@ class TuiSettings(_Section):
         return self
 
 
+WAITING_MESSAGE: dict[str, str] = {
+    "en": "A member of staff will be with you shortly.",
+    "de": "Gleich kümmert sich eine Mitarbeiterin oder ein Mitarbeiter um Sie.",
+    "fr": "Un membre du personnel va s'occuper de vous dans un instant.",
+    "es": "Un miembro del personal le atenderá en breve.",
+    "nl": "Een medewerker komt zo bij u.",
+}
+
+
+class FloorSettings(_Section):
+    person_cues: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description='Phrases by which a customer asks for a human ("can I speak to someone", "einen Mitarbeiter"), as a table language → list; a language given here replaces its lexicon\'s list (`appliance/lexicon/`), an empty list turns it off. Such a message is not answered by the model: the conversation needs a person.',
+    )
+    waiting_message: dict[str, str] = Field(
+        default_factory=lambda: dict(WAITING_MESSAGE),
+        description="The calm sentence, by language, a customer gets when a person is asked for (no generation); a language given here replaces the built-in text (en, de, fr, es, nl).",
+    )
+    escalate_on_guard: bool = Field(
+        True,
+        description="A person is also asked for when the guard's last resort answers twice in a row (a read-back from the ledger, or the documents' not-found text), or when an answer still states unsupported facts after the guard tried to repair it.",
+    )
+    listener_queue: int = Field(
+        256,
+        ge=1,
+        le=100_000,
+        description="Events kept for one listener of `/v1/events` or a session's events that has not read them yet; a listener further behind is told so and disconnected (it resumes with `Last-Event-ID`).",
+    )
+    max_listeners: int = Field(
+        500, ge=1, le=100_000, description="Most event listeners at once; one more is refused with 429."
+    )
+    ping_s: float = Field(
+        15.0, gt=0, le=3600, description="Seconds between keep-alive comments on an idle event stream."
+    )
+
+    @model_validator(mode="after")
+    def _texts(self) -> FloorSettings:
+        for lang, cues in self.person_cues.items():
+            if not _LANGUAGE.fullmatch(lang):
+                raise ValueError(f"floor.person_cues: {lang!r} is not a language code such as 'en' or 'de'")
+            if any(not cue.strip() for cue in cues):
+                raise ValueError(f"floor.person_cues.{lang}: a cue is empty")
+        for lang, text in self.waiting_message.items():
+            if not _LANGUAGE.fullmatch(lang):
+                raise ValueError(f"floor.waiting_message: {lang!r} is not a language code such as 'en' or 'de'")
+            if not text.strip():
+                raise ValueError(f"floor.waiting_message.{lang} is empty")
+        return self
+
+
 class Settings(_Section):
     paths: PathsSettings = Field(default_factory=PathsSettings, description="Where the appliance keeps its files.")
     responder: ResponderSettings = Field(default_factory=ResponderSettings, description="The model that answers.")
@@ -821,6 +871,10 @@ class Settings(_Section):
     knowledge: KnowledgeSettings = Field(
         default_factory=KnowledgeSettings,
         description="The operator's documents, and the passages answers are grounded in.",
+    )
+    floor: FloorSettings = Field(
+        default_factory=FloorSettings,
+        description="The branch floor: asking for a person, take-over, and the live events of every conversation.",
     )
     source: str = Field("<defaults>", exclude=True, description="internal")
 

@@ -111,3 +111,14 @@ class TurnConflict(StoreError):
     """
 
     title = "Conflicting turn"
+
+
+class FloorConflict(ApplianceError):
+    """A change of a conversation's state that its current state does not allow: another operator
+    holds it, it is closed, or there is nothing to hand back."""
+
+    title = "Conflict"
+
+
+class PersonHolds(FloorConflict):
+    """A person is asked for or holds the conversation, or it is closed: the model does not answer it."""

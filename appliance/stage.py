@@ -53,6 +53,9 @@ LATE_CUES: dict[str, tuple[str, ...]] = {code: lex.stage.late for code, lex in L
 # An open cue inside a late cue does not count ("that's all I need" is no request for more).
 OPEN_CUES: dict[str, tuple[str, ...]] = {code: lex.stage.open for code, lex in LEXICONS.items() if lex.stage.open}
 
+# Phrases that ask for a human ("a real person", "einen Mitarbeiter"), per language.
+PERSON_CUES: dict[str, tuple[str, ...]] = {code: lex.stage.person for code, lex in LEXICONS.items() if lex.stage.person}
+
 Cues = Mapping[str, Sequence[str]] | Sequence[str]
 
 
@@ -80,6 +83,16 @@ def detect(
         if not any(s <= m.start() and m.end() <= e for s, e in closing):
             return "mid"
     return "late"
+
+
+def asks_for_person(message: str, cues: Mapping[str, Sequence[str]] = PERSON_CUES) -> str | None:
+    """The language of the first cue in ``message`` that asks for a human, or None (all languages
+    are matched, whole words without case)."""
+    text = _normalise(message)
+    for lang in sorted(cues):
+        if _pattern(tuple(cues[lang])).search(text):
+            return lang
+    return None
 
 
 def cue_table(

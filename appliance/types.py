@@ -43,6 +43,24 @@ READBACK_TOPICS: tuple[str, ...] = tuple(
 )
 
 
+# The conversation's state on the branch floor (``appliance.turn.floor``): the model answers (``bot``),
+# a person is asked for (``needs_person``), a person holds it (``with_person``), or it is over (``closed``).
+FloorState = Literal["bot", "needs_person", "with_person", "closed"]
+FLOOR_STATES: tuple[str, ...] = typing.get_args(FloorState)
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Who has a conversation: its state, why (``needs_person``: ``asked``, ``button`` or ``guard``),
+    since when (epoch seconds; 0 for a session that never changed), and by whom (the client key of the
+    caller that made the change: for ``with_person``, the operator who holds it)."""
+
+    state: FloorState = "bot"
+    reason: str = ""
+    since: float = 0.0
+    by: str = ""
+
+
 @dataclass(frozen=True)
 class Session:
     id: str
@@ -50,6 +68,7 @@ class Session:
     title: str = ""
     policy: str = "raw"
     summary_paused: bool = False
+    floor: Floor = field(default_factory=Floor)
 
 
 @dataclass(frozen=True)
@@ -347,6 +366,17 @@ class TurnResult:
     customer: Turn
     agent: Turn
     record: TurnRecord
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """One row of the store's event log: ``id`` grows with every event and is never reused."""
+
+    id: int
+    session_id: str
+    kind: str  # session, turn, summary, floor, erased
+    data: Mapping[str, Any]
+    created_at: float
 
 
 T = TypeVar("T")

@@ -19,7 +19,7 @@ from appliance.app import build
 from appliance.config import load_settings
 from appliance.serve.api import create_app
 from appliance.serve.readiness import CHECK_EVERY_S, DatabaseReadiness
-from appliance.store.database import WriteOutcome
+from appliance.store.health import WriteOutcome
 
 from .fakes import FakeResponder
 from .support import write_config

@@ -261,6 +261,27 @@ class FakeClient(DaemonClient):
         self.calls.append(("record_turn", (role, text)))
         return turn(8, role, text)
 
+    async def take_over(self, session_id: str) -> dict[str, Any]:
+        self.calls.append(("take_over", session_id))
+        self.payload["session"]["floor"] = {"state": "with_person", "reason": "taken", "since": T0 + 8, "by": "op"}
+        return {"session_id": session_id, "floor": self.payload["session"]["floor"]}
+
+    async def hand_back(self, session_id: str) -> dict[str, Any]:
+        self.calls.append(("hand_back", session_id))
+        self.payload["session"]["floor"] = {"state": "bot", "reason": "handed_back", "since": T0 + 9, "by": "op"}
+        return {"session_id": session_id, "floor": self.payload["session"]["floor"]}
+
+    async def ask_for_person(self, session_id: str) -> dict[str, Any]:
+        self.calls.append(("ask_for_person", session_id))
+        floor = {"state": "needs_person", "reason": "button", "since": T0 + 8, "by": ""}
+        return {"session_id": session_id, "floor": floor, "notice": "A member of staff will be with you shortly."}
+
+    async def events(self, path: str, after: int | None = None) -> AsyncIterator[StreamEvent]:
+        """No live events: canned screens stay as drawn (test_floor_tui.py follows a real daemon)."""
+        self.calls.append(("events", path))
+        await asyncio.Event().wait()
+        yield StreamEvent("never", {})
+
     async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
         self._check()
         self.calls.append(("message", text))

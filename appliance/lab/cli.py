@@ -15,6 +15,7 @@ import click
 
 from appliance.cli import Context, edge, pass_ctx
 from appliance.config import ROOT
+from appliance.lab.bench.events import events_command
 
 __all__ = ["bench", "eval_command", "export_training"]
 
@@ -25,6 +26,9 @@ __all__ = ["bench", "eval_command", "export_training"]
 @click.group()
 def bench() -> None:
     """Benchmarks that print ratios measured side by side in one run."""
+
+
+bench.add_command(events_command)
 
 
 @bench.command("perf")

@@ -142,6 +142,10 @@ LEXICON = Lexicon(
             "sonst nichts", "nichts weiter", "erledigt", "gelöst", "tschüss", "auf wiedersehen", "schönen tag",
         ),
         open=("?", "auch", "außerdem", "ich brauche", "ich möchte", "ich hätte gern", "können sie", "könnten sie"),
+        person=(
+            "einen mitarbeiter", "eine mitarbeiterin", "mit einem menschen", "echten menschen", "mit jemandem sprechen",
+            "mit einer person sprechen", "einen berater", "eine beraterin", "jemand vom personal",
+        ),
     ),
     recall=("nochmal", "noch einmal", "vorhin", "wieder", "sie sagten"),
     secrets=Secrets(

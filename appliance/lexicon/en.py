@@ -182,6 +182,12 @@ LEXICON = Lexicon(
             "i want", "i'm looking", "i am looking", "can you", "could you", "can i", "could i", "please find",
             "please book", "please send", "one more", "actually",
         ),
+        person=(
+            "speak to someone", "speak to a person", "speak to a human", "speak with someone", "speak with a person",
+            "talk to someone", "talk to a person", "talk to a human", "talk to a real person", "a real person",
+            "a real human", "speak to an agent", "talk to an agent", "speak to a manager", "a human agent",
+            "speak to staff", "speak to a member of staff", "talk to a member of staff",
+        ),
     ),
     # No bare "that": it opens the gate on closing turns ("That is all I need."), each then costing a
     # recall; "did you say" keeps the questions it rightly caught ("How much did you say that would cost?").

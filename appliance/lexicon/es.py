@@ -139,6 +139,10 @@ LEXICON = Lexicon(
             "buen día",
         ),
         open=("?", "también", "quisiera", "me gustaría", "necesito", "puede", "podría"),
+        person=(
+            "hablar con alguien", "hablar con una persona", "una persona real", "un ser humano",
+            "hablar con un empleado", "hablar con un asesor", "hablar con una asesora", "hablar con un agente",
+        ),
     ),
     recall=("otra vez", "de nuevo", "antes", "dijiste", "recuérdame"),
     secrets=Secrets(

@@ -129,6 +129,10 @@ LEXICON = Lexicon(
             "au revoir", "bonne journée",
         ),
         open=("?", "aussi", "également", "je voudrais", "j'aimerais", "j'ai besoin", "pouvez-vous", "pourriez-vous"),
+        person=(
+            "parler à quelqu'un", "parler à une personne", "un conseiller", "une conseillère", "une vraie personne",
+            "un être humain", "parler à un agent", "parler à un employé",
+        ),
     ),
     recall=("encore", "déjà", "tout à l'heure", "vous avez dit", "rappelez"),
     secrets=Secrets(

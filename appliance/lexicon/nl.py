@@ -123,6 +123,10 @@ LEXICON = Lexicon(
             "doei", "fijne dag",
         ),
         open=("?", "ook", "ik wil", "ik zou graag", "ik heb nodig", "kunt u", "kun je"),
+        person=(
+            "iemand spreken", "met iemand praten", "een echt persoon", "een echte persoon", "een echt mens",
+            "met een medewerker", "een medewerker spreken", "met een mens",
+        ),
     ),
     recall=("opnieuw", "eerder", "nog eens"),
     secrets=Secrets(

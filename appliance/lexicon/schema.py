@@ -87,6 +87,9 @@ class StageCues:
     """Resolution cues that make a customer's turn ``late`` ("that's all", "thank you")."""
     open: tuple[str, ...] = ()
     """Cues of a new request that keep a turn with a resolution cue ``mid`` ("also", "I'd like")."""
+    person: tuple[str, ...] = ()
+    """Phrases that ask for a human ("a real person", "einen Mitarbeiter"): the conversation then
+    needs a person (``appliance.turn.floor``)."""
 
 
 @dataclass(frozen=True)

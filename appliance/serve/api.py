@@ -30,7 +30,7 @@ from appliance.serve.auth import BearerAuth, Gate, OnRefuse, Role, normal_origin
 from appliance.serve.deps import Api, api_of
 from appliance.serve.errors import error_response, status_of
 from appliance.serve.limits import BodyLimit
-from appliance.serve.routes import health, knowledge, openai, sessions, summary
+from appliance.serve.routes import events, floor, health, knowledge, openai, sessions, summary
 
 
 def create_app(
@@ -69,6 +69,8 @@ def create_app(
     app.include_router(summary.router)
     app.include_router(openai.router)
     app.include_router(knowledge.router)
+    app.include_router(floor.router)
+    app.include_router(events.router)
     return app
 
 

@@ -43,13 +43,31 @@ if TYPE_CHECKING:
     from appliance.store import Store
 
 Role = Literal["operator", "kiosk", "integration"]
-Action = Literal["create", "list", "read", "talk", "record", "summary", "erase", "openai", "knowledge"]
+Action = Literal[
+    "create",
+    "list",
+    "read",
+    "talk",
+    "record",
+    "summary",
+    "erase",
+    "openai",
+    "knowledge",
+    "follow",
+    "watch",
+    "ask",
+    "hold",
+]
 
 # What each role may do. Session routes also need the session to be the caller's own (operators: any).
 RIGHTS: dict[Role, frozenset[Action]] = {
-    "operator": frozenset(("create", "list", "read", "talk", "record", "summary", "erase", "openai", "knowledge")),
-    "kiosk": frozenset(("create", "read", "talk")),
-    "integration": frozenset(("create", "read", "talk", "record", "openai")),
+    "operator": frozenset(
+        ("create", "list", "read", "talk", "record", "summary", "erase", "openai", "knowledge", "follow", "watch")
+        + ("ask", "hold")
+    ),
+    # The customer's side may follow its own sessions and ask for a person; taking over is the operators'.
+    "kiosk": frozenset(("create", "read", "talk", "follow", "ask")),
+    "integration": frozenset(("create", "read", "talk", "record", "openai", "follow", "ask")),
 }
 WHAT: dict[Action, str] = {
     "create": "start sessions",
@@ -61,6 +79,10 @@ WHAT: dict[Action, str] = {
     "erase": "erase sessions",
     "openai": "use the OpenAI endpoint",
     "knowledge": "read or change the knowledge base",
+    "follow": "follow a session's events",
+    "watch": "follow every session's events",
+    "ask": "ask for a person",
+    "hold": "take over, hand back or close conversations",
 }
 
 OnRefuse = Callable[[str, int], None]  # (reason, HTTP status): counted in /metrics

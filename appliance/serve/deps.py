@@ -18,10 +18,12 @@ from fastapi import Depends, Request
 
 from appliance.app import Appliance
 from appliance.serve.auth import Access, Action, Principal, principal
+from appliance.serve.events import EventHub
 from appliance.serve.lanes import Lanes
 from appliance.serve.limits import Limits, QueueShare, SessionRate
 from appliance.serve.metrics import Metrics
 from appliance.serve.readiness import DatabaseReadiness
+from appliance.types import FLOOR_STATES
 
 T = TypeVar("T")
 
@@ -38,6 +40,7 @@ class Api:
     lanes: Lanes
     hung_after_s: float
     readiness: DatabaseReadiness
+    hub: EventHub
 
     @classmethod
     def build(cls, appliance: Appliance, *, request_timeout_s: float | None, hung_after_s: float | None) -> Api:
@@ -47,6 +50,16 @@ class Api:
         limits = Limits.of(appliance.settings)
         share = QueueShare(cfg.queue_max, cfg.queue_share, cfg.retry_after_s)
         timeout_s = cfg.request_timeout_s if request_timeout_s is None else request_timeout_s
+        floor = appliance.settings.floor
+        hub = EventHub(
+            appliance.store,
+            queue_size=floor.listener_queue,
+            max_listeners=floor.max_listeners,
+            ping_s=floor.ping_s,
+            accepting=appliance.queue.alive,
+        )
+        appliance.store.after_events.append(hub.notify)
+        metrics.more += [hub.metric_lines, lambda: floor_lines(appliance.store.floor_counts())]
         return cls(
             appliance=appliance,
             metrics=metrics,
@@ -57,7 +70,17 @@ class Api:
             lanes=Lanes(appliance, limits, share, timeout_s),
             hung_after_s=cfg.hung_after_s if hung_after_s is None else hung_after_s,
             readiness=DatabaseReadiness(appliance.store),
+            hub=hub,
         )
+
+
+def floor_lines(counts: dict[str, int]) -> list[str]:
+    """The sessions-by-state gauge (every state, zero included)."""
+    return [
+        "# HELP appliance_sessions Stored sessions by state (bot, needs_person, with_person, closed).",
+        "# TYPE appliance_sessions gauge",
+        *(f'appliance_sessions{{state="{state}"}} {counts.get(state, 0)}' for state in FLOOR_STATES),
+    ]
 
 
 def api_of(request: Request) -> Api:
@@ -82,6 +105,7 @@ AccessDep = Annotated[Access, Depends(_part(lambda api: api.access))]
 LimitsDep = Annotated[Limits, Depends(_part(lambda api: api.limits))]
 RateDep = Annotated[SessionRate, Depends(_part(lambda api: api.rate))]
 LanesDep = Annotated[Lanes, Depends(_part(lambda api: api.lanes))]
+HubDep = Annotated[EventHub, Depends(_part(lambda api: api.hub))]
 
 
 def require(action: Action) -> Callable[[Request], Principal]:

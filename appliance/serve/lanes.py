@@ -24,7 +24,8 @@ from appliance.serve.auth import Principal
 from appliance.serve.bodies import last_user_text
 from appliance.serve.limits import Limits, QueueShare
 from appliance.serve.streaming import Run
-from appliance.types import Message, Role, Sampling, Turn, TurnResult
+from appliance.turn.floor import Desk, DeskSettings, FloorAction, Reply
+from appliance.types import Floor, Message, Role, Sampling, Turn, TurnResult
 
 T = TypeVar("T")
 
@@ -41,6 +42,8 @@ class Lanes:
         self.limits = limits
         self.share = share
         self.timeout_s = timeout_s
+        # Whether the model may answer a session, decided in its lane (appliance.turn.floor).
+        self.desk = Desk(appliance.store, appliance.pipeline, DeskSettings.of(appliance.settings))
 
     async def run(
         self, request: Request, who: Principal, key: str, work: Callable[[threading.Event, OnToken], T]
@@ -52,14 +55,37 @@ class Lanes:
         return run, await run.first(request)
 
     async def answer(self, request: Request, who: Principal, session_id: str, text: str) -> Started[TurnResult]:
-        """Validate the text (no store access), then queue the answer in the session's lane."""
+        """Validate the text (no store access), then queue the answer in the session's lane; refused
+        while a person is asked for or holds the session (the OpenAI endpoint has no place to say so)."""
         message = self.pipeline.validate_message(text)
 
         def answer(cancel: threading.Event, on_token: OnToken) -> TurnResult:
             self._room_for(session_id, 2)
-            return self.pipeline.answer(session_id, message, on_token=on_token, cancel=cancel)
+            return self.desk.answer(session_id, message, on_token=on_token, cancel=cancel)
 
         return await self.run(request, who, session_id, answer)
+
+    async def talk(self, request: Request, who: Principal, session_id: str, text: str) -> Started[Reply]:
+        """A customer message in the session's lane: answered, or stored for the person who has it."""
+        message = self.pipeline.validate_message(text)
+
+        def talk(cancel: threading.Event, on_token: OnToken) -> Reply:
+            self._room_for(session_id, 2)
+            return self.desk.reply(session_id, message, on_token=on_token, cancel=cancel)
+
+        return await self.run(request, who, session_id, talk)
+
+    async def floor(
+        self, request: Request, who: Principal, session_id: str, action: FloorAction
+    ) -> Started[tuple[Floor, Floor]]:
+        """A change of the session's state, in its lane: after any answer in progress, before the next."""
+        reason = "button" if action == "ask" else ""
+        return await self.run(
+            request,
+            who,
+            session_id,
+            lambda cancel, on_token: self.desk.change(session_id, action, who.role, who.client, reason),
+        )
 
     async def transcript(
         self, request: Request, who: Principal, messages: Sequence[Message], sampling: Sampling

@@ -46,6 +46,28 @@ class Metrics:
         self.latency_buckets = [0] * len(self.BUCKETS)
         self.latency_sum = 0.0
         self.open_connections: Callable[[], int] | None = None  # the daemon's connection gate, when it has one
+        # The branch floor: how long customers waited for a person, and messages a person held.
+        self.wait_buckets = [0] * len(self.WAIT_BUCKETS)
+        self.wait_sum = 0.0
+        self.waits = 0
+        self.held = 0
+        self.more: list[Callable[[], list[str]]] = []  # more lines, read when the page is asked for
+
+    WAIT_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
+
+    def waited(self, seconds: float) -> None:
+        """A person took a conversation that had asked for one ``seconds`` before."""
+        with self._lock:
+            self.waits += 1
+            self.wait_sum += seconds
+            for i, bound in enumerate(self.WAIT_BUCKETS):
+                if seconds <= bound:
+                    self.wait_buckets[i] += 1
+
+    def held_message(self) -> None:
+        """A customer message stored without an answer: a person is asked for or holds the session."""
+        with self._lock:
+            self.held += 1
 
     def answered(self, result: TurnResult, started: float) -> None:
         """An answer given: its time since ``started`` (``time.monotonic()``), and the facts the checker flagged."""
@@ -75,6 +97,26 @@ class Metrics:
     def erased(self, reason: str, count: int = 1) -> None:
         with self._lock:
             self.erasures[reason] = self.erasures.get(reason, 0) + count
+
+    def _floor_lines(self) -> list[str]:
+        """The branch floor's counters (under the lock)."""
+        return [
+            *_metric(
+                "appliance_messages_held_total",
+                "counter",
+                "Customer messages stored without a model answer (a person asked for or holding the session).",
+                self.held,
+            ),
+            "# HELP appliance_person_wait_seconds Time from needs_person to with_person.",
+            "# TYPE appliance_person_wait_seconds histogram",
+            *(
+                f'appliance_person_wait_seconds_bucket{{le="{b}"}} {n}'
+                for b, n in zip(self.WAIT_BUCKETS, self.wait_buckets)
+            ),
+            f'appliance_person_wait_seconds_bucket{{le="+Inf"}} {self.waits}',
+            f"appliance_person_wait_seconds_sum {self.wait_sum:.6f}",
+            f"appliance_person_wait_seconds_count {self.waits}",
+        ]
 
     def render(self, queues: Sequence[FairQueue], answering: bool, worker: WorkerStatus | None) -> str:
         with self._lock:
@@ -110,6 +152,7 @@ class Metrics:
                 f'appliance_answer_seconds_bucket{{le="+Inf"}} {self.answers}',
                 f"appliance_answer_seconds_sum {self.latency_sum:.6f}",
                 f"appliance_answer_seconds_count {self.answers}",
+                *self._floor_lines(),
             ]
         lines += [
             "# HELP appliance_queue_waiting Answers waiting for their model.",
@@ -132,6 +175,8 @@ class Metrics:
                     "The most turns any session's current summary is behind (of the sessions the worker has seen).",
                     worker.max_lag(),
                 )
+        for more in self.more:
+            lines += more()
         return "\n".join(lines) + "\n"
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from appliance.errors import StoreError
 from appliance.store import Store
-from appliance.store.database import WriteOutcome
+from appliance.store.health import WriteOutcome
 
 CHECK_EVERY_S = 5.0
 MIN_FREE_BYTES = 1024 * 1024  # less than this free on the database's file system counts as full

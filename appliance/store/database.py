@@ -13,9 +13,8 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -23,9 +22,12 @@ from typing import Any
 import sqlite_utils
 
 from appliance.errors import SessionNotFound, StoreError, TurnConflict
+from appliance.store.floor import FloorChange, FloorTables
+from appliance.store.health import WriteHealth, WriteOutcome
 from appliance.store.knowledge import KnowledgeTables
 from appliance.store.migrations import migrations
 from appliance.types import (
+    Floor,
     LedgerEntry,
     Role,
     Session,
@@ -38,29 +40,19 @@ from appliance.types import (
     to_dict,
 )
 
-# SQLite's primary result codes that say the database cannot take a write at all (not a conflict):
-# READONLY, IOERR, FULL, CANTOPEN.
-_CANNOT_WRITE = {8, 10, 13, 14}
 
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    """How the last write that could tell ended: stored, or refused by the database or its disk."""
-
-    ok: bool
-    at: float  # time.monotonic()
-    error: str = ""
-
-
-class Store(KnowledgeTables):
+class Store(KnowledgeTables, FloorTables, WriteHealth):
     """Thread-safe access to one database file (one connection, one lock); the knowledge base's
-    methods are in :mod:`appliance.store.knowledge`."""
+    methods are in :mod:`appliance.store.knowledge`, the states' and events' in :mod:`appliance.store.floor`, the writes' health in
+    :mod:`appliance.store.health`."""
 
     def __init__(self, db: sqlite_utils.Database, path: Path | None) -> None:
         self.db = db
         self.path = path
         self._lock = threading.RLock()
         self.last_write: WriteOutcome | None = None  # for readiness: no probe write is ever made
+        self.after_events: list[Callable[[], None]] = []  # called after a commit that logged events
+        self._wrote_events = False
 
     @classmethod
     def open(cls, path: Path | str) -> Store:
@@ -101,27 +93,14 @@ class Store(KnowledgeTables):
                 with self.db.atomic():
                     yield self.db
             except sqlite3.Error as exc:
-                if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _CANNOT_WRITE:
-                    self.last_write = WriteOutcome(False, time.monotonic(), str(exc))
+                self._wrote(exc)
+                self._wrote_events = False
                 raise StoreError(f"database write failed: {exc}") from exc
-            self.last_write = WriteOutcome(True, time.monotonic())
-
-    def write_room(self) -> str | None:
-        """Why the database cannot take a write now, from what SQLite says without writing; None if nothing.
-
-        The connection may be read-only (``PRAGMA query_only``), or the file at its page limit
-        (``PRAGMA max_page_count``) with no free page left. The disk itself is the caller's to check.
-        """
-        with self._lock:
-            pragma = {
-                name: self.db.execute(f"PRAGMA {name}").fetchone()[0]
-                for name in ("query_only", "page_count", "max_page_count", "freelist_count")
-            }
-        if pragma["query_only"]:
-            return "the database connection is read-only"
-        if pragma["page_count"] >= pragma["max_page_count"] and not pragma["freelist_count"]:
-            return f"the database is at its size limit ({pragma['max_page_count']} pages)"
-        return None
+            except BaseException:
+                self._wrote_events = False  # rolled back: nothing to announce
+                raise
+            self._wrote()
+            self._announce()
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         with self._lock:
@@ -132,7 +111,8 @@ class Store(KnowledgeTables):
     def create_session(self, *, policy: str, title: str = "") -> Session:
         session = Session(id=uuid.uuid4().hex[:12], created_at=time.time(), title=title, policy=policy)
         with self._tx() as db:
-            db.table("sessions").insert(to_dict(session))
+            db.table("sessions").insert({k: v for k, v in to_dict(session).items() if k != "floor"})
+            self._event(db, session.id, "session", {"created_at": session.created_at, "title": title, "policy": policy})
         return session
 
     def session(self, session_id: str) -> Session:
@@ -146,6 +126,7 @@ class Store(KnowledgeTables):
             title=row["title"],
             policy=row["policy"],
             summary_paused=bool(row["summary_paused"]),
+            floor=Floor(row["floor_state"], row["floor_reason"], row["floor_since"], row["floor_by"]),
         )
 
     def set_owner(self, session_id: str, owner: str) -> None:
@@ -168,6 +149,7 @@ class Store(KnowledgeTables):
         like = f"%{search}%"
         return self._rows(
             """SELECT s.id, s.created_at, s.title, s.policy, s.summary_paused,
+                      s.floor_state, s.floor_reason, s.floor_since, s.floor_by,
                       COUNT(t.id) AS turns, MAX(t.created_at) AS last_at
                FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
                WHERE ? = '' OR s.id LIKE ? OR s.title LIKE ?
@@ -210,16 +192,21 @@ class Store(KnowledgeTables):
         *,
         ledger: Iterable[LedgerEntry] = (),
         expect_index: int | None = None,
+        floor: FloorChange | None = None,
     ) -> Turn:
         """Record one turn without an answer (an operator's reply, or a replayed transcript).
 
         The store gives the turn its index (and stamps it on ``ledger``'s entries); with
         ``expect_index``, a different next index raises :class:`TurnConflict` and stores nothing.
+        With ``floor``, the conversation's state changes in the same transaction, after the turn.
         """
         with self._tx() as db:
             index = self._next_index(db, session_id, expect_index)
             turn = self._insert_turn(db, session_id, index, role, text)
             self._insert_ledger(db, session_id, ledger, {role: index})
+            self._turn_event(db, turn, "customer" if role == "customer" else "person")
+            if floor is not None:
+                self._change_floor(db, session_id, floor)
         return turn
 
     def append_exchange(
@@ -231,6 +218,7 @@ class Store(KnowledgeTables):
         *,
         ledger: Iterable[LedgerEntry] = (),
         expect_index: int | None = None,
+        floor: FloorChange | None = None,
     ) -> TurnResult:
         """Store a customer message, its answer, the answer's record and new ledger entries atomically.
 
@@ -261,6 +249,11 @@ class Store(KnowledgeTables):
                 }
             )
             self._insert_ledger(db, session_id, ledger, {"customer": customer.index, "agent": agent.index})
+            self._turn_event(db, customer, "customer")
+            flags = len(record.check.findings)
+            self._turn_event(db, agent, "model", model=record.model, stage=record.stage, flags=flags)
+            if floor is not None:
+                self._change_floor(db, session_id, floor)
         return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
 
     @staticmethod
@@ -323,6 +316,7 @@ class Store(KnowledgeTables):
             ).fetchone()
             stored = SummaryVersion(**{**to_dict(summary), "version": version, "created_at": time.time()})
             db.table("summaries").insert(to_dict(stored))
+            self._event(db, stored.session_id, "summary", to_dict(stored))
         return stored
 
     def summaries(self, session_id: str) -> tuple[SummaryVersion, ...]:
@@ -399,12 +393,14 @@ class Store(KnowledgeTables):
                 raise SessionNotFound(f"no session with id {session_id!r}")
             (turns,) = db.execute("SELECT COUNT(*) FROM turns WHERE session_id = ?", [session_id]).fetchone()
             db.execute("UPDATE sessions SET erasing = 1 WHERE id = ?", [session_id])
-            for table in ("embeddings", "ledger", "summaries", "turn_records", "turns"):
+            for table in ("embeddings", "ledger", "summaries", "turn_records", "turns", "events"):
                 db.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
             db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
+            erased_at = time.time()
             db.table("erasures").insert(
-                {"session_id": session_id, "erased_at": time.time(), "reason": reason, "turns": int(turns)}
+                {"session_id": session_id, "erased_at": erased_at, "reason": reason, "turns": int(turns)}
             )
+            self._event(db, session_id, "erased", {"reason": reason, "erased_at": erased_at})
         self.checkpoint()
         return int(turns)
 

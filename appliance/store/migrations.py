@@ -204,3 +204,42 @@ def m007_turn_knowledge(db: sqlite_utils.Database) -> None:
     # What the operator's documents gave each answer (the fetch check's decision and scores, the
     # passages cited, whether it is the not-found text), as JSON; NULL where none was consulted.
     db.execute("ALTER TABLE turn_records ADD COLUMN knowledge TEXT")
+
+
+@migrations()
+def m008_floor(db: sqlite_utils.Database) -> None:
+    # The conversation's state on the branch floor, owned by the daemon (appliance.turn.floor).
+    db.execute(
+        "ALTER TABLE sessions ADD COLUMN floor_state TEXT NOT NULL DEFAULT 'bot' "
+        "CHECK (floor_state IN ('bot', 'needs_person', 'with_person', 'closed'))"
+    )
+    db.execute("ALTER TABLE sessions ADD COLUMN floor_reason TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE sessions ADD COLUMN floor_since REAL NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE sessions ADD COLUMN floor_by TEXT NOT NULL DEFAULT ''")
+    # Everything stored, as events, written in the transaction of what they report. AUTOINCREMENT: an
+    # erasure deletes a session's events, and a reused id would hide the next event from a client
+    # that resumes after it (Last-Event-ID).
+    db.execute(
+        """CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX events_session ON events(session_id, id)")
+    # The audit trail of state changes: who moved which conversation from what to what, and why (a
+    # fixed word); nothing of the content, so it outlives an erasure like the erasures' rows.
+    db.execute(
+        """CREATE TABLE floor_changes (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            from_state TEXT NOT NULL,
+            to_state TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            by_role TEXT NOT NULL,
+            by_client TEXT NOT NULL
+        )"""
+    )

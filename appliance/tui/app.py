@@ -31,7 +31,8 @@ from textual.widgets import Button, Footer, Input, Static
 from appliance.config import Settings, TuiSettings
 from appliance.terminal import visible
 from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health, connect, daemon_url
-from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL, mode_for
+from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL, TALK_TO_PERSON_LABEL, mode_for
+from appliance.tui.live import FloorControls
 from appliance.tui.render import Status, as_text
 from appliance.tui.screens import HelpScreen, SessionsScreen, binding_rows
 from appliance.tui.summary import SummaryControls
@@ -40,7 +41,7 @@ from appliance.tui.widgets import AnswerProgress, ContextPanel, ConversationView
 __all__ = ["ApplianceTUI", "daemon_url", "run_tui"]  # the command imports these from here
 
 
-class ApplianceTUI(SummaryControls):
+class ApplianceTUI(FloorControls, SummaryControls):
     """The operator console (default) or the customer kiosk (``kiosk=True``)."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses may live elsewhere
@@ -53,8 +54,10 @@ class ApplianceTUI(SummaryControls):
         Binding("f3,ctrl+e", "edit_summary", "Edit summary", key_display="F3"),
         Binding("f4,ctrl+r", "restore_summary", "Restore version", key_display="F4"),
         Binding("f5,ctrl+y", "toggle_pause", "Pause/resume summarizing", key_display="F5"),
-        Binding("f6,ctrl+t", "toggle_takeover", "Take over (type agent replies)", key_display="F6"),
+        Binding("f6,ctrl+t", "take_over", "Take over (type agent replies)", key_display="F6"),
         Binding("f7,ctrl+b", "toggle_context", "Show/hide context panel", key_display="F7"),
+        Binding("f8,ctrl+g", "hand_back", "Hand back to the model", key_display="F8"),
+        Binding("f9,ctrl+o", "floor", "The floor: every session, live", key_display="F9"),
         Binding("ctrl+l", "refresh", "Reload session", show=False),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
     ]
@@ -81,6 +84,7 @@ class ApplianceTUI(SummaryControls):
         self.takeover = False
         self.last_activity = clock()
         self.goodbye_at: float | None = None  # when the last answer was a goodbye (``late``)
+        self.floor_rows = {}
         if self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
         if self.mode.operator_key:
@@ -92,6 +96,8 @@ class ApplianceTUI(SummaryControls):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="banner")
+        if self.mode.panels:
+            yield Static("", id="floor-alert")
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 if self.mode.welcome is not None:
@@ -102,6 +108,7 @@ class ApplianceTUI(SummaryControls):
                 if self.mode.new_conversation_key:
                     with Horizontal(id="entry"):
                         yield Input(placeholder=self._placeholder(), id="message")
+                        yield Button(TALK_TO_PERSON_LABEL, id="talk-to-person")
                         yield Button(NEW_CONVERSATION_LABEL, id="new-conversation")
                 else:
                     yield Input(placeholder=self._placeholder(), id="message")
@@ -114,6 +121,8 @@ class ApplianceTUI(SummaryControls):
     def on_mount(self) -> None:
         self.screen.add_class(*self.mode.screen_classes)
         self.query_one("#banner").display = False
+        for alert in self.query("#floor-alert"):
+            alert.display = False
         self.query_one("#message", Input).focus()
         self.set_interval(self.settings.poll_s, self.poll)
         if self.mode.idle_reset_s is not None or self.mode.goodbye_reset_s is not None:
@@ -121,6 +130,7 @@ class ApplianceTUI(SummaryControls):
         self.poll()
         if self.session_id:
             self.reload()
+        self.start_following()
 
     async def on_event(self, event: events.Event) -> None:
         """A paste may hold terminal controls (a clipboard filled by a web page): they arrive visible."""
@@ -179,7 +189,9 @@ class ApplianceTUI(SummaryControls):
             self.update_status()
 
     def update_status(self) -> None:
-        status = Status(self.connected, self.health, self.payload, self.session_id, self.takeover)
+        status = Status(
+            self.connected, self.health, self.payload, self.session_id, self.takeover, self.floor_state, self.notice
+        )
         self.query_one("#status", Static).update(self.mode.status(status))
 
     def notify(
@@ -207,6 +219,8 @@ class ApplianceTUI(SummaryControls):
         if self.session_id is None:
             created = await self.client.new_session(title=self.mode.session_title)
             self.session_id = str(created["id"])
+            if not self.mode.panels:
+                self.start_following()  # the kiosk follows its own session
         return self.session_id
 
     async def _load(self, *, quiet: bool = False) -> None:
@@ -224,6 +238,7 @@ class ApplianceTUI(SummaryControls):
             self.show(payload)
 
     def show(self, payload: JSON | None) -> None:
+        self.floor_of(payload)
         if payload is not None and payload == self.payload:
             self.update_status()
             return  # a poll found nothing new: keep scroll positions and selections
@@ -243,6 +258,9 @@ class ApplianceTUI(SummaryControls):
         self.session_id = None
         self.payload = None
         self.goodbye_at = None
+        self.floor_state, self.notice = "bot", ""
+        if not self.mode.panels:
+            self.start_following()  # stops following the last customer's session
         self.query_one(ConversationView).clear()
         for panel in self.query(ContextPanel):
             panel.show(None)
@@ -294,6 +312,7 @@ class ApplianceTUI(SummaryControls):
                 elif event.kind == "done":  # the stored answer: the guard may have replaced the streamed draft
                     self.post_message(AnswerProgress(str(event.data.get("text", answer))))
                     self.goodbye_at = self.clock() if event.data.get("stage") == "late" else None
+                    self.notice = str(event.data.get("notice") or self.notice)  # in the customer's language
                 elif event.kind == "error":
                     error = event.data.get("error", {})
                     raise DaemonError(str(error.get("message", "the answer failed")), kind=str(error.get("type", "")))
@@ -392,18 +411,6 @@ class ApplianceTUI(SummaryControls):
     def action_refresh(self) -> None:
         self.reload()
 
-    def action_toggle_takeover(self) -> None:
-        self.takeover = not self.takeover
-        box = self.query_one("#message", Input)
-        box.placeholder = self._placeholder()
-        box.set_class(self.takeover, "-takeover")
-        self.notify(
-            "Take over: your replies are recorded as the agent's."
-            if self.takeover
-            else "Back to the model: messages are answered by the model."
-        )
-        self.update_status()
-
     @work(exclusive=True, group="action")
     async def action_new_session(self) -> None:
         self.reset_conversation()
@@ -418,14 +425,9 @@ class ApplianceTUI(SummaryControls):
         await self._load()
 
     def action_find_session(self) -> None:
-        def resume(session_id: str | None) -> None:
-            if session_id:
-                self.session_id = session_id
-                self.payload = None
-                self.query_one(ConversationView).clear()
-                self.reload()
-
-        self.push_screen(SessionsScreen(self.client), resume)
+        self.push_screen(
+            SessionsScreen(self.client), lambda session_id: self.resume(session_id) if session_id else None
+        )
 
     def action_help_quit(self) -> None:
         """Ctrl+C does not quit (Textual's own hint is markup, which :meth:`notify` would show raw)."""

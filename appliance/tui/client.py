@@ -176,6 +176,34 @@ class DaemonClient:
         action = "pause" if paused else "resume"
         return await self._request("POST", f"/v1/sessions/{session_id}/summary/{action}")
 
+    # the branch floor ------------------------------------------------------------------------------
+
+    async def ask_for_person(self, session_id: str) -> JSON:
+        """The customer asks for a person: ``floor`` (the state after) and ``notice`` (what to tell them)."""
+        return await self._request("POST", f"/v1/sessions/{session_id}/person")
+
+    async def take_over(self, session_id: str) -> JSON:
+        """Hold the session (the daemon then generates no answer in it); 409 if another operator holds it."""
+        return await self._request("POST", f"/v1/sessions/{session_id}/take")
+
+    async def hand_back(self, session_id: str) -> JSON:
+        return await self._request("POST", f"/v1/sessions/{session_id}/hand-back")
+
+    async def events(self, path: str, after: int | None = None) -> AsyncIterator[StreamEvent]:
+        """Live events from ``path`` (``/v1/events`` or a session's), after event ``after`` (None: new
+        ones only); each event's data carries its ``id``. Ends when the daemon ends the stream."""
+        headers = {"Last-Event-ID": str(after)} if after is not None else {}
+        try:
+            async with self._http.stream(
+                "GET", path, headers=headers, timeout=httpx.Timeout(None, connect=self._timeout.connect)
+            ) as response:
+                if response.status_code != 200:
+                    raise _error_of(response.status_code, await response.aread())
+                async for event in _sse(sse_lines(response.aiter_text())):
+                    yield event
+        except httpx.TransportError as exc:
+            raise DaemonUnreachable(f"{self.base_url}: {_reason(exc)}") from exc
+
     async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
         """A customer message in; its answer out as ``token`` events, then ``done`` (or ``error``).
 

@@ -31,7 +31,9 @@ OPERATOR_ACTIONS = frozenset(
         "edit_summary",
         "restore_summary",
         "toggle_pause",
-        "toggle_takeover",
+        "take_over",
+        "hand_back",
+        "floor",
         "toggle_context",
         "refresh",
         "quit",
@@ -44,6 +46,7 @@ OPERATOR_ACTIONS = frozenset(
 KIOSK_RESTART_STATUS = 75
 NEW_CONVERSATION_KEY = "f2"
 NEW_CONVERSATION_LABEL = "New conversation (F2)"
+TALK_TO_PERSON_LABEL = "Talk to a person"
 KIOSK_AWAY = "Sorry, the assistant is restarting. Please wait a moment; what you typed is kept."
 KIOSK_PLACEHOLDER = "Type your question and press Enter"
 
@@ -121,8 +124,16 @@ def kiosk_mode(settings: TuiSettings) -> Mode:
     )
 
 
+WAITING = "A member of staff will be with you shortly."
+WITH_STAFF = "A member of staff is with you."
+
+
 def kiosk_status(status: Status) -> Text:
-    """The customer's status bar: ready or not, nothing about the machinery."""
+    """The customer's status bar: ready or not, or that a person is coming or here; nothing about the machinery."""
+    if status.connected and status.floor == "needs_person":
+        return Text(status.notice or WAITING, style="bold")
+    if status.connected and status.floor == "with_person":
+        return Text(WITH_STAFF, style="bold")
     return Text("Ready" if status.connected else "Please wait…")
 
 

@@ -113,7 +113,8 @@ def turn_text(turn: JSON, record: JSON | None, *, plain: bool = False, sources: 
     role = turn.get("role", "")
     index = turn.get("index", "?")
     if plain:
-        label = Text("You" if role == "customer" else "Assistant", style="bold")
+        # An agent's turn without a record was not generated: a member of staff wrote it.
+        label = Text("You" if role == "customer" else "Assistant" if record is not None else "Staff", style="bold")
         line = source_line(record) if sources and role == "agent" else ""
         cited = ("\n", as_text(line, style="dim italic")) if line else ()
         return Text.assemble(label, "\n", as_text(turn.get("text", "")), *cited)
@@ -287,6 +288,8 @@ class Status:
     payload: JSON | None
     session_id: str | None
     takeover: bool
+    floor: str = "bot"  # the session's state on the branch floor
+    notice: str = ""  # the daemon's sentence for a customer waiting for a person
 
 
 def status_line(status: Status) -> Text:
@@ -306,4 +309,8 @@ def status_line(status: Status) -> Text:
         f" · {speed(last_record(status.payload))}",
         as_text(f" · session {status.session_id or 'new'}"),
         Text(" · TAKE OVER", style="bold magenta") if status.takeover else "",
+        Text(f" · {FLOOR_FLAGS[status.floor]}", style="bold red") if status.floor in FLOOR_FLAGS else "",
     )
+
+
+FLOOR_FLAGS = {"needs_person": "NEEDS A PERSON", "closed": "CLOSED"}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from appliance import stage
 from appliance.context import ContextPolicy, PromptSpec, before_question
 from appliance.context.tokens import ResponderCounter
-from appliance.errors import ConfigError, InputError, MessageTooLong, SessionNotFound
+from appliance.errors import ConfigError, InputError, MessageTooLong, PersonHolds, SessionNotFound
 from appliance.facts import ledger, readback, slots
 from appliance.facts.vocabulary import Vocabulary
 from appliance.knowledge import Knowledge
@@ -38,6 +38,7 @@ from appliance.turn.timing import TurnTimer
 from appliance.types import (
     ROLES,
     Generation,
+    LedgerEntry,
     Manifest,
     Message,
     Role,
@@ -165,6 +166,8 @@ class Pipeline:
         timer = TurnTimer()
         message = self.validate_message(text)
         snap = self.store.snapshot(session_id)  # the turn's one read of the session
+        if snap.session.floor.state != "bot":  # a person is asked for or holds it (appliance.turn.floor)
+            raise PersonHolds(f"the conversation is {snap.session.floor.state}: the model does not answer it")
         plan = self._plan(snap, message, timer)
         return self._answer(plan, timer, on_token=on_token, cancel=cancel, persist=persist)
 
@@ -290,7 +293,7 @@ class Pipeline:
             if not persist:
                 return TurnResult(session_id=plan.session_id, customer=plan.customer, agent=agent, record=record)
             stored = self._store(plan, agent, record)
-        self._stored(plan.session_id)
+        self.announce(plan.session_id)
         # The stored record cannot include the store's own write; the caller's copy does.
         return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timer.timings(first)))
 
@@ -394,11 +397,15 @@ class Pipeline:
     # turns without an answer, and operator controls ------------------------------------------------
 
     def record_turn(self, session_id: str, role: str, text: str) -> Turn:
-        """Record a turn without generating: a human agent taking over, or a replayed transcript.
+        """Record a turn without generating (a person's reply, a replayed transcript) as :meth:`said` reads
+        it; the store gives it its index. Callers that also answer run this in the session's lane."""
+        said, message, facts = self.said(session_id, role, text)
+        turn = self.store.append_turn(session_id, said, message, ledger=facts)
+        self.announce(session_id)
+        return turn
 
-        The store gives the turn its index; callers that also answer run this in the session's lane.
-        Secrets are masked first and the facts read with the turn before, as in :meth:`answer`.
-        """
+    def said(self, session_id: str, role: str, text: str) -> tuple[Role, str, tuple[LedgerEntry, ...]]:
+        """A turn as stored: its role, its text with secrets masked, its facts read with the turn before."""
         if role not in ROLES:
             raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
         message = self.validate_message(text)
@@ -407,12 +414,8 @@ class Pipeline:
         before = self.store.turns(session_id)[-6:]  # the agent's request a reply answers; secrets just asked for
         if self.settings.mask_secrets:
             message = slots.mask(message, before, role=said, cues=cues)
-        asked = before[-1] if before else None
-        said_turn = Turn(session_id, -1, said, message)  # -1: stamped by the store
-        facts = ledger.entries_for(said_turn, asked, cues=cues, prior=self.store.ledger(session_id))
-        turn = self.store.append_turn(session_id, said, message, ledger=facts)
-        self._stored(session_id)
-        return turn
+        said_turn, asked = Turn(session_id, -1, said, message), before[-1] if before else None  # -1: the store's
+        return said, message, ledger.entries_for(said_turn, asked, cues=cues, prior=self.store.ledger(session_id))
 
     def edit_summary(self, session_id: str, text: str) -> SummaryVersion:
         """An operator's summary: stored as a new version covering every turn so far."""
@@ -442,8 +445,9 @@ class Pipeline:
     def set_summary_paused(self, session_id: str, paused: bool) -> None:
         self.store.set_summary_paused(session_id, paused)
         if not paused:
-            self._stored(session_id)
+            self.announce(session_id)
 
-    def _stored(self, session_id: str) -> None:
+    def announce(self, session_id: str) -> None:
+        """Tell the after-store hooks (the summary worker) that a turn of the session was stored."""
         for hook in self.after_store:
             hook(session_id)

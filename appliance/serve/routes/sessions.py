@@ -12,8 +12,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from appliance.serve.auth import Principal
 from appliance.serve.bodies import answer_body
 from appliance.serve.deps import AccessDep, ApplianceDep, LanesDep, LimitsDep, MetricsDep, RateDep, require
+from appliance.serve.metrics import Metrics
 from appliance.serve.schemas import Draft, NewMessage, NewSession, NewTurn
 from appliance.serve.streaming import SSE_HEADERS, guarded, sse
+from appliance.turn.floor import WAITING_MODEL, Held, Reply
 from appliance.types import to_dict
 
 router = APIRouter(tags=["sessions"])
@@ -62,6 +64,7 @@ def get_session(
         if worker is not None
         else None
     )
+    body["last_event_id"] = appliance.store.last_event_id()  # where to follow it from (Last-Event-ID)
     return body
 
 
@@ -101,20 +104,22 @@ async def post_message(
     Streamed: ``token`` events, then ``done`` with the stored answer, stage, check and manifest
     (or ``error``). The tokens are the first attempt; if the guard replaced it, ``done.text``
     is the answer that was stored. Each event is one ``data:`` line of JSON.
+
+    ``answered_by`` says who answers: ``model``, ``appliance`` (the waiting sentence: the message
+    asked for a person) or ``person`` (a person is asked for or holds the session: the message is
+    stored, no answer is generated, ``text`` is empty and ``agent`` null). ``floor`` is the state
+    after the message, ``notice`` the waiting sentence while nobody has taken the session yet.
     """
     started = time.monotonic()
-    run, first = await lanes.answer(request, who, session_id, body.text)
+    run, first = await lanes.talk(request, who, session_id, body.text)
     if not body.stream:
-        result = await run.finish(request, first)
-        metrics.answered(result, started)
-        return JSONResponse(answer_body(result))
+        reply = await run.finish(request, first)
+        return JSONResponse(reply_body(reply, metrics, started))
 
     async def events() -> AsyncIterator[str]:
         async for piece in run.pieces(first):
             yield sse("token", {"text": piece})
-        result = run.result()
-        metrics.answered(result, started)
-        yield sse("done", answer_body(result))
+        yield sse("done", reply_body(run.result(), metrics, started))
 
     stream = guarded(events(), run, metrics, lambda error: sse("error", error))
     return StreamingResponse(stream, media_type="text/event-stream", headers=SSE_HEADERS)
@@ -137,6 +142,24 @@ async def post_turn(
     turn = await run.finish(request, first)
     metrics.recorded()
     return to_dict(turn)
+
+
+def reply_body(reply: Reply, metrics: Metrics, started: float) -> dict[str, Any]:
+    """The answer's body with who answered and the state after it; counted in ``/metrics``."""
+    if isinstance(reply, Held):
+        metrics.held_message()
+        return {
+            "session_id": reply.customer.session_id,
+            "answered_by": "person",
+            "text": "",
+            "customer": to_dict(reply.customer),
+            "agent": None,
+            "floor": to_dict(reply.floor),
+            "notice": reply.notice,
+        }
+    metrics.answered(reply.result, started)
+    by = "appliance" if reply.result.record.model == WAITING_MODEL else "model"
+    return {**answer_body(reply.result), "answered_by": by, "floor": to_dict(reply.floor), "notice": reply.notice}
 
 
 @router.post("/v1/sessions/{session_id}/draft", status_code=202)
