@@ -431,16 +431,8 @@ class Pipeline:
         old = next((s for s in self.store.summaries(session_id) if s.version == version), None)
         if old is None:
             raise InputError(f"session {session_id} has no summary version {version}", field="version")
-        return self.store.add_summary(
-            SummaryVersion(
-                session_id=session_id,
-                version=0,
-                text=old.text,
-                covers_to=old.covers_to,
-                author="operator",
-                reason=f"restored version {version}",
-            )
-        )
+        again = dataclasses.replace(old, version=0, author="operator", status="accepted", created_at=0.0)
+        return self.store.add_summary(dataclasses.replace(again, reason=f"restored version {version}"))
 
     def set_summary_paused(self, session_id: str, paused: bool) -> None:
         self.store.set_summary_paused(session_id, paused)
