@@ -759,6 +759,12 @@ class TuiSettings(_Section):
         False,
         description="Kiosk mode: under an answer drawn from the operator's documents, a short `Source:` line with their titles (the operator console always lists the sources).",
     )
+    draft_pause_s: float = Field(
+        0.6,
+        ge=0,
+        le=10,
+        description="After this pause in typing, what the customer has typed goes to the daemon as a draft, which warms the answer's prompt (the operator's passages included) before Enter; 0: never.",
+    )
     ca_file: OptionalFile = Field(
         "",
         description="PEM certificate(s) an `https://` daemon's certificate must chain to (e.g. the box's self-signed one), for the TUI, the kiosk and the client commands; empty: the system's trusted authorities. Relative paths start at the config file's folder.",

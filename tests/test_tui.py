@@ -202,6 +202,7 @@ class FakeClient(DaemonClient):
         self.payload = payload or canned_session()
         self.reachable = reachable
         self.calls: list[tuple[str, Any]] = []
+        self.drafts: list[tuple[str, str]] = []
 
     def _check(self) -> None:
         if not self.reachable:
@@ -281,6 +282,11 @@ class FakeClient(DaemonClient):
         self.calls.append(("events", path))
         await asyncio.Event().wait()
         yield StreamEvent("never", {})
+
+    async def draft(self, session_id: str, text: str) -> dict[str, Any]:
+        self._check()
+        self.drafts.append((session_id, text))  # apart from ``calls``: a hint, sent whenever the typist pauses
+        return {"warming": True}
 
     async def stream_message(self, session_id: str, text: str) -> AsyncIterator[StreamEvent]:
         self._check()
@@ -655,6 +661,49 @@ async def click_every(pilot: Any, literal: str) -> int:
             await pilot.click(offset=(match.end() - 1, y))
             clicks += 1
     return clicks
+
+
+class TestDraftAhead:
+    """What the customer types goes to the daemon once they pause (tui.draft_pause_s), as a draft."""
+
+    def test_a_pause_sends_the_text_typed_so_far_and_only_the_newest(self):
+        async def go() -> None:
+            app = canned_app(kiosk=True, draft_pause_s=0.2)
+            client: FakeClient = app.client  # type: ignore[assignment]
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                await pilot.click("#message")
+                await pilot.press(*"What does it cost")  # no pause between keys: one draft at the end
+                await eventually_async(lambda: client.drafts, "a draft", pause=pilot.pause)
+                assert client.drafts == [("cafe01", "What does it cost")]
+                await pilot.press(*" abroad?")
+                await eventually_async(lambda: len(client.drafts) == 2, "the second draft", pause=pilot.pause)
+                assert client.drafts[-1] == ("cafe01", "What does it cost abroad?")
+                await pilot.press("enter")
+                await eventually_async(lambda: ("message", "What does it cost abroad?") in client.calls, "sent")
+                await pilot.pause(0.4)
+                assert len(client.drafts) == 2  # the emptied box sends nothing
+
+        run(go())
+
+    def test_nothing_is_sent_for_a_few_letters_in_a_take_over_or_when_off(self):
+        async def go(pause_s: float, take_over: bool, text: str) -> list[tuple[str, str]]:
+            app = canned_app(draft_pause_s=pause_s)
+            client: FakeClient = app.client  # type: ignore[assignment]
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                if take_over:
+                    await pilot.press("f6")
+                    await eventually_async(lambda: app.takeover, "the take-over", pause=pilot.pause)
+                await pilot.click("#message")
+                await pilot.press(*text)
+                await pilot.pause(0.5)
+            return client.drafts
+
+        assert run(go(0.1, False, "Where is my parcel?")) == [("cafe01", "Where is my parcel?")]  # the control
+        assert run(go(0.1, False, "Hi there")) == []
+        assert run(go(0.1, True, "Your parcel is on its way.")) == []
+        assert run(go(0.0, False, "Where is my parcel?")) == []
 
 
 class TestHostileText:

@@ -31,6 +31,7 @@ from textual.widgets import Button, Footer, Input, Static
 from appliance.config import Settings, TuiSettings
 from appliance.terminal import visible
 from appliance.tui.client import JSON, DaemonClient, DaemonError, DaemonUnreachable, Health, connect, daemon_url
+from appliance.tui.drafts import DraftAhead
 from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL, TALK_TO_PERSON_LABEL, mode_for
 from appliance.tui.live import FloorControls
 from appliance.tui.render import Status, as_text
@@ -41,7 +42,7 @@ from appliance.tui.widgets import AnswerProgress, ContextPanel, ConversationView
 __all__ = ["ApplianceTUI", "daemon_url", "run_tui"]  # the command imports these from here
 
 
-class ApplianceTUI(FloorControls, SummaryControls):
+class ApplianceTUI(FloorControls, SummaryControls, DraftAhead):
     """The operator console (default) or the customer kiosk (``kiosk=True``)."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses may live elsewhere
@@ -269,8 +270,9 @@ class ApplianceTUI(FloorControls, SummaryControls):
     # sending -------------------------------------------------------------------------------------
 
     @on(Input.Changed, "#message")
-    def typing(self) -> None:
+    def typing(self, event: Input.Changed) -> None:
         self.last_activity = self.clock()
+        self.typed(event.value)
 
     @on(Input.Submitted, "#message")
     def submitted(self, event: Input.Submitted) -> None:

@@ -176,6 +176,10 @@ class DaemonClient:
         action = "pause" if paused else "resume"
         return await self._request("POST", f"/v1/sessions/{session_id}/summary/{action}")
 
+    async def draft(self, session_id: str, text: str) -> JSON:
+        """What the customer is typing, not sent yet: the daemon warms the answer's prompt for it."""
+        return await self._request("POST", f"/v1/sessions/{session_id}/draft", json_body={"text": text}, ok=(202,))
+
     # the branch floor ------------------------------------------------------------------------------
 
     async def ask_for_person(self, session_id: str) -> JSON:
