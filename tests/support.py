@@ -125,3 +125,13 @@ def stop_process(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
 def dev_conversations() -> list[dict]:
     with (SHARED_DATA / "dev_conversations.jsonl").open() as fh:
         return [json.loads(line) for line in fh]
+
+
+def refusals_in(metrics: str) -> dict[str, float]:
+    """``/metrics``' refusal counters by reason (``appliance_access_refused_total{reason="..."}``)."""
+    found = {}
+    for line in metrics.splitlines():
+        if line.startswith("appliance_access_refused_total{"):
+            name, value = line.rsplit(" ", 1)
+            found[name.split('"')[1]] = float(value)
+    return found

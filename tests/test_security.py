@@ -39,7 +39,7 @@ from appliance.store import Store
 from appliance.tui.client import DaemonClient
 
 from .fakes import FakeResponder
-from .support import eventually, eventually_async, write_config
+from .support import eventually, eventually_async, refusals_in, write_config
 from .test_api_inprocess import GatedResponder
 from .test_daemon import Daemon, needs_model, start_daemon, wait_idle
 
@@ -98,12 +98,7 @@ class Box:
     def refusals(self) -> dict[str, float]:
         with self.as_("operator") as http:
             text = http.get("/metrics").text
-        found = {}
-        for line in text.splitlines():
-            if line.startswith("appliance_access_refused_total{"):
-                name, value = line.rsplit(" ", 1)
-                found[name.split('"')[1]] = float(value)
-        return found
+        return refusals_in(text)
 
 
 @pytest.fixture(scope="module")

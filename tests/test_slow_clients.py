@@ -21,6 +21,7 @@ import pytest
 
 from appliance.serve.connections import FILES_RESERVED, Gate, total_cap
 
+from .support import refusals_in
 from .test_daemon import Daemon, needs_model, start_daemon
 
 real_daemon = [pytest.mark.real_model, pytest.mark.daemon, needs_model]
@@ -80,12 +81,7 @@ def closed(sock: socket.socket) -> bool:
 
 def refusals(daemon: Daemon) -> dict[str, float]:
     text = httpx.get(f"{daemon.url}/metrics", timeout=30).text
-    found = {}
-    for line in text.splitlines():
-        if line.startswith("appliance_access_refused_total{"):
-            name, value = line.rsplit(" ", 1)
-            found[name.split('"')[1]] = float(value)
-    return found
+    return refusals_in(text)
 
 
 def counted(daemon: Daemon, before: dict[str, float], reason: str) -> float:

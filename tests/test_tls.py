@@ -31,7 +31,7 @@ from appliance.serve.tls import check_plain_http, server_context
 from appliance.tui.client import DaemonClient, DaemonUnreachable, daemon_url, tls_for
 from appliance.tui.trust import client_context, fingerprint, pinned_context
 
-from .support import write_config
+from .support import refusals_in, write_config
 from .test_daemon import Daemon, needs_model, start_daemon
 from .test_systemd import exposure_within, install, needs_analyze, verify
 
@@ -127,12 +127,7 @@ def raw(daemon: Daemon, source: str = "127.0.0.1") -> socket.socket:
 def refusals(daemon: Daemon, keys: Keys) -> dict[str, float]:
     with https(daemon, trusting(keys.ca)) as http:
         text = http.get("/metrics").text
-    found = {}
-    for line in text.splitlines():
-        if line.startswith("appliance_access_refused_total{"):
-            name, value = line.rsplit(" ", 1)
-            found[name.split('"')[1]] = float(value)
-    return found
+    return refusals_in(text)
 
 
 class TestHandshake:
