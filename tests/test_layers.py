@@ -36,7 +36,10 @@ EDGE_REACH = {
 
 # Each library, and the units (a folder or a top-level module) that may import it.
 OWNERS = {
-    "llama_cpp": {"models/llama"},
+    "llama_cpp": {
+        "models/llama",
+        "models/batch_context",
+    },  # the llama.cpp backend: one context, and one of several sequences
     "sqlite_utils": {"store"},
     "fastapi": {"serve"},
     "starlette": {"serve"},
