@@ -11,6 +11,7 @@ and load, the start's critical path, keep a core to themselves while everything 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from collections.abc import Callable, Sequence
@@ -59,7 +60,12 @@ def load_model(settings: Settings, name: str, knobs: ResponderSettings | Summari
         return load_remote(settings, name, knobs)
     entry = find(settings.models_dir, name)
     path = verified_path(settings.models_dir, entry)
-    return LlamaChatModel(
+    load: Callable[..., ChatModel] = LlamaChatModel
+    if isinstance(knobs, ResponderSettings) and knobs.parallel > 1:  # several customers' answers decoded together
+        from appliance.models.batched import BatchedChatModel
+
+        load = functools.partial(BatchedChatModel, parallel=knobs.parallel)
+    return load(
         path,
         name=entry.name,
         n_ctx=knobs.n_ctx,
@@ -241,10 +247,13 @@ class Appliance:
     queue: FairQueue
     prewarmer: Prewarmer | None = None
     knowledge: Knowledge | None = None  # the operator's documents (None: knowledge.enabled is off, or no encoder)
+    closers: tuple[Callable[[], None], ...] = ()  # of parts build() loaded (a batched responder's decode loop)
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
         self.queue.close(timeout=timeout)
+        for close in self.closers:
+            close()
         if self.prewarmer is not None:
             self.prewarmer.stop(timeout=timeout)
         if self.worker is not None:
@@ -371,9 +380,14 @@ def build(
             undo.callback(prewarmer.stop)
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
         cfg = settings.server
-        queue = FairQueue(model.name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s).start()
+        # as many answers at once as the responder decodes together (a session's turns stay in order)
+        parallel = settings.responder.parallel
+        queue = FairQueue(
+            model.name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s, parallel=parallel
+        ).start()
         undo.pop_all()
-    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge)
+    closers = (model.close,) if responder is None and hasattr(model, "close") else ()
+    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
 
 
 def _knowledge(settings: Settings, store: Store, model: ChatModel, encoder: Recaller | None) -> Knowledge | None:

@@ -6,10 +6,15 @@ thread per answer, each blocked in ``generate`` while its pieces stream to its o
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 
 from appliance.errors import Cancelled, GenerationError
@@ -18,9 +23,11 @@ from appliance.models.batched import BatchedChatModel, BatchedEngine
 from appliance.models.files import find, verified_path
 from appliance.models.llama import LlamaChatModel
 from appliance.models.states import StateCache
+from appliance.store import Store
 from appliance.types import Generation, Message, Sampling
 
 from .support import MODELS_DIR, TEST_MODEL, eventually
+from .test_daemon import Daemon, start_daemon
 
 pytestmark = pytest.mark.real_model
 
@@ -170,3 +177,46 @@ class TestSavedStates:
         assert batched.states.stats().restores == before + 1
         saved = batched.states.get("warm-session")
         assert saved is not None and len(saved.tokens) > answer.prompt_tokens  # the answer's sequence, kept
+
+
+@pytest.mark.daemon
+class TestKilledDuringBatchedAnswers:
+    def test_a_kill_9_while_three_answers_stream_stores_nothing_half(self, tmp_path: Path) -> None:
+        # Answers of exactly 400 tokens, three decoded together: the kill lands in the middle of all three.
+        env = {"APPLIANCE__RESPONDER__IGNORE_EOS": "true", "APPLIANCE__RESPONDER__PARALLEL": "3"}
+        daemon = start_daemon(tmp_path, max_tokens=400, env=env)
+        try:
+            with daemon.client() as http:
+                sessions = [http.post("/v1/sessions").json()["id"] for _ in range(3)]
+            streaming = [threading.Event() for _ in sessions]
+            readers = [
+                threading.Thread(target=_read_until_cut, args=(daemon, s, e), daemon=True)
+                for s, e in zip(sessions, streaming, strict=True)
+            ]
+            for r in readers:
+                r.start()
+            eventually(lambda: all(e.is_set() for e in streaming), "three answers streaming", timeout=300)
+            os.kill(daemon.proc.pid, signal.SIGKILL)
+            assert daemon.proc.wait(30) == -signal.SIGKILL
+            for r in readers:
+                r.join(30)
+        finally:
+            if daemon.proc.poll() is None:
+                daemon.stop()
+        store = Store.open(daemon.database)
+        try:
+            assert store.integrity_ok()
+            for session in sessions:
+                assert store.turns(session) == () and store.records(session) == []
+        finally:
+            store.close()
+
+
+def _read_until_cut(daemon: Daemon, session: str, streaming: threading.Event) -> None:
+    """Ask for an answer as a stream; say when its first token came, then read until the daemon dies."""
+    body = {"text": "Please count from 1 to 300, one number after another.", "stream": True}
+    with contextlib.suppress(httpx.HTTPError), daemon.client() as http:
+        with http.stream("POST", f"/v1/sessions/{session}/messages", json=body) as s:
+            for line in s.iter_lines():
+                if line == "event: token":
+                    streaming.set()
