@@ -165,6 +165,22 @@ def batch_context(model: LlamaChatModel, n_seq: int, n_ctx: int | None = None) -
         return BatchContext(llama, n_seq=n_seq, n_ctx=n_ctx or model.n_ctx)
 
 
+def kv_bytes_per_token(model: LlamaChatModel) -> int:
+    """Bytes of KV cache one token takes: K and V of every layer, in llama.cpp's default f16, from the
+    GGUF's metadata (so a vocab-only load will do). A context of ``parallel`` sequences of ``n_ctx``
+    tokens holds ``parallel x n_ctx`` of them."""
+    with model.native() as llama:
+        meta = llama.metadata
+    arch = meta.get("general.architecture", "")
+
+    def number(key: str, default: int = 0) -> int:
+        return int(meta.get(f"{arch}.{key}", default))
+
+    heads = number("attention.head_count", 1)
+    head_dim = number("attention.key_length") or number("embedding_length") // max(1, heads)
+    return 2 * number("block_count") * number("attention.head_count_kv", heads) * head_dim * 2
+
+
 class SeqSampler:
     """llama.cpp's sampler chain for one sequence, built as llama-cpp-python builds the single path's
     (penalties, then greedy at temperature 0, else top-k, top-p, temperature and a seeded draw)."""

@@ -27,6 +27,7 @@ from typing import Any
 
 from appliance.config import Settings
 from appliance.errors import InputError
+from appliance.lab.bench.load import MESSAGES as LOAD_MESSAGES
 from appliance.lab.harness import evolve
 from appliance.lab.stats import median
 from appliance.models.batch_context import batch_context, decode_rate, prompt_seconds
@@ -68,6 +69,27 @@ def _engine_rate(model: LlamaChatModel, n: int, tokens: int) -> float:
     return sum(r.completion_tokens for r in results) / max(wall - prompt_s, 1e-9)
 
 
+def same_answers(model: BatchedChatModel, questions: Sequence[str], tokens: int) -> dict[str, Any]:
+    """Greedy answers decoded together (all ``questions`` at once) against each alone on the model's
+    single context: how many are identical, and where the others first differ (in characters)."""
+    sampling = Sampling(temperature=0.0, max_tokens=tokens)
+    alone = [LlamaChatModel.generate(model, [Message("user", q)], sampling).text for q in questions]
+    together: list[str] = [""] * len(questions)
+
+    def one(i: int) -> None:
+        together[i] = model.generate([Message("user", questions[i])], sampling).text
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(questions))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    differ = [
+        next(i for i, (a, b) in enumerate(zip(x + "\0", y + "\1")) if a != b) for x, y in zip(alone, together) if x != y
+    ]
+    return {"answers": len(questions), "identical": len(questions) - len(differ), "differ_at_chars": differ}
+
+
 def run_batch(
     settings: Settings,
     *,
@@ -91,6 +113,7 @@ def run_batch(
     decode: dict[int, list[float]] = {n: [] for n in SEQS}
     prompt: dict[str, list[float]] = {"alone_s": [], "beside_decode_s": [], "beside_decode_tps": []}
     engine: list[float] = []
+    same: dict[str, Any] | None = None
     try:
         for r in range(rounds):
             for n in SEQS:
@@ -105,11 +128,15 @@ def run_batch(
             if engine_seqs > 1:
                 progress(f"round {r + 1}: {engine_seqs} answers through the batched engine")
                 engine.append(_engine_rate(model, engine_seqs, steps))
+        if isinstance(model, BatchedChatModel):
+            progress(f"greedy answers, {engine_seqs} together against each alone")
+            same = same_answers(model, [m.format(n=i) for i, m in enumerate(LOAD_MESSAGES[:engine_seqs])], steps)
     finally:
         context.close()
         if isinstance(model, BatchedChatModel):
             model.close()
-    return _report(model.name, threads, decode, prompt, engine, engine_seqs, len(long), chunk, steps)
+    report = _report(model.name, threads, decode, prompt, engine, engine_seqs, len(long), chunk, steps)
+    return {**report, "same_answers": same}
 
 
 def _report(
@@ -163,6 +190,16 @@ def format_text(report: dict[str, Any]) -> str:
             f"engine, {report['engine_seqs']} answers at once: "
             f"{'/'.join(f'{x:.1f}' for x in report['engine_tps'])} tok/s, "
             f"{report['engine_ratio_to_bare']:.2f} of bare"
+        )
+    same = report.get("same_answers")
+    if same:
+        lines.append(
+            f"greedy, together against alone: {same['identical']} of {same['answers']} answers identical"
+            + (
+                f" (the others differ from character {', '.join(map(str, same['differ_at_chars']))})"
+                if same["differ_at_chars"]
+                else ""
+            )
         )
     return "\n".join(lines)
 
