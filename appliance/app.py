@@ -252,12 +252,12 @@ class Appliance:
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
         self.queue.close(timeout=timeout)
-        for close in self.closers:
-            close()
         if self.prewarmer is not None:
             self.prewarmer.stop(timeout=timeout)
         if self.worker is not None:
             self.worker.stop(timeout=timeout)  # a summary in progress is cancelled and stores nothing
+        for close in self.closers:  # after the warm-ups that use them
+            close()
         self.store.close()
 
     def __enter__(self) -> Appliance:
@@ -346,8 +346,7 @@ def build(
     configured = policies(settings)
     summarized = {name for name, p in configured.items() if p.uses_summary}
     loaded = load_concurrently(_loads(settings, responder, summarizer, recall, worker and bool(summarized), imports))
-    from appliance.turn.prewarm import Prewarmer  # these three are imported by now
-    from appliance.turn.queue import FairQueue
+    from appliance.turn.prewarm import Prewarmer  # these are imported by now
     from appliance.turn.worker import SummaryWorker
 
     with ExitStack() as undo:
@@ -379,15 +378,20 @@ def build(
             )
             undo.callback(prewarmer.stop)
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
-        cfg = settings.server
-        # as many answers at once as the responder decodes together (a session's turns stay in order)
-        parallel = settings.responder.parallel
-        queue = FairQueue(
-            model.name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s, parallel=parallel
-        ).start()
+        queue = _queue(settings, model.name)
         undo.pop_all()
     closers = (model.close,) if responder is None and hasattr(model, "close") else ()
     return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
+
+
+def _queue(settings: Settings, name: str) -> FairQueue:
+    """The model's queue, started: as many answers at once as the responder decodes together."""
+    from appliance.turn.queue import FairQueue
+
+    cfg = settings.server
+    return FairQueue(
+        name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s, parallel=settings.responder.parallel
+    ).start()
 
 
 def _knowledge(settings: Settings, store: Store, model: ChatModel, encoder: Recaller | None) -> Knowledge | None:

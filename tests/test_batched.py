@@ -52,6 +52,14 @@ def batched() -> Iterator[BatchedChatModel]:
     model.close()
 
 
+@pytest.fixture
+def fresh() -> Iterator[BatchedChatModel]:
+    """An engine whose sequences hold nothing yet: what it reuses was computed as the single context would."""
+    model = BatchedChatModel(verified_path(MODELS_DIR, find(MODELS_DIR, TEST_MODEL)), parallel=3, **OPTIONS)
+    yield model
+    model.close()
+
+
 @pytest.fixture(scope="module")
 def single() -> LlamaChatModel:
     return LlamaChatModel(verified_path(MODELS_DIR, find(MODELS_DIR, TEST_MODEL)), **OPTIONS)
@@ -103,18 +111,18 @@ class TestStreams:
         assert max(s.times[0] for s in streams) < min(s.times[-1] for s in streams)
 
     def test_greedy_alone_through_the_engine_equals_the_single_context(
-        self, batched: BatchedChatModel, single: LlamaChatModel
+        self, fresh: BatchedChatModel, single: LlamaChatModel
     ) -> None:
         for q in QUESTIONS[:2]:
-            assert batched.generate(_ask(q), GREEDY).text == single.generate(_ask(q), GREEDY).text
+            assert fresh.generate(_ask(q), GREEDY).text == single.generate(_ask(q), GREEDY).text
 
     def test_greedy_answers_decoded_together_start_as_they_do_alone(
-        self, batched: BatchedChatModel, single: LlamaChatModel
+        self, fresh: BatchedChatModel, single: LlamaChatModel
     ) -> None:
         """Batched kernels may round differently (docs/batching.md measures how often a whole answer
         differs); each answer still begins with its own first tokens, never with another's."""
         alone = [single.generate(_ask(q), GREEDY).text for q in QUESTIONS[:3]]
-        together = [s.join().result for s in [_Stream(batched.generate, _ask(q), GREEDY) for q in QUESTIONS[:3]]]
+        together = [s.join().result for s in [_Stream(fresh.generate, _ask(q), GREEDY) for q in QUESTIONS[:3]]]
         for a, t in zip(alone, together, strict=True):
             assert t is not None
             assert t.text.split()[:2] == a.split()[:2]
@@ -166,17 +174,26 @@ class TestSequences:
 
 class TestSavedStates:
     def test_a_warmed_prefix_is_restored_into_a_sequence(self, batched: BatchedChatModel) -> None:
-        before = batched.states.stats().restores
         history = [Message("system", "You are a helpful bank assistant."), Message("user", QUESTIONS[0])]
         warmed = batched.prepare(history, cache_key="warm-session")
-        assert warmed.evaluated > 0
-        answer = batched.generate(
-            [*history[:-1], Message("user", QUESTIONS[0] + " Answer briefly.")], GREEDY, cache_key="warm-session"
-        )
+        assert warmed.evaluated > 0 and warmed.complete
+        # Three other answers take every sequence, so the warmed one is no longer in any of them.
+        for s in [_Stream(batched.generate, _ask(q), GREEDY) for q in QUESTIONS[1:4]]:
+            assert s.join().error is None
+        before = batched.states.stats().restores
+        question = [*history[:-1], Message("user", QUESTIONS[0] + " Answer briefly.")]
+        answer = batched.generate(question, GREEDY, cache_key="warm-session")
         assert answer.text
         assert batched.states.stats().restores == before + 1
         saved = batched.states.get("warm-session")
         assert saved is not None and len(saved.tokens) > answer.prompt_tokens  # the answer's sequence, kept
+
+    def test_a_new_answer_reuses_what_a_sequence_holds(self, fresh: BatchedChatModel) -> None:
+        history = [Message("system", "You are a helpful bank assistant."), Message("user", QUESTIONS[0])]
+        fresh.prepare(history, cache_key="a")
+        again = fresh.prepare(history, cache_key="b")  # another key: only the sequence's cache can serve it
+        assert again.reused == again.total and again.evaluated == 0
+        assert fresh.states.stats().restores == 0
 
 
 @pytest.mark.daemon

@@ -124,6 +124,9 @@ class BatchedEngine:
         self._cond = threading.Condition()
         self._closed = False
         self._free = list(range(context.n_seq))
+        # What each sequence's cache holds: a new answer takes the free one sharing the most of its
+        # prompt (customers share the system prompt), as the single context reuses its last prompt.
+        self._held: dict[int, list[int]] = {slot: [] for slot in self._free}
         self._active: list[_Seq] = []
         self._thread = threading.Thread(target=self._loop, name=f"batch-{name}", daemon=True)
         self._thread.start()
@@ -229,7 +232,7 @@ class BatchedEngine:
                         self._cond.wait()
                     if self._closed:
                         return
-                    admitted = [(self._pending.popleft(), self._free.pop()) for _ in range(self._room())]
+                    admitted = [self._pick(self._pending.popleft()) for _ in range(self._room())]
                 for request, slot in admitted:
                     self._admit(request, slot)
                 for seq in [s for s in self._active if s.request.stopped()]:
@@ -263,32 +266,40 @@ class BatchedEngine:
             while self._pending:
                 self._pending.popleft().out.put(("error", error))
 
+    def _pick(self, request: _Request) -> tuple[_Request, int]:
+        slot = max(self._free, key=lambda s: shared_prefix(self._held[s], request.prompt))
+        self._free.remove(slot)
+        return request, slot
+
     def _admit(self, request: _Request, slot: int) -> None:
         """Give ``request`` sequence ``slot``, restoring its session's saved state where it helps."""
         try:
             sampler = SeqSampler(self.context, request.sampling)
         except Exception as exc:  # a sampler llama.cpp cannot make fails this answer alone
-            self._free.append(slot)
+            self._free.append(slot)  # its cache untouched: what _held says it holds
             request.out.put(("error", GenerationError(f"{self.name}: {exc}")))
             return
         reused = self._restore(slot, request)
         seq = _Seq(slot, request, sampler, request.prompt[:reused], request.prompt[reused:], reused)
         self._active.append(seq)
         if request.warm and not seq.todo:  # all of it was saved already
-            self._end(seq, _warmed(seq), keep=False)
+            self._end(seq, _warmed(seq), keep=True)
 
     def _restore(self, slot: int, request: _Request) -> int:
-        """Load the session's saved state into ``slot`` and keep what it shares with the prompt (all
-        but the prompt's last token at most: sampling needs fresh logits); the tokens kept."""
+        """Keep what ``slot``'s cache or, where it shares more, the session's saved state shares with
+        the prompt (all but the prompt's last token at most: sampling needs fresh logits); the
+        tokens kept."""
         saved = self.states.get(request.cache_key) if request.cache_key and self.states.enabled else None
         # a warm-up samples nothing, so it may keep its whole prompt
         room = len(request.prompt) - (0 if request.warm else 1)
+        live = min(shared_prefix(self._held[slot], request.prompt), room)
         keep = 0 if saved is None else min(shared_prefix(saved.tokens, request.prompt), room)
-        if saved is None or keep <= 0 or not self.context.restore(slot, saved.data):
-            self.context.forget(slot)
-            return 0
+        if saved is None or keep <= live or not self.context.restore(slot, saved.data):
+            keep = max(0, live) if saved is None or keep <= live else 0
+        else:
+            self.states.restored()
         self.context.forget(slot, keep)
-        self.states.restored()
+        self._held[slot] = []
         return keep
 
     def _step(self) -> None:
@@ -361,7 +372,11 @@ class BatchedEngine:
             if keep:
                 self._keep(seq)
         finally:
-            self.context.forget(seq.slot)
+            if keep:
+                self._held[seq.slot] = seq.kv  # left in place for the next answer to reuse
+            else:
+                self.context.forget(seq.slot)
+                self._held[seq.slot] = []
             seq.sampler.close()
             self._free.append(seq.slot)
             seq.request.out.put(("error" if isinstance(outcome, Exception) else "end", outcome))
