@@ -389,8 +389,9 @@ def _queue(settings: Settings, name: str) -> FairQueue:
     from appliance.turn.queue import FairQueue
 
     cfg = settings.server
+    parallel = settings.responder.parallel
     return FairQueue(
-        name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s, parallel=settings.responder.parallel
+        name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s, parallel=parallel, share=cfg.queue_share
     ).start()
 
 

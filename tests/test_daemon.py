@@ -411,6 +411,39 @@ class TestParallelQueue:
         assert most[0] == 2
         queue.close(timeout=10)
 
+    def test_a_client_over_its_share_of_sequences_waits_while_another_can_run(self):
+        queue = FairQueue("fake", max_waiting=10, retry_after=1, parallel=2, share=0.5)  # one each
+        gate = threading.Event()
+        started: list[str] = []
+
+        def work(job: object, name: str) -> None:
+            started.append(name)
+            gate.wait(10)
+
+        # all queued before the workers start: client A's second session comes before B's first
+        jobs = [
+            queue.submit(key, lambda job, n=key: work(job, n), owner=owner)
+            for key, owner in [("a1", "A"), ("a2", "A"), ("b1", "B")]
+        ]
+        queue.start()
+        eventually(lambda: len(started) == 2, "two jobs running")
+        assert sorted(started) == ["a1", "b1"]  # a2 waits: A holds its share
+        gate.set()
+        for job in jobs:
+            job.future.result(10)
+        assert started[-1] == "a2"
+        queue.close(timeout=10)
+
+    def test_a_client_alone_may_use_every_sequence(self):
+        queue = FairQueue("fake", max_waiting=10, retry_after=1, parallel=2, share=0.5).start()
+        gate = threading.Event()
+        jobs = [queue.submit(key, lambda job: gate.wait(10), owner="A") for key in ("a1", "a2")]
+        eventually(lambda: len(queue._running) == 2, "both of A's jobs running: nobody else waits")
+        gate.set()
+        for job in jobs:
+            job.future.result(10)
+        queue.close(timeout=10)
+
     def test_close_cancels_every_running_job(self):
         queue = FairQueue("fake", max_waiting=10, retry_after=1, parallel=3).start()
         jobs = [queue.submit(k, lambda job: job.cancel.wait(10)) for k in "abc"]

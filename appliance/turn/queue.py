@@ -11,9 +11,10 @@ different sessions run at once, each holding one of its sequences.
 from __future__ import annotations
 
 import concurrent.futures
+import math
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -25,8 +26,9 @@ T = TypeVar("T")
 class Job(Generic[T]):
     """One piece of model work waiting in, or taken from, a :class:`FairQueue`."""
 
-    def __init__(self, key: str, fn: Callable[[Job[T]], T]) -> None:
+    def __init__(self, key: str, fn: Callable[[Job[T]], T], owner: str | None = None) -> None:
         self.key = key
+        self.owner = owner or key  # the client whose share it counts against
         self.fn = fn
         self.cancel = threading.Event()
         self.future: concurrent.futures.Future[T] = concurrent.futures.Future()
@@ -43,11 +45,16 @@ class FairQueue:
     Each key (a session) has its own lane; a free worker takes the first job of the first lane
     whose session has no job running, and moves that lane to the back, so ten queued turns of one
     session do not delay another session's single turn by ten answers, and one session never holds
-    two of the model's sequences. Within a lane jobs keep their order.
+    two of the model's sequences. Within a lane jobs keep their order. A job's owner (its client)
+    that already runs ``share`` of the ``parallel`` jobs waits while another owner's job can run
+    instead: no client fills every sequence while others wait.
     """
 
-    def __init__(self, name: str, *, max_waiting: int, retry_after: float, parallel: int = 1) -> None:
+    def __init__(
+        self, name: str, *, max_waiting: int, retry_after: float, parallel: int = 1, share: float = 1.0
+    ) -> None:
         self.name = name
+        self.owner_cap = max(1, math.floor(max(1, parallel) * share))
         self.max_waiting = max_waiting
         self.retry_after = retry_after
         self._lanes: OrderedDict[str, deque[Job[Any]]] = OrderedDict()
@@ -81,7 +88,7 @@ class FairQueue:
         now = time.monotonic()
         return any(now - job.last_progress > limit_s for job in list(self._running))
 
-    def submit(self, key: str, fn: Callable[[Job[T]], T]) -> Job[T]:
+    def submit(self, key: str, fn: Callable[[Job[T]], T], owner: str | None = None) -> Job[T]:
         with self._cond:
             if self._closed:
                 raise ShuttingDown("the appliance is shutting down; try again after it restarts")
@@ -90,7 +97,7 @@ class FairQueue:
                     f"the {self.name} queue is full ({self._waiting} answers waiting; server.queue_max)",
                     retry_after=self.retry_after,
                 )
-            job = Job(key, fn)
+            job = Job(key, fn, owner)
             self._lanes.setdefault(key, deque()).append(job)
             self._waiting += 1
             self._cond.notify()
@@ -132,9 +139,13 @@ class FairQueue:
                 thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def _next(self) -> str | None:
-        """The first lane whose session has no job running (one session, one sequence at a time)."""
+        """The first lane whose session has no job running (one session, one sequence at a time),
+        an owner under its share first; over it only when no other can run (nothing stays idle)."""
         busy = {job.key for job in self._running}
-        return next((key for key in self._lanes if key not in busy), None)
+        held = Counter(job.owner for job in self._running)
+        ready = [key for key in self._lanes if key not in busy]
+        under = (key for key in ready if held[self._lanes[key][0].owner] < self.owner_cap)
+        return next(under, ready[0] if ready else None)
 
     def _work(self) -> None:
         while True:
