@@ -380,7 +380,9 @@ def build(
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
         queue = _queue(settings, model.name)
         undo.pop_all()
-    closers = (model.close,) if responder is None and hasattr(model, "close") else ()
+    from appliance.models.batched import BatchedChatModel
+
+    closers = (model.close,) if responder is None and isinstance(model, BatchedChatModel) else ()
     return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
 
 
