@@ -229,6 +229,36 @@ class TestKilledDuringBatchedAnswers:
             store.close()
 
 
+@pytest.mark.daemon
+class TestBatchedDaemon:
+    def test_answers_side_by_side_are_stored_whole_and_the_daemon_stops_cleanly(self, tmp_path: Path) -> None:
+        daemon = start_daemon(tmp_path, max_tokens=16, env={"APPLIANCE__RESPONDER__PARALLEL": "2"})
+        try:
+            with daemon.client() as http:
+                sessions = [http.post("/v1/sessions").json()["id"] for _ in range(2)]
+            answers: dict[str, str] = {}
+
+            def ask(session: str) -> None:
+                with daemon.client() as http:
+                    reply = http.post(f"/v1/sessions/{session}/messages", json={"text": "Hello, who are you?"})
+                    answers[session] = reply.json()["agent"]["text"]
+
+            askers = [threading.Thread(target=ask, args=(s,)) for s in sessions]
+            for a in askers:
+                a.start()
+            for a in askers:
+                a.join(300)
+            with daemon.client() as http:
+                for session in sessions:
+                    turns = http.get(f"/v1/sessions/{session}").json()["turns"]
+                    assert [t["role"] for t in turns] == ["customer", "agent"]
+                    assert turns[1]["text"] == answers[session]
+        finally:
+            code = daemon.stop()
+        assert code == 0 and "stopped cleanly" in daemon.output(), daemon.output()
+        assert "Traceback" not in daemon.output()  # no warm-up found its engine closed under it
+
+
 def _read_until_cut(daemon: Daemon, session: str, streaming: threading.Event) -> None:
     """Ask for an answer as a stream; say when its first token came, then read until the daemon dies."""
     body = {"text": "Please count from 1 to 300, one number after another.", "stream": True}
