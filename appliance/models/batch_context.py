@@ -6,7 +6,8 @@ cache: one sequence can never take another's room). One :meth:`BatchContext.deco
 of several sequences in one ``llama_decode``. :class:`SeqSampler` is llama.cpp's sampler chain for one
 sequence, in the order llama-cpp-python builds it for the single-sequence path, so that the same
 ``Sampling`` samples the same way in both. Sequence states are saved and restored by sequence id
-(``llama_state_seq_get_data``/``set_data``), in the format the single context's states use.
+(``llama_state_seq_get_data``/``set_data``); llama.cpp writes them differently for a context of
+several sequences, so a state the single context saved does not load here (``restore`` says so).
 
 Used by :mod:`appliance.models.batched` (the engine) and, bare, by the lab's ``bench batch``. Like
 ``llama.py`` this module may import llama_cpp: both are the llama.cpp backend.
@@ -83,12 +84,6 @@ class BatchContext:
             llama_cpp.llama_batch_free(self._batch)
             llama_cpp.llama_free(self.ctx)
             self.ctx = None
-
-    def kv_bytes(self) -> int:
-        """Bytes of the KV cache (all sequences): what this context adds beside the weights."""
-        import llama_cpp
-
-        return int(llama_cpp.llama_state_get_size(self.ctx)) if self.ctx else 0
 
     def decode(self, entries: Sequence[Entry]) -> int:
         """Evaluate ``entries`` (at most ``n_batch``) in one ``llama_decode``; llama.cpp's return code

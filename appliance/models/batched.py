@@ -2,8 +2,8 @@
 
 Generating a token reads every weight whether it is for one sequence or for four, so the answers of
 several waiting customers share one :class:`~appliance.models.batch_context.BatchContext`. One thread
-owns it and loops: it admits waiting answers into free sequences (restoring a session's saved state
-where it shares the prompt), then makes one ``llama_decode`` of one token of every answer that is
+owns it and loops: it admits waiting answers into free sequences (the one whose cache shares most
+of the prompt, which it keeps; or the session's saved state where that shares more), then makes one ``llama_decode`` of one token of every answer that is
 generating plus a chunk of a prompt that is being evaluated, then samples each answer's next token
 with its own sampler chain. A new answer joins at the next step, and a long prompt is evaluated a chunk
 per step, so it does not freeze the others' streams.
