@@ -11,6 +11,7 @@ and load, the start's critical path, keep a core to themselves while everything 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from collections.abc import Callable, Sequence
@@ -59,7 +60,12 @@ def load_model(settings: Settings, name: str, knobs: ResponderSettings | Summari
         return load_remote(settings, name, knobs)
     entry = find(settings.models_dir, name)
     path = verified_path(settings.models_dir, entry)
-    return LlamaChatModel(
+    load: Callable[..., ChatModel] = LlamaChatModel
+    if isinstance(knobs, ResponderSettings) and knobs.parallel > 1:  # several customers' answers decoded together
+        from appliance.models.batched import BatchedChatModel
+
+        load = functools.partial(BatchedChatModel, parallel=knobs.parallel)
+    return load(
         path,
         name=entry.name,
         n_ctx=knobs.n_ctx,
@@ -247,6 +253,7 @@ class Appliance:
     queue: FairQueue
     prewarmer: Prewarmer | None = None
     knowledge: Knowledge | None = None  # the operator's documents (None: knowledge.enabled is off, or no encoder)
+    closers: tuple[Callable[[], None], ...] = ()  # of parts build() loaded (a batched responder's decode loop)
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
@@ -255,6 +262,8 @@ class Appliance:
             self.prewarmer.stop(timeout=timeout)
         if self.worker is not None:
             self.worker.stop(timeout=timeout)  # a summary in progress is cancelled and stores nothing
+        for close in self.closers:  # after the warm-ups that use them
+            close()
         self.store.close()
 
     def __enter__(self) -> Appliance:
@@ -343,8 +352,7 @@ def build(
     configured = policies(settings)
     summarized = {name for name, p in configured.items() if p.uses_summary}
     loaded = load_concurrently(_loads(settings, responder, summarizer, recall, worker and bool(summarized), imports))
-    from appliance.turn.prewarm import Prewarmer  # these three are imported by now
-    from appliance.turn.queue import FairQueue
+    from appliance.turn.prewarm import Prewarmer  # these are imported by now
     from appliance.turn.worker import SummaryWorker
 
     with ExitStack() as undo:
@@ -376,10 +384,23 @@ def build(
             )
             undo.callback(prewarmer.stop)
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
-        cfg = settings.server
-        queue = FairQueue(model.name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s).start()
+        queue = _queue(settings, model.name)
         undo.pop_all()
-    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge)
+    from appliance.models.batched import BatchedChatModel
+
+    closers = (model.close,) if responder is None and isinstance(model, BatchedChatModel) else ()
+    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
+
+
+def _queue(settings: Settings, name: str) -> FairQueue:
+    """The model's queue, started: as many answers at once as the responder decodes together."""
+    from appliance.turn.queue import FairQueue
+
+    cfg = settings.server
+    parallel = settings.responder.parallel
+    return FairQueue(
+        name, max_waiting=cfg.queue_max, retry_after=cfg.retry_after_s, parallel=parallel, share=cfg.queue_share
+    ).start()
 
 
 def _knowledge(settings: Settings, store: Store, model: ChatModel, encoder: Recaller | None) -> Knowledge | None:

@@ -134,6 +134,12 @@ class ResponderSettings(_RemoteBackend):
         True,
         description="After each stored turn or summary update, evaluate the session's next prompt prefix while the responder is idle, so the next answer evaluates only the new message. It yields to answers.",
     )
+    parallel: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Answers decoded together in one llama.cpp context (continuous batching: one sequence each, one shared decode step); the KV cache grows to `parallel` x `n_ctx`. 1: one answer at a time, as a single context.",
+    )
 
 
 class ChatSettings(_Section):

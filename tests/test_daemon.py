@@ -387,6 +387,91 @@ class TestFairQueue:
         queue.close(timeout=10)
 
 
+class TestParallelQueue:
+    """``responder.parallel`` > 1: as many jobs at once, never two of one session."""
+
+    def test_sessions_run_side_by_side_and_a_session_keeps_one_at_a_time(self):
+        queue = FairQueue("fake", max_waiting=100, retry_after=1, parallel=2).start()
+        gate = threading.Event()
+        inside: list[str] = []
+        most = [0]
+        lock = threading.Lock()
+
+        def work(job: object, name: str) -> str:
+            with lock:
+                inside.append(name)
+                most[0] = max(most[0], len(inside))
+            gate.wait(10)
+            with lock:
+                inside.remove(name)
+            return name
+
+        jobs = [queue.submit(key, lambda job, n=n: work(job, n)) for key, n in [("a", "a1"), ("a", "a2"), ("b", "b1")]]
+        eventually(lambda: sorted(inside) == ["a1", "b1"], "a1 and b1 running together")
+        assert jobs[1].future.running() is False  # a2 waits for a1, though a worker is free
+        gate.set()
+        assert [j.future.result(10) for j in jobs] == ["a1", "a2", "b1"]
+        assert most[0] == 2
+        queue.close(timeout=10)
+
+    def test_a_client_over_its_share_of_sequences_waits_while_another_can_run(self):
+        queue = FairQueue("fake", max_waiting=10, retry_after=1, parallel=2, share=0.5)  # one each
+        gate = threading.Event()
+        started: list[str] = []
+
+        def work(job: object, name: str) -> None:
+            started.append(name)
+            gate.wait(10)
+
+        # all queued before the workers start: client A's second session comes before B's first
+        jobs = [
+            queue.submit(key, lambda job, n=key: work(job, n), owner=owner)
+            for key, owner in [("a1", "A"), ("a2", "A"), ("b1", "B")]
+        ]
+        queue.start()
+        eventually(lambda: len(started) == 2, "two jobs running")
+        assert sorted(started) == ["a1", "b1"]  # a2 waits: A holds its share
+        gate.set()
+        for job in jobs:
+            job.future.result(10)
+        assert started[-1] == "a2"
+        queue.close(timeout=10)
+
+    def test_a_client_alone_may_use_every_sequence(self):
+        queue = FairQueue("fake", max_waiting=10, retry_after=1, parallel=2, share=0.5).start()
+        gate = threading.Event()
+        jobs = [queue.submit(key, lambda job: gate.wait(10), owner="A") for key in ("a1", "a2")]
+        eventually(lambda: len(queue._running) == 2, "both of A's jobs running: nobody else waits")
+        gate.set()
+        for job in jobs:
+            job.future.result(10)
+        queue.close(timeout=10)
+
+    def test_close_cancels_every_running_job(self):
+        queue = FairQueue("fake", max_waiting=10, retry_after=1, parallel=3).start()
+        jobs = [queue.submit(k, lambda job: job.cancel.wait(10)) for k in "abc"]
+        eventually(lambda: len(queue._running) == 3, "three jobs running")
+        queue.close(timeout=10)
+        assert all(j.future.result(1) is True for j in jobs)
+        assert not queue.alive()
+
+    def test_stalled_looks_at_every_running_job(self):
+        queue = FairQueue("fake", max_waiting=10, retry_after=1, parallel=2).start()
+        gate = threading.Event()
+
+        def ticking(job: object) -> None:
+            while not gate.wait(0.01):
+                job.progress()  # type: ignore[attr-defined]
+
+        busy = queue.submit("a", ticking)
+        stuck = queue.submit("b", lambda job: gate.wait(10))
+        eventually(lambda: queue.stalled(0.2), "the stuck job to be seen", timeout=10)
+        gate.set()
+        for job in (busy, stuck):
+            job.future.result(10)
+        queue.close(timeout=10)
+
+
 class TestWatchdog:
     """A generation that makes no progress stops the watchdog pings (so systemd restarts the daemon)."""
 

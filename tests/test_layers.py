@@ -36,7 +36,8 @@ EDGE_REACH = {
 
 # Each library, and the units (a folder or a top-level module) that may import it.
 OWNERS = {
-    "llama_cpp": {"models/llama"},
+    # the llama.cpp backend: one context (llama), a context of several sequences (batch_context)
+    "llama_cpp": {"models/llama", "models/batch_context"},
     "sqlite_utils": {"store"},
     "fastapi": {"serve"},
     "starlette": {"serve"},

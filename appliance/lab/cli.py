@@ -294,6 +294,42 @@ def bench_load(
         sys.exit(1)
 
 
+@bench.command("batch")
+@click.option("--threads", type=click.IntRange(1, 512), default=2, show_default=True, help="llama.cpp threads.")
+@click.option("--steps", type=click.IntRange(2, 4096), default=24, show_default=True, help="Decode steps timed.")
+@click.option("--prompt-tokens", type=click.IntRange(8, 8192), default=256, show_default=True, help="Prompt evaluated.")
+@click.option("--chunk", type=click.IntRange(1, 512), default=64, show_default=True, help="Prompt tokens per step.")
+@click.option("--rounds", type=click.IntRange(1, 20), default=2, show_default=True, help="Interleaved repeats.")
+@click.option(
+    "--engine-seqs",
+    type=click.IntRange(0, 8),
+    default=4,
+    show_default=True,
+    help="Answers at once through the batched engine (0: skip that measurement).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_batch_cmd(
+    obj: Context, threads: int, steps: int, prompt_tokens: int, chunk: int, rounds: int, engine_seqs: int, as_json: bool
+) -> None:
+    """Decode throughput with 1-8 sequences in one batch, prompt evaluation beside decoding, the engine against bare."""
+    from appliance.lab.bench.batch import dumps, format_text, run_batch
+    from appliance.lab.progress import say
+
+    report = run_batch(
+        obj.settings,
+        threads=threads,
+        steps=steps,
+        prompt_tokens=prompt_tokens,
+        chunk=chunk,
+        rounds=rounds,
+        engine_seqs=engine_seqs,
+        progress=say,
+    )
+    click.echo(dumps(report) if as_json else format_text(report))
+
+
 @bench.command("footprint")
 @click.option(
     "--message", default=None, help="The customer message answered and embedded (default: one that points back)."

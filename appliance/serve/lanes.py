@@ -51,7 +51,7 @@ class Lanes:
         """Queue ``work`` in lane ``key`` within the caller's share, and wait for its first piece (or its failure)."""
         release = self.share.claim(who.client)
         run: Run[T] = Run(self.queue, time.monotonic() + self.timeout_s)
-        run.start(key, work, on_start=release)
+        run.start(key, work, on_start=release, owner=who.client)
         return run, await run.first(request)
 
     async def answer(self, request: Request, who: Principal, session_id: str, text: str) -> Started[TurnResult]:

@@ -46,10 +46,14 @@ class Run(Generic[T]):
         self._checked = time.monotonic()  # when the client's connection was last looked at
 
     def start(
-        self, key: str, work: Callable[[threading.Event, OnToken], T], on_start: Callable[[], None] = lambda: None
+        self,
+        key: str,
+        work: Callable[[threading.Event, OnToken], T],
+        on_start: Callable[[], None] = lambda: None,
+        owner: str | None = None,
     ) -> Run[T]:
-        """Queue ``work`` in lane ``key``; ``on_start`` is called when it leaves the queue (started,
-        withdrawn or failed), once or more."""
+        """Queue ``work`` in lane ``key`` for ``owner`` (its client); ``on_start`` is called when it
+        leaves the queue (started, withdrawn or failed), once or more."""
 
         def fn(job: Job[T]) -> T:
             on_start()
@@ -61,7 +65,7 @@ class Run(Generic[T]):
             return work(job.cancel, on_token)
 
         try:
-            self.job = self.queue.submit(key, fn)
+            self.job = self.queue.submit(key, fn, owner)
         except BaseException:
             on_start()
             raise

@@ -1,17 +1,20 @@
-"""One queue per model: turns run one at a time on a worker thread, sessions taken in turn.
+"""One queue per model: turns run on its worker threads (``parallel`` of them), sessions taken in turn.
 
 Every turn that touches a session's transcript (an answer, an operator's recorded turn) goes
 through its session's lane, so turns of one session are written in order and an operator's turn
-can never land between an answer's snapshot and its store. A llama.cpp context serves one
-generation at a time anyway, so one thread per model loses nothing.
+can never land between an answer's snapshot and its store: a lane runs one job at a time. A single
+llama.cpp context serves one generation at a time, so with ``parallel`` = 1 one thread loses nothing;
+a batched responder (``responder.parallel``) decodes that many answers together, so as many jobs of
+different sessions run at once, each holding one of its sequences.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import math
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -23,8 +26,9 @@ T = TypeVar("T")
 class Job(Generic[T]):
     """One piece of model work waiting in, or taken from, a :class:`FairQueue`."""
 
-    def __init__(self, key: str, fn: Callable[[Job[T]], T]) -> None:
+    def __init__(self, key: str, fn: Callable[[Job[T]], T], owner: str | None = None) -> None:
         self.key = key
+        self.owner = owner or key  # the client whose share it counts against
         self.fn = fn
         self.cancel = threading.Event()
         self.future: concurrent.futures.Future[T] = concurrent.futures.Future()
@@ -36,27 +40,36 @@ class Job(Generic[T]):
 
 
 class FairQueue:
-    """The jobs for one model, run one at a time on a worker thread, sessions taken in turn.
+    """The jobs for one model, run on ``parallel`` worker threads, sessions taken in turn.
 
-    Each key (a session) has its own lane; the worker takes the first job of the lane at the front
-    and moves that lane to the back, so ten queued turns of one session do not delay another
-    session's single turn by ten answers. Within a lane jobs keep their order. A llama.cpp context
-    serves one generation at a time anyway, so one thread per model loses nothing.
+    Each key (a session) has its own lane; a free worker takes the first job of the first lane
+    whose session has no job running, and moves that lane to the back, so ten queued turns of one
+    session do not delay another session's single turn by ten answers, and one session never holds
+    two of the model's sequences. Within a lane jobs keep their order. A job's owner (its client)
+    that already runs ``share`` of the ``parallel`` jobs waits while another owner's job can run
+    instead: no client fills every sequence while others wait.
     """
 
-    def __init__(self, name: str, *, max_waiting: int, retry_after: float) -> None:
+    def __init__(
+        self, name: str, *, max_waiting: int, retry_after: float, parallel: int = 1, share: float = 1.0
+    ) -> None:
         self.name = name
+        self.owner_cap = max(1, math.floor(max(1, parallel) * share))
         self.max_waiting = max_waiting
         self.retry_after = retry_after
         self._lanes: OrderedDict[str, deque[Job[Any]]] = OrderedDict()
         self._waiting = 0
-        self._running: Job[Any] | None = None
+        self._running: list[Job[Any]] = []
         self._closed = False
         self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._work, name=f"model-{name}", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._work, name=f"model-{name}" + (f"-{i}" if i else ""), daemon=True)
+            for i in range(max(1, parallel))
+        ]
 
     def start(self) -> FairQueue:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     @property
@@ -65,17 +78,17 @@ class FairQueue:
 
     @property
     def running(self) -> bool:
-        return self._running is not None
+        return bool(self._running)
 
     def alive(self) -> bool:
-        return self._thread.is_alive() and not self._closed
+        return all(t.is_alive() for t in self._threads) and not self._closed
 
     def stalled(self, limit_s: float) -> bool:
-        """True if the running job has made no progress for ``limit_s`` seconds (a hung model)."""
-        job = self._running
-        return job is not None and time.monotonic() - job.last_progress > limit_s
+        """True if a running job has made no progress for ``limit_s`` seconds (a hung model)."""
+        now = time.monotonic()
+        return any(now - job.last_progress > limit_s for job in list(self._running))
 
-    def submit(self, key: str, fn: Callable[[Job[T]], T]) -> Job[T]:
+    def submit(self, key: str, fn: Callable[[Job[T]], T], owner: str | None = None) -> Job[T]:
         with self._cond:
             if self._closed:
                 raise ShuttingDown("the appliance is shutting down; try again after it restarts")
@@ -84,7 +97,7 @@ class FairQueue:
                     f"the {self.name} queue is full ({self._waiting} answers waiting; server.queue_max)",
                     retry_after=self.retry_after,
                 )
-            job = Job(key, fn)
+            job = Job(key, fn, owner)
             self._lanes.setdefault(key, deque()).append(job)
             self._waiting += 1
             self._cond.notify()
@@ -118,26 +131,37 @@ class FairQueue:
         """Stop accepting, cancel the running job, and wait for the worker thread to end."""
         self.stop_accepting()
         with self._cond:
-            if self._running is not None:
-                self._running.cancel.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+            for job in self._running:
+                job.cancel.set()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    def _next(self) -> str | None:
+        """The first lane whose session has no job running (one session, one sequence at a time),
+        an owner under its share first; over it only when no other can run (nothing stays idle)."""
+        busy = {job.key for job in self._running}
+        held = Counter(job.owner for job in self._running)
+        ready = [key for key in self._lanes if key not in busy]
+        under = (key for key in ready if held[self._lanes[key][0].owner] < self.owner_cap)
+        return next(under, ready[0] if ready else None)
 
     def _work(self) -> None:
         while True:
             with self._cond:
-                while not self._lanes and not self._closed:
+                while (key := self._next()) is None and not self._closed:
                     self._cond.wait()
-                if not self._lanes:
+                if key is None:
                     return
-                key, lane = next(iter(self._lanes.items()))
+                lane = self._lanes[key]
                 job = lane.popleft()
                 self._waiting -= 1
                 if lane:
                     self._lanes.move_to_end(key)
                 else:
                     del self._lanes[key]
-                self._running = job
+                self._running.append(job)
                 job.progress()
             try:
                 if job.future.set_running_or_notify_cancel():
@@ -149,4 +173,5 @@ class FairQueue:
                         job.future.set_result(result)
             finally:
                 with self._cond:
-                    self._running = None
+                    self._running.remove(job)
+                    self._cond.notify_all()  # its session's next job may run now

@@ -16,6 +16,8 @@ embedding costs.
   from the moment it starts; resident memory (VmRSS) is read once it is ready and idle, and again
   after it has answered one message in a new session. ``rss_split_mb`` splits the first into the
   process's own memory (``anon``) and pages of mapped files (``file``: mostly the GGUF models).
+* **KV cache**: what the responder's context holds beside the weights, from the model's shape:
+  ``responder.parallel`` sequences of ``responder.n_ctx`` tokens each (batched decoding multiplies it).
 * **Embedding**: the configured recall model loaded here, verified like in the daemon, and one
   message embedded ``runs`` times after a warm-up (milliseconds, p50 and p95).
 
@@ -330,6 +332,7 @@ def run_footprint(
         )
     report: dict[str, Any] = {
         "install_mb": install["mb"],
+        "kv_cache_mb": kv_cache_mb(settings),
         "rss_mb": {
             "idle_ready": round(figures.rss_idle_ready / MB, 1),
             "after_turn": round(figures.rss_after_turn / MB, 1),
@@ -348,6 +351,27 @@ def run_footprint(
     }
     report["met"] = met(report)
     return report
+
+
+def kv_cache_mb(settings: Settings) -> dict[str, Any] | None:
+    """The responder's KV cache: per sequence, and for all ``responder.parallel`` of them (None for a
+    remote responder). Read from the model's shape (a vocab-only load of its verified file)."""
+    r = settings.responder
+    if r.backend == "remote":
+        return None
+    from appliance.models.batch_context import kv_bytes_per_token
+    from appliance.models.files import find, verified_path
+    from appliance.models.llama import LlamaChatModel
+
+    entry = find(settings.models_dir, r.model)
+    shape = LlamaChatModel(verified_path(settings.models_dir, entry), name=entry.name, n_ctx=r.n_ctx, vocab_only=True)
+    per_sequence = kv_bytes_per_token(shape) * r.n_ctx
+    return {
+        "n_ctx": r.n_ctx,
+        "parallel": r.parallel,
+        "per_sequence": round(per_sequence / MB, 1),
+        "total": round(per_sequence * r.parallel / MB, 1),
+    }
 
 
 def met(report: dict[str, Any]) -> dict[str, bool | None]:
@@ -381,8 +405,18 @@ def format_text(report: dict[str, Any]) -> str:
             f"RSS after READY   {rss['idle_ready']:8.1f} MB   target <= {TARGETS['rss_idle_ready_mb']:.0f} "
             f" {mark('rss_idle_ready_mb')}",
             f"RSS after a turn  {rss['after_turn']:8.1f} MB   (after READY: {report['rss_split_mb']})",
+            _kv_line(report.get("kv_cache_mb")),
             f"start to READY    {report['ready_s']:8.2f} s    target <= {TARGETS['ready_s']:.0f}     {mark('ready_s')}",
             f"recall embedding  {embed_line}   target p50 <= {TARGETS['embed_p50_ms']:.0f} ms  {mark('embed_p50_ms')}",
             f"shared libraries  {len(libs)}: {' '.join(libs)}",
         ]
+    )
+
+
+def _kv_line(kv: dict[str, Any] | None) -> str:
+    if kv is None:
+        return "KV cache          remote responder"
+    return (
+        f"KV cache          {kv['total']:8.1f} MB   ({kv['parallel']} x {kv['n_ctx']} tokens, "
+        f"{kv['per_sequence']:.1f} MB a sequence)"
     )
