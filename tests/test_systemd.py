@@ -175,23 +175,28 @@ class TestUnits:
     )
     def test_security_exposure_stays_low(self, tmp_path: Path, args: tuple[str, ...], unit: str, threshold: int):
         units = install(tmp_path, *args)
-        # An install under a home folder (or with pyenv's interpreter) gets home.conf: fake empty homes
+        # An install under a home folder (or with pyenv's interpreter) gets hidden.conf: fake empty homes
         # with those folders bound back read-only, which systemd-analyze scores 0.1 above ProtectHome=yes.
-        home = (units / f"{unit}.d" / "home.conf").exists()
+        hidden = units / f"{unit}.d" / "hidden.conf"
+        home = hidden.exists() and "ProtectHome=tmpfs" in hidden.read_text()
         done = exposure_within(units / unit, threshold + home)
         assert done.returncode == 0, done.stdout + done.stderr
 
     @pytest.mark.parametrize("args", [(), ("--kiosk",)])
-    def test_folders_under_a_home_are_bound_back_read_only(self, tmp_path: Path, args: tuple[str, ...]):
+    def test_folders_the_sandbox_hides_are_bound_back_read_only(self, tmp_path: Path, args: tuple[str, ...]):
         units = install(tmp_path, *args)
-        hidden = [str(p) for p in (ROOT, Path(sys.base_prefix)) if p.parts[1:2] in (("root",), ("home",))]
+        places = [Path(p) for p in (ROOT, Path(sys.base_prefix))]
+        homes = [str(p) for p in places if p.parts[1:2] in (("root",), ("home",))]
+        hidden = [
+            str(p) for p in places if p.parts[1:2] in (("root",), ("home",), ("tmp",)) or p.parts[1:3] == ("var", "tmp")
+        ]
         for unit in ["appliance.service", *(["appliance-kiosk.service"] if args else [])]:
-            home = units / f"{unit}.d" / "home.conf"
+            dropin = units / f"{unit}.d" / "hidden.conf"
             if not hidden:
-                assert not home.exists()
+                assert not dropin.exists()
                 continue
-            keys = dict(line.split("=", 1) for line in home.read_text().splitlines() if "=" in line)
-            assert keys == {"ProtectHome": "tmpfs", "BindReadOnlyPaths": " ".join(hidden)}
+            keys = dict(line.split("=", 1) for line in dropin.read_text().splitlines() if "=" in line)
+            assert keys == {**({"ProtectHome": "tmpfs"} if homes else {}), "BindReadOnlyPaths": " ".join(hidden)}
 
     @needs_analyze
     def test_the_exposure_check_catches_a_weakened_unit(self, tmp_path: Path):

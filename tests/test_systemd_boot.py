@@ -183,7 +183,7 @@ def test_an_answer_under_the_full_hardening(box: Box):
     box.running()
     unit = box.show("appliance.service", "SystemCallFilter", "MemoryDenyWriteExecute", "PrivateUsers", "DropInPaths")
     assert unit["MemoryDenyWriteExecute"] == "yes" and unit["PrivateUsers"] == "yes" and unit["SystemCallFilter"]
-    allowed = {"test-watchdog.conf", "home.conf", "tls.conf"}  # the test's watchdog; a home bound back; TLS
+    allowed = {"test-watchdog.conf", "hidden.conf", "tls.conf"}  # the test's watchdog; binds; TLS
     assert {Path(p).name for p in unit["DropInPaths"].split()} <= allowed
     token = box.token("kiosk")
     status, text = box.request("POST", "/v1/sessions", token, {"title": "answer"})
