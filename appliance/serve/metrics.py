@@ -30,10 +30,39 @@ class LagStatus(Protocol):
         ...
 
 
+class _Histogram:
+    """One histogram in Prometheus' text format: cumulative counts under each bound, their sum and
+    count. Not locked: :class:`Metrics` holds its lock around every use."""
+
+    def __init__(self, name: str, help: str, bounds: Sequence[float]) -> None:
+        self.name, self.help, self.bounds = name, help, tuple(bounds)
+        self.buckets = [0] * len(self.bounds)
+        self.sum = 0.0
+        self.count = 0
+
+    def observe(self, seconds: float) -> None:
+        self.count += 1
+        self.sum += seconds
+        for i, bound in enumerate(self.bounds):
+            if seconds <= bound:
+                self.buckets[i] += 1
+
+    def lines(self) -> list[str]:
+        return [
+            f"# HELP {self.name} {self.help}",
+            f"# TYPE {self.name} histogram",
+            *(f'{self.name}_bucket{{le="{b}"}} {n}' for b, n in zip(self.bounds, self.buckets)),
+            f'{self.name}_bucket{{le="+Inf"}} {self.count}',
+            f"{self.name}_sum {self.sum:.6f}",
+            f"{self.name}_count {self.count}",
+        ]
+
+
 class Metrics:
     """Counters for ``/metrics`` in Prometheus' text format; thread-safe, no dependency."""
 
     BUCKETS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+    WAIT_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -43,26 +72,21 @@ class Metrics:
         self.errors: dict[int, int] = {}
         self.refusals: dict[str, int] = {}
         self.erasures: dict[str, int] = {}
-        self.latency_buckets = [0] * len(self.BUCKETS)
-        self.latency_sum = 0.0
+        self.latency = _Histogram(
+            "appliance_answer_seconds", "Time from request to stored answer, queueing included.", self.BUCKETS
+        )
         self.open_connections: Callable[[], int] | None = None  # the daemon's connection gate, when it has one
         # The branch floor: how long customers waited for a person, and messages a person held.
-        self.wait_buckets = [0] * len(self.WAIT_BUCKETS)
-        self.wait_sum = 0.0
-        self.waits = 0
+        self.wait = _Histogram(
+            "appliance_person_wait_seconds", "Time from needs_person to with_person.", self.WAIT_BUCKETS
+        )
         self.held = 0
         self.more: list[Callable[[], list[str]]] = []  # more lines, read when the page is asked for
-
-    WAIT_BUCKETS = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
 
     def waited(self, seconds: float) -> None:
         """A person took a conversation that had asked for one ``seconds`` before."""
         with self._lock:
-            self.waits += 1
-            self.wait_sum += seconds
-            for i, bound in enumerate(self.WAIT_BUCKETS):
-                if seconds <= bound:
-                    self.wait_buckets[i] += 1
+            self.wait.observe(seconds)
 
     def held_message(self) -> None:
         """A customer message stored without an answer: a person is asked for or holds the session."""
@@ -76,10 +100,7 @@ class Metrics:
         with self._lock:
             self.answers += 1
             self.checker_flags += flags
-            self.latency_sum += seconds
-            for i, bound in enumerate(self.BUCKETS):
-                if seconds <= bound:
-                    self.latency_buckets[i] += 1
+            self.latency.observe(seconds)
 
     def recorded(self) -> None:
         with self._lock:
@@ -107,15 +128,7 @@ class Metrics:
                 "Customer messages stored without a model answer (a person asked for or holding the session).",
                 self.held,
             ),
-            "# HELP appliance_person_wait_seconds Time from needs_person to with_person.",
-            "# TYPE appliance_person_wait_seconds histogram",
-            *(
-                f'appliance_person_wait_seconds_bucket{{le="{b}"}} {n}'
-                for b, n in zip(self.WAIT_BUCKETS, self.wait_buckets)
-            ),
-            f'appliance_person_wait_seconds_bucket{{le="+Inf"}} {self.waits}',
-            f"appliance_person_wait_seconds_sum {self.wait_sum:.6f}",
-            f"appliance_person_wait_seconds_count {self.waits}",
+            *self.wait.lines(),
         ]
 
     def render(self, queues: Sequence[FairQueue], answering: bool, worker: WorkerStatus | None) -> str:
@@ -143,15 +156,7 @@ class Metrics:
                 "# HELP appliance_erasures_total Conversations erased, by reason (request, retention).",
                 "# TYPE appliance_erasures_total counter",
                 *(f'appliance_erasures_total{{reason="{r}"}} {n}' for r, n in sorted(self.erasures.items())),
-                "# HELP appliance_answer_seconds Time from request to stored answer, queueing included.",
-                "# TYPE appliance_answer_seconds histogram",
-                *(
-                    f'appliance_answer_seconds_bucket{{le="{b}"}} {n}'
-                    for b, n in zip(self.BUCKETS, self.latency_buckets)
-                ),
-                f'appliance_answer_seconds_bucket{{le="+Inf"}} {self.answers}',
-                f"appliance_answer_seconds_sum {self.latency_sum:.6f}",
-                f"appliance_answer_seconds_count {self.answers}",
+                *self.latency.lines(),
                 *self._floor_lines(),
             ]
         lines += [
