@@ -135,3 +135,14 @@ def refusals_in(metrics: str) -> dict[str, float]:
             name, value = line.rsplit(" ", 1)
             found[name.split('"')[1]] = float(value)
     return found
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Everything the daemon sends until it closes (or the socket's timeout passes)."""
+    got = b""
+    try:
+        while chunk := sock.recv(65536):
+            got += chunk
+    except (ConnectionResetError, TimeoutError):
+        pass
+    return got

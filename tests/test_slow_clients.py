@@ -21,7 +21,7 @@ import pytest
 
 from appliance.serve.connections import FILES_RESERVED, Gate, total_cap
 
-from .support import refusals_in
+from .support import read_all, refusals_in
 from .test_daemon import Daemon, needs_model, start_daemon
 
 real_daemon = [pytest.mark.real_model, pytest.mark.daemon, needs_model]
@@ -53,17 +53,6 @@ def connect(daemon: Daemon, source: str = "127.0.0.1") -> socket.socket:
     sock.settimeout(HEADER_TIMEOUT_S + SLACK_S)
     sock.connect(("127.0.0.1", port(daemon)))
     return sock
-
-
-def read_all(sock: socket.socket) -> bytes:
-    """Everything the daemon sends until it closes (or the socket's timeout passes)."""
-    got = b""
-    try:
-        while chunk := sock.recv(65536):
-            got += chunk
-    except (ConnectionResetError, TimeoutError):
-        pass
-    return got
 
 
 def closed(sock: socket.socket) -> bool:

@@ -31,7 +31,7 @@ from appliance.serve.tls import check_plain_http, server_context
 from appliance.tui.client import DaemonClient, DaemonUnreachable, daemon_url, tls_for
 from appliance.tui.trust import client_context, fingerprint, pinned_context
 
-from .support import refusals_in, write_config
+from .support import read_all, refusals_in, write_config
 from .test_daemon import Daemon, needs_model, start_daemon
 from .test_systemd import exposure_within, install, needs_analyze, verify
 
@@ -153,12 +153,7 @@ class TestHandshake:
         port = int(daemon.url.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
             raw.sendall(f"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
-            answer = b""
-            try:
-                while chunk := raw.recv(4096):
-                    answer += chunk
-            except (ConnectionResetError, TimeoutError):
-                pass
+            answer = read_all(raw)
         assert not answer.startswith(b"HTTP/") and b"ready" not in answer, answer[:200]
         with httpx.Client(base_url=daemon.url.replace("https:", "http:"), timeout=10) as http:
             with pytest.raises(httpx.TransportError):
