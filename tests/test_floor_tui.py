@@ -84,17 +84,21 @@ def test_the_kiosk_status_line_says_calmly_who_is_coming():
 # two apps on one daemon -------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    tmp = tmp_path_factory.mktemp("floor-tui")
-    (tmp / "kiosk.token").write_text(KIOSK + "\n")
-    started = start_daemon(
-        tmp,
+def start_floor_daemon(folder: Path) -> Daemon:
+    """A daemon with an operator and a kiosk token, its files in ``folder``."""
+    (folder / "kiosk.token").write_text(KIOSK + "\n")
+    return start_daemon(
+        folder,
         max_tokens=16,
         token=OPERATOR,
-        server=f'tokens = {{ "{tmp / "kiosk.token"}" = "kiosk" }}\n',
+        server=f'tokens = {{ "{folder / "kiosk.token"}" = "kiosk" }}\n',
         env={"APPLIANCE__CONTEXT__POLICY": "raw"},  # no summaries: these tests are about the floor
     )
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    started = start_floor_daemon(tmp_path_factory.mktemp("floor-tui"))
     yield started
     assert started.stop() == 0, started.output()
 
@@ -236,15 +240,7 @@ def write_screenshots(folder: Path) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp)
-        (path / "kiosk.token").write_text(KIOSK + "\n")
-        box = start_daemon(
-            path,
-            max_tokens=16,
-            token=OPERATOR,
-            server=f'tokens = {{ "{path / "kiosk.token"}" = "kiosk" }}\n',
-            env={"APPLIANCE__CONTEXT__POLICY": "raw"},
-        )
+        box = start_floor_daemon(Path(tmp))
         try:
 
             async def go() -> None:
