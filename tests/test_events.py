@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +24,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from appliance.config import ROOT
 
 from .support import eventually
 from .test_daemon import Daemon, needs_model, start_daemon
@@ -298,3 +302,28 @@ def test_events_survive_a_restart_of_the_daemon(tmp_path: Path):
             listener.close()
     finally:
         assert second.stop() == 0
+
+
+def test_the_bench_reports_what_listeners_cost_on_a_real_daemon(floor: Box):
+    """``appliance bench events``, small: both sides answered in alternation, events timed from the
+    store's own stamp (within a second, and never later than timed from the request that stored
+    them), and the daemon's memory with a crowd of listeners held by the bench's child process."""
+    token_file = floor.daemon.database.parent / "token"
+    done = subprocess.run(
+        [sys.executable, "-m", "appliance", "bench", "events", "--url", floor.daemon.url, "--token-file",
+         str(token_file), "--rounds", "2", "--listeners", "3", "--many", "6", "--settle", "0.2",
+         "--pid", str(floor.daemon.proc.pid)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["rounds"] == 2 and report["listeners"] == 3 and report["many"] == 6
+    for side in ("ttft_s_without", "ttft_s_with", "daemon_ttft_s_without", "daemon_ttft_s_with"):
+        assert 0 < report[side] < 60, side
+    # the daemon's own TTFT is inside what the client waited for
+    assert report["daemon_ttft_s_without"] <= report["ttft_s_without"]
+    stored, requested = report["event_latency_ms_from_store"], report["event_latency_ms_from_request"]
+    assert 0 <= stored["p50"] <= stored["max"] < 1000
+    assert stored["p50"] <= requested["p50"] + 1  # the store's stamp comes after the request was sent
+    assert report["rss_mb_with_many"] > 0 and report["rss_mb_extra"] is not None
+    eventually(lambda: floor.metric("appliance_event_listeners") == 0, "the bench's listeners to be closed")

@@ -50,7 +50,7 @@ class Listener:
     def __init__(self, session_id: str | None, size: int) -> None:
         self.session_id = session_id
         self.size = size
-        self.pending: deque[StoredEvent] = deque()
+        self.pending: deque[tuple[StoredEvent, str]] = deque()  # each event with its frame
         self.state: ListenerState = "live"
         self.wake = asyncio.Event()
         self.dropped = asyncio.Event()  # behind or ended: a send stuck on a stalled peer gives up
@@ -58,14 +58,14 @@ class Listener:
     def wants(self, event: StoredEvent) -> bool:
         return self.session_id is None or self.session_id == event.session_id
 
-    def push(self, event: StoredEvent) -> bool:
-        """Queue an event; False once the listener is too far behind (it is then dropped)."""
+    def push(self, event: StoredEvent, frame: str) -> bool:
+        """Queue an event and its frame; False once the listener is too far behind (it is then dropped)."""
         if self.state != "live":
             return False
         if len(self.pending) >= self.size:
             self.end("behind")
             return False
-        self.pending.append(event)
+        self.pending.append((event, frame))
         self.wake.set()
         return True
 
@@ -155,9 +155,11 @@ class EventHub:
             batch = await asyncio.to_thread(self.store.events_after, self._last, limit=REPLAY_PAGE)
             for event in batch:
                 self._last = event.id
+                frame = ""  # made once, for every listener that wants it
                 for listener in list(self.listeners):
                     if listener.wants(event):
-                        listener.push(event)
+                        frame = frame or _frame(event)
+                        listener.push(event, frame)
             if len(batch) < REPLAY_PAGE:
                 return
 
@@ -172,26 +174,28 @@ class EventHub:
                 )
                 for event in page:
                     last = event.id
-                    yield self._sse(event)
+                    self.delivered += 1
+                    yield _frame(event)
                     if event.kind == "erased" and listener.session_id is not None:
                         return  # nothing follows an erasure
                 if len(page) < REPLAY_PAGE:
                     break
             while True:
                 while listener.pending:
-                    event = listener.pending.popleft()
+                    event, frame = listener.pending.popleft()
                     if event.id <= last:
                         continue  # the replay sent it already
                     last = event.id
-                    yield self._sse(event)
+                    self.delivered += 1
+                    yield frame
                     if event.kind == "erased" and listener.session_id is not None:
                         return
                 if listener.state == "behind":
                     message = "this listener fell behind; reconnect with Last-Event-ID to resume"
-                    yield _frame("behind", {"message": message, "last_event_id": last}, None)
+                    yield _sse("behind", {"message": message, "last_event_id": last}, None)
                     return
                 if listener.state == "ended":
-                    yield _frame("closing", {"message": "the appliance is stopping", "last_event_id": last}, None)
+                    yield _sse("closing", {"message": "the appliance is stopping", "last_event_id": last}, None)
                     return
                 listener.wake.clear()
                 try:
@@ -200,11 +204,6 @@ class EventHub:
                     yield ": ping\n\n"
         finally:
             self.close(listener)
-
-    def _sse(self, event: StoredEvent) -> str:
-        self.delivered += 1
-        data = {"id": event.id, "session_id": event.session_id, "at": event.created_at, **event.data}
-        return _frame(event.kind, data, event.id)
 
     def metric_lines(self) -> list[str]:
         return [
@@ -220,7 +219,13 @@ class EventHub:
         ]
 
 
-def _frame(kind: str, data: dict[str, Any], event_id: int | None) -> str:
+def _frame(event: StoredEvent) -> str:
+    """A stored event as one SSE frame."""
+    data = {"id": event.id, "session_id": event.session_id, "at": event.created_at, **event.data}
+    return _sse(event.kind, data, event.id)
+
+
+def _sse(kind: str, data: dict[str, Any], event_id: int | None) -> str:
     head = f"id: {event_id}\n" if event_id is not None else ""
     return f"{head}event: {kind}\ndata: {event_json(data)}\n\n"
 
