@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -23,12 +24,12 @@ from appliance.context import POLICIES, PromptSpec, RollingPolicy, before_questi
 from appliance.context.base import PASSAGES_HEADER, QUESTION_MARK, place, render_passage
 from appliance.context.recall import Recall
 from appliance.facts import checker
-from appliance.knowledge import Knowledge
+from appliance.knowledge import Knowledge, Retrieval
 from appliance.models.files import embedding_files
 from appliance.serve.bodies import answer_body, appliance_extra
 from appliance.stage import GROUNDED_INSTRUCTION, STAGE_INSTRUCTIONS
 from appliance.store import Store
-from appliance.turn.grounding import NOT_FOUND_MODEL
+from appliance.turn.grounding import NOT_FOUND_MODEL, in_warm_order
 from appliance.turn.guard import DOCUMENTS_TOO
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.prewarm import Prewarmer
@@ -45,6 +46,7 @@ from appliance.types import (
     Timings,
     Turn,
     TurnRecord,
+    TurnResult,
     from_dict,
     to_dict,
 )
@@ -439,6 +441,45 @@ class TestDraft:
         assert grounded.next_prefix(session.id, "Thanks a lot!") == grounded.next_prefix(session.id)
         assert grounded.next_prefix(session.id, "x" * 100_000) is None  # over chat.max_message_chars
         assert grounded.next_prefix("no-such-session", ABROAD) is None
+
+    def test_passages_a_draft_warmed_go_first_as_far_as_the_message_found_them(self):
+        found = Retrieval(
+            "q", FetchDecision(True, "match", 0.8, 0.7), tuple(passage(i, f"text {i}") for i in (3, 1, 2))
+        )
+
+        def order(warmed: tuple[int, ...]) -> list[int]:
+            placed = in_warm_order(found, warmed)
+            assert placed is not None
+            return [p.chunk_id for p in placed.passages]
+
+        assert order((1, 2, 3)) == [1, 2, 3]  # the same set: the warmed order whole
+        assert order((1, 9, 3)) == [1, 3, 2]  # up to the first the message did not find, then best first
+        assert order((9, 1)) == [3, 1, 2]  # nothing shared at the start: best first, as without a draft
+        assert order(()) == [3, 1, 2] and order((1, 1)) == [1, 3, 2]
+        assert in_warm_order(None, (1,)) is None
+
+    def test_a_message_keeps_the_order_of_the_passages_its_draft_warmed(
+        self, grounded: Pipeline, fake_responder: FakeResponder
+    ):
+        message = "Opening hours, and what does a transfer abroad cost?"
+        session = grounded.new_session()
+        grounded.record_turn(session.id, "customer", "Hello, I have a question about my account.")
+        found = grounded.next_prefix(session.id, message.removesuffix(" cost?"))  # Enter came before the last word
+        assert found is not None
+        head = found[1][-1].content
+        after_draft = grounded.answer(session.id, message, persist=False)
+        sent_after_draft = fake_responder.prompts[-1][-1].content
+        plain = grounded.answer(session.id, message, persist=False)  # the draft's order is used once
+        sent_plain = fake_responder.prompts[-1][-1].content
+
+        def order(result: TurnResult) -> list[str]:
+            return [c.heading for c in result.record.manifest.passages]
+
+        # the draft found the hours first, the whole message the transfer: after the draft, its order holds
+        assert order(plain) == ["What does a transfer abroad cost?", "Opening hours"]
+        assert order(after_draft) == ["Opening hours", "What does a transfer abroad cost?"]
+        assert sent_after_draft.startswith(head)  # all that was warmed is reused
+        assert len(os.path.commonprefix([sent_plain, head])) < head.index("What does a transfer abroad cost?")
 
     def test_the_prewarmer_warms_the_newest_draft_and_forgets_it_once_a_turn_is_stored(self, grounded: Pipeline):
         from .test_prewarm import FakeWarmer

@@ -21,7 +21,7 @@ from appliance.protocols import OnToken
 from appliance.summarizer import conversation_language
 from appliance.turn.guard import Guarded
 from appliance.turn.plan import TurnPlan
-from appliance.types import CheckResult, Generation, LedgerEntry, Manifest, Snapshot, Turn
+from appliance.types import CheckResult, Generation, LedgerEntry, Manifest, Prompt, Snapshot, Turn
 
 # The record's model of an answer that is the configured not-found text: no model wrote it.
 NOT_FOUND_MODEL = "knowledge.not_found"
@@ -74,6 +74,30 @@ class KnowledgeStep:
         texts = self.not_found
         first = self.languages[0] if self.languages else "en"
         return texts.get(language) or texts.get(first) or texts.get("en") or next(iter(texts.values()), "")
+
+
+def in_warm_order(found: Retrieval | None, warmed: Sequence[int]) -> Retrieval | None:
+    """``found`` with the passages that a warm-up from the customer's draft placed (chunk ids, in its
+    order) put first, as far as the message found them too; the rest follow best first. The message's
+    prompt then begins with the tokens already evaluated, and only what differs is evaluated after
+    Enter: a draft that lacks the message's last word often finds the same passages in another order."""
+    if found is None or not warmed or not found.passages:
+        return found
+    by_id = {p.chunk_id: p for p in found.passages}
+    lead: list[int] = []
+    for chunk_id in warmed:
+        if chunk_id not in by_id or chunk_id in lead:
+            break
+        lead.append(chunk_id)
+    if not lead:
+        return found
+    rest = tuple(p for p in found.passages if p.chunk_id not in lead)
+    return dataclasses.replace(found, passages=(*(by_id[c] for c in lead), *rest))
+
+
+def placed_passages(prompt: Prompt | None) -> tuple[int, ...]:
+    """The chunk ids of the passages ``prompt`` placed, in its order (none without a prompt)."""
+    return tuple(p.chunk_id for p in prompt.manifest.passages) if prompt is not None else ()
 
 
 def not_found_answer(plan: TurnPlan, on_token: OnToken | None) -> tuple[Manifest, Generation, Guarded]:

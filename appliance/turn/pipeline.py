@@ -32,7 +32,7 @@ from appliance.protocols import ChatModel, OnToken, Recaller
 from appliance.store import Store
 from appliance.turn import embeddings, guard
 from appliance.turn.gauge import AnswerGauge
-from appliance.turn.grounding import KnowledgeStep, not_found_answer
+from appliance.turn.grounding import KnowledgeStep, in_warm_order, not_found_answer, placed_passages
 from appliance.turn.plan import TurnPlan
 from appliance.turn.timing import TurnTimer
 from appliance.types import (
@@ -119,6 +119,8 @@ class Pipeline:
         self.after_store: list[Callable[[str], None]] = []
         # Set while an answer is being generated, so background work can yield to it.
         self.answering = AnswerGauge()
+        # By session: the passages the last draft's warm-up placed, for the message to keep their order.
+        self._warmed_passages: dict[str, tuple[int, ...]] = {}
 
     def counter_for(self, model: ChatModel) -> ResponderCounter:
         counter = self._counters.get(id(model))
@@ -168,7 +170,7 @@ class Pipeline:
         snap = self.store.snapshot(session_id)  # the turn's one read of the session
         if snap.session.floor.state != "bot":  # a person is asked for or holds it (appliance.turn.floor)
             raise PersonHolds(f"the conversation is {snap.session.floor.state}: the model does not answer it")
-        plan = self._plan(snap, message, timer)
+        plan = self._plan(snap, message, timer, warmed=self._warmed_passages.pop(session_id, ()))
         return self._answer(plan, timer, on_token=on_token, cancel=cancel, persist=persist)
 
     def answer_transcript(
@@ -209,17 +211,17 @@ class Pipeline:
         *,
         system: str | None = None,
         sampling: Sampling | None = None,
+        warmed: Sequence[int] = (),
     ) -> TurnPlan:
-        """The turn's decisions, made once: the masked message, its stage, model and prompt spec,
-        its facts, the read-back it asks for, the turns recalled for it, the passages found for it
-        (or the not-found answer: :mod:`~appliance.turn.grounding`), and the sampling.
-
-        Secrets in the message are masked first (``privacy.mask_secrets``): the masked text is what is
-        prompted, checked, stored and summarized. The customer's facts are read with the agent's turn
-        before it, so a bare "Yes, Sarah Brown." after "your name?" is a name. A read-back question
-        ("what was my account number?") gets the values it asks for placed and named in its prompt,
-        and the configured sampling at temperature 0. ``system`` replaces the configured system
-        prompt, ``sampling`` the configured sampling (the caller's choice is then kept as it is)."""
+        """The turn's decisions, made once: the masked message, its stage, model and prompt spec, its
+        facts, the read-back it asks for, the turns recalled for it, the passages found for it (those a
+        draft's warm-up placed, ``warmed``, first: ``grounding.in_warm_order``) or the not-found answer,
+        and the sampling. Secrets in the message are masked first (``privacy.mask_secrets``): the masked
+        text is what is prompted, checked, stored and summarized. The customer's facts are read with the
+        agent's turn before it, so a bare "Yes, Sarah Brown." after "your name?" is a name. A read-back
+        question ("what was my account number?") gets the values it asks for placed and named in its
+        prompt, and the configured sampling at temperature 0. ``system`` replaces the system prompt,
+        ``sampling`` the configured sampling (the caller's choice is then kept as it is)."""
         s = self.settings
         cues = s.vocabulary
         if s.mask_secrets:
@@ -243,7 +245,7 @@ class Pipeline:
                     used = dataclasses.replace(used, temperature=0.0)
             recalled = self._recall(snap, message, policy)
         with timer.phase("knowledge"):  # on the snapshot, whose summary compressed the history (seed 003)
-            found = self.grounding.consult(snap, message, facts, reads_back=req is not None)
+            found = in_warm_order(self.grounding.consult(snap, message, facts, reads_back=req is not None), warmed)
         return TurnPlan(
             snapshot=snap,
             message=message,
@@ -343,6 +345,7 @@ class Pipeline:
             if draft.strip():
                 plan = self._plan(snap, self.validate_message(draft), TurnTimer())
                 model, prompt = plan.model, None if plan.not_found else plan.prompt()
+                self._warmed_passages[session_id] = placed_passages(prompt)
             else:
                 _, model, spec = self._frame(snap, "", None)
                 prompt = self.policies[snap.session.policy].build(snap, "", spec, self.counter_for(model))
