@@ -97,7 +97,8 @@ def entries_for(
         cue = corrections.cue_before(turn.text, e.start, ends) if ends else None
         if cue is not None:
             candidates = [*prior, *(x for x, s in zip(out, starts, strict=True) if s < cue)]
-            entry = _corrected(entry, corrections.target(e, candidates, agent_turn))
+            named = corrections.names_kind(turn.text, cue, e)
+            entry = _corrected(entry, corrections.target(e, candidates, agent_turn, named=named))
         elif turn.role == "agent":
             entry = _read_back(entry, prior, asks=_QUESTION.match(turn.text, e.end) is not None)
         elif entry.slot == slot_for(entry.kind, entry.norm, "customer", entry.label) and corrections.added(

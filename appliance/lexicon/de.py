@@ -308,7 +308,7 @@ LEXICON = Lexicon(
         level_labels=("mitgliedsstufe", "mitgliedschaftsstufe", "statusstufe"),
         card_words=("karte", "kreditkarte", r"ec-?karte", "girocard", "bankkarte", "debitkarte"),
         card_tails=(
-            r"mit\s+der\s+endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"(?:mit\s+den\s+)?endziffern",
+            r"(?:mit\s+der\s+)?endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"(?:mit\s+den\s+)?endziffern",
             "endnummer", r"(?:die\s+)?letzten?\s+(?:vier|4)(?:\s+ziffern)?(?:\s+(?:sind|lauten))?",
         ),
         card_last=(r"letzten\s+(?:vier|4)\s+ziffern\s+(?:meiner|der|ihrer)\s+(?:\w+)?karte\s*(?:sind|lauten|:)",),
