@@ -1,6 +1,6 @@
 """Facts as customers type them, round five (issue 26's leftovers): a correction that names no kind
-corrects the latest value of its shape. In the built-in languages and in several domains, with
-negatives."""
+corrects the latest value of its shape, and a code is labelled with what the customer calls it.
+Each in the built-in languages and in several domains, with negatives."""
 
 from __future__ import annotations
 
@@ -97,3 +97,90 @@ class TestACorrectionThatNamesNoKind:
     def test_the_new_kind_named_is_kept(self):
         found = ledger(customer("my card ending 4410"), agent("Thanks."), customer("sorry, my account ending 5521"))
         assert [(e.kind, e.value) for e in current_facts(found)] == [("card", "4410"), ("account", "5521")]
+
+
+class TestWhatACodeIsCalled:
+    """The noun phrase before a code is its label: the label of its kind, the words before it back
+    to a determiner, and what it is of after it; words of number are no part of it."""
+
+    @pytest.mark.parametrize(
+        ("text", "kind", "value", "label"),
+        [
+            ("I have a billing ticket 30417", "ticket", "30417", "billing ticket"),
+            ("my support case 88213 is still open", "case", "88213", "support case"),
+            ("claim no. 5521-77 was rejected", "case", "5521-77", "claim"),
+            ("I'm calling about billing ticket 30417", "ticket", "30417", "billing ticket"),
+            ("ich habe ein Abrechnungsticket 30417", "ticket", "30417", "Abrechnungsticket"),
+            ("mein Support-Ticket 30417 ist offen", "ticket", "30417", "Support-Ticket"),
+            ("j'ai un ticket de facturation 30417", "ticket", "30417", "ticket de facturation"),
+            ("tengo un ticket de facturación 30417", "ticket", "30417", "ticket de facturación"),
+            ("mi caso de soporte 88213 sigue abierto", "case", "88213", "caso de soporte"),
+            ("ik heb een factuurticket 30417", "ticket", "30417", "factuurticket"),
+            ("mijn supportticket 30417 staat nog open", "ticket", "30417", "supportticket"),
+        ],
+    )
+    def test_the_misses(self, text: str, kind: str, value: str, label: str):
+        assert [(e.kind, e.value, e.label) for e in ledger(customer(text))] == [(kind, value, label)]
+
+    @pytest.mark.parametrize(
+        ("text", "kind", "value", "label"),
+        [
+            # insurance
+            ("my insurance claim number is 5521-77", "case", "5521-77", "insurance claim"),
+            ("mein Schadensfall 5521-77", "case", "5521-77", "Schadensfall"),
+            ("mon dossier sinistre 5521-77 est bloqué", "case", "5521-77", "dossier sinistre"),
+            ("el número de siniestro es 5521-77", "case", "5521-77", "siniestro"),
+            ("mijn schadeclaim 5521-77", "case", "5521-77", "schadeclaim"),
+            # a hotel booking
+            ("my hotel booking reference is HX4471", "reference", "HX4471", "hotel booking reference"),
+            ("meine Hotelbuchung HX4471", "reference", "HX4471", "Hotelbuchung"),
+            ("ma réservation d'hôtel HX4471", "reference", "HX4471", "réservation d'hôtel"),
+            ("mi reserva de hotel HX4471", "reference", "HX4471", "reserva de hotel"),
+            ("mijn hotelboeking HX4471", "reference", "HX4471", "hotelboeking"),
+            # a parcel
+            ("the parcel tracking number is 00340434161234567890", "order", "00340434161234567890", "parcel tracking"),
+            ("Sendungsnummer 00340434161234567890", "order", "00340434161234567890", "Sendungsnummer"),
+            # a phone contract
+            ("my phone contract 7712034 ends soon", "account", "7712034", "phone contract"),
+            ("mein Handyvertrag 7712034 läuft aus", "account", "7712034", "Handyvertrag"),
+            ("mon contrat de téléphone 7712034", "account", "7712034", "contrat de téléphone"),
+            ("mi contrato de móvil 7712034", "account", "7712034", "contrato de móvil"),
+            ("mijn telefooncontract 7712034", "account", "7712034", "telefooncontract"),
+        ],
+    )
+    def test_in_other_domains(self, text: str, kind: str, value: str, label: str):
+        assert [(e.kind, e.value, e.label) for e in ledger(customer(text))] == [(kind, value, label)]
+
+    @pytest.mark.parametrize(
+        ("text", "kind"),
+        [
+            # the kind's own name says nothing more
+            ("ticket number 30417 please", "ticket"),
+            ("my order number is 5512345", "order"),
+            ("meine Kundennummer ist K-558812", "customer_id"),
+            ("mon numéro de dossier 5521-77", "case"),
+            ("mi número de caso es 88213", "case"),
+            ("mijn zaak 88213", "case"),
+            ("my account number is 11223344", "account"),
+            # a kind held once: its label word alone is the kind itself
+            ("acct 11223344", "account"),
+            ("my IBAN is DE89370400440532013000", "account"),
+        ],
+    )
+    def test_no_label(self, text: str, kind: str):
+        assert [(e.kind, e.label) for e in ledger(customer(text))] == [(kind, "")]
+
+    def test_a_label_of_several_values_is_still_the_word_before_each(self):
+        found = ledger(customer("two tickets: billing 30417 and outage 30418"))
+        assert [(e.value, e.label) for e in found] == [("30417", "billing"), ("30418", "outage")]
+
+    def test_two_contracts_are_two_current_values(self):
+        found = ledger(customer("my phone contract 7712034 and my broadband contract 7712099"))
+        assert [(e.value, e.label) for e in current_facts(found)] == [
+            ("7712034", "phone contract"),
+            ("7712099", "broadband contract"),
+        ]
+
+    def test_a_corrected_code_keeps_its_label(self):
+        found = ledger(customer("my support case 88213 is still open"), agent("Let me look."), customer("sorry, 88231"))
+        assert [(e.kind, e.value, e.label) for e in current_facts(found)] == [("case", "88231", "support case")]

@@ -27,7 +27,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
-from appliance.facts import corrections, labels, names, secrets, slots
+from appliance.facts import corrections, labels, names, phrases, secrets, slots
 from appliance.facts.checker import osa
 from appliance.facts.matching import family
 from appliance.facts.text import digits
@@ -156,6 +156,8 @@ def _entry(
         found = labels.label(turn.text, e, *near, several=several)
         if found is not None:
             kind, label, taken = found.kind, found.word, found.end
+        elif e.kind == kind:  # "a billing ticket 30417": what the customer calls the code
+            label = phrases.called(turn.text, e, single=kind in SINGLE_VALUED)
     elif turn.role == "agent" and kind in labels.SUBJECT_KINDS:
         subject = labels.subject(turn.text, e, reading.entities)
     slot = _slot(turn, e, kind, norm, label, reading, out)
