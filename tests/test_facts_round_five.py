@@ -53,6 +53,18 @@ class TestACorrectionThatNamesNoKind:
         )
         assert _current(ledger(*said), "card") == ["4401"]
 
+    def test_a_date_the_agent_proposed_just_before(self):
+        said = (
+            customer("I need the car until the 9th of this month."),
+            agent("Is there anything else?"),
+            customer("is there a bus from Vancouver?"),
+            agent("Leaving on March 3rd?"),
+            customer("Actually, the 2nd of this month."),
+        )
+        found = ledger(*said)
+        assert [e.value for e in superseded(found)] == ["March 3rd"]
+        assert {"9th", "2nd"} <= {e.value for e in current_facts(found)}
+
     @pytest.mark.parametrize(
         ("given", "correction", "kind", "old", "new"),
         [

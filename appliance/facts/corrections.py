@@ -18,7 +18,7 @@ A value whose kind the correction does not name (no word of a kind between the c
 "correction: ending 4401", "sorry, it ends in 4401 not 4410", "actually the 14th") has its kind from
 its shape alone, a guess: it corrects the latest value of the same shape instead (a tail of four
 digits, a code of the same letters and digits, a date, an amount, a time), the customer's own or
-a code the agent just read back. So the card ending 4410 is corrected rather than an account
+one the agent stated just before ("Leaving on March 3rd?" → "Actually, the 2nd"). So the card ending 4410 is corrected rather than an account
 begun, and digits a phone's shape fits correct an identifier of as many digits ("account number
 40018823 sorry 40018832"). A plain number is no such value: a meter reading is not corrected by
 the next number after "sorry".
@@ -100,8 +100,7 @@ def target(
         own = mine and (c.slot.startswith(f"{c.kind}:customer") or family(c.kind) == "id")
         if (own or c.turn == agent_turn) and _could_correct(e, c):
             return c
-        read_back = c.turn == agent_turn and family(c.kind) in _READ_BACK
-        if (mine or read_back) and _same_shape(e, c) and (not named or e.kind == c.kind):
+        if (mine or c.turn == agent_turn) and _same_shape(e, c) and (not named or e.kind == c.kind):
             return c
     return None
 
@@ -147,9 +146,8 @@ _KIND_WORD = re.compile(
     + either(lambda lex: lex.entities.compounds)
     + r")?(?:s|e?n|es)?(?![\w-])"
 )
-# Families whose values keep their shape when retyped, and those an agent reads back.
+# Families whose values keep their shape when retyped.
 _SHAPED_FAMILIES = frozenset({"id", "phone", "email", "date", "time", "amount"})
-_READ_BACK = frozenset({"id", "phone", "email"})
 
 
 def _shape(kind: str, value: str) -> str:
