@@ -74,6 +74,9 @@ _COMPOUND_LABELLED = _labelled(
     },
     r"[^\W\d_]{2,}?-?",
 )
+# A code a label closing a longer word may name, and how far before it that word may stand.
+_COMPOUND_VALUE = re.compile(r"(?<![\w/-])(?=[A-Za-z0-9/-]*\d)[A-Za-z0-9][A-Za-z0-9/-]{3,}[A-Za-z0-9](?![\w/])")
+_REACH = 60
 _NUMBER_WORD = r"(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?"
 _ARTICLE = r"(?:" + (_either(lambda e: e.articles) or "(?!)") + r")"
 # A label, a few words of what it is, then its number: "I've opened a ticket for you, the number is
@@ -133,10 +136,12 @@ def labelled(text: str, add: Add) -> None:
             continue  # "booking was successful", "order 2 pizzas"
         kind = next(k for k in _LABELS if m.group(k))
         add(kind, m.start("value"), m.end("value"), compact(value))
-    for m in _matches(_COMPOUND_LABELLED, text):
-        value = m.group("value")
-        if len(value) >= 5 and any(c.isdigit() for c in value):  # not a year ("Mietvertrag 2019")
-            add(next(k for k in _LABELS if m.group(k)), m.start("value"), m.end("value"), compact(value))
+    # only right before a code of five characters or more (not a year: "Mietvertrag 2019"): a
+    # label inside a word is searched for letter by letter, so not through the whole text
+    for code in _COMPOUND_VALUE.finditer(text):
+        for m in _matches(_COMPOUND_LABELLED, text, max(0, code.start() - _REACH), code.end()):
+            if m.end("value") == code.end():
+                add(next(k for k in _LABELS if m.group(k)), m.start("value"), m.end("value"), compact(code.group()))
     for m in _ACCOUNT_TAIL.finditer(text):
         add("account", m.start("value"), m.end("value"), digits(m.group("value")))
     for m in _VALUE_FIRST.finditer(text):
@@ -154,11 +159,11 @@ def labelled(text: str, add: Add) -> None:
         add(next(k for k in _LABELS if m.group(k)), m.start("value"), m.end("value"), compact(value))
 
 
-def _matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+def _matches(pattern: re.Pattern[str], text: str, pos: int = 0, end: int | None = None) -> Iterator[re.Match[str]]:
     """The matches of a label and its code, where a word taken for a code may be the next label:
     "the parcel tracking number is ..." tries "tracking" again after "parcel" took it."""
-    pos = 0
-    while (m := pattern.search(text, pos)) is not None:
+    end = len(text) if end is None else end
+    while (m := pattern.search(text, pos, end)) is not None:
         yield m
         pos = m.end("label") if not any(c.isdigit() for c in m.group("value")) else m.end()
 

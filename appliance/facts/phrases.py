@@ -5,12 +5,14 @@ labelled "support case", "claim no. 5521-77" a case labelled "claim"; so are "ti
 30417", "mi caso de soporte 88213", "Abrechnungsticket 30417" and "mijn telefooncontract 7712034".
 The phrase is found by its grammar, not by a list of its words: the label of the code's kind (each
 lexicon's ``entities.labels``, closing a longer word in the languages that join nouns), the words
-before it back to a determiner (``entities.determiners``: "a", "my", "ein", "mon", "su", "mijn"),
-and what it is of after it ("de facturation", "for the flat"; ``entities.qualifiers``). Words of
-number ("no.", "Nummer", "numéro") are no part of it.
+between a determiner and it (``entities.determiners``: "a", "my", "ein", "mon", "su", "mijn"; with
+none, no words before it: "cancel" in "Can I cancel order 5521-889" is none), and what it is of
+after it ("de facturation", "for the flat"; ``entities.qualifiers``). Words of number ("no.",
+"Nummer", "numéro") are no part of it.
 
-A phrase that says no more than the kind's own name (the one a read-back uses: "ticket number",
-"Kundennummer", "numéro de dossier") is no label. Nor, for a kind the customer holds one of (an
+A phrase whose words are all the kind's own (as a read-back names it, "ticket number",
+"Kundennummer", "numéro de dossier", or as an agent asks for it, "booking", "Bestellung") is no
+label. Nor, for a kind the customer holds one of (an
 account, a card), is its label word alone: "acct" and "IBAN" are the account, and a label would
 file one account in two slots; a word that says what it is of does ("phone contract").
 """
@@ -106,12 +108,23 @@ def _content(phrase: str) -> str:
     return " ".join(out)
 
 
-# Each kind's own names, as its read-back in every language names it ("Your ticket number").
+# Each kind's own words: as its read-back names it in every language ("Your ticket number"), and the
+# nouns an agent asks for it by ("your booking?", "Ihre Bestellung?").
 _OWN = {
-    kind: frozenset(_content(lex.readback.labels[kind][0]) for lex in LEXICONS.values() if kind in lex.readback.labels)
-    - {""}
+    kind: frozenset(
+        word
+        for lex in LEXICONS.values()
+        for phrase in (lex.readback.labels.get(kind, ("",))[0], *lex.requests.nouns.get(kind, ()))
+        if "{" not in phrase  # a card's read-back is a sentence ("Your card ends in {}.")
+        for word in _content(phrase).split()
+    )
     for kind in KINDS
 }
+
+
+def _own(word: str, kind: str) -> bool:
+    """Whether ``word`` is one of ``kind``'s own words, or one of them with an ending ("Bestellung")."""
+    return any(word == w or (len(w) >= 4 and word.startswith(w)) for w in _OWN[kind])
 
 
 def called(text: str, e: Entity, *, single: bool) -> str:
@@ -133,7 +146,7 @@ def called(text: str, e: Entity, *, single: bool) -> str:
     begin = _modifiers(text, head.start())
     phrase = text[begin : head.end()] + (f" {of}" if of else "")
     content = _content(phrase)
-    if not content or content in _OWN[e.kind]:
+    if all(_own(word, e.kind) for word in content.split()):
         return ""
     if single and begin == head.start() and not of and not head["joined"] and not head["hyphen"]:
         return ""
@@ -141,20 +154,20 @@ def called(text: str, e: Entity, *, single: bool) -> str:
 
 
 def _modifiers(text: str, at: int) -> int:
-    """Where the words before a label that belong to its phrase begin: back to a determiner, at
-    most three; a common word only right after a determiner ("my support case")."""
+    """Where the words before a label that belong to its phrase begin: after a determiner, at most
+    three words, a common word only right after it ("my support case"). Without a determiner
+    there are none: "cancel" in "Can I cancel order 5521-889" is no part of the order's phrase."""
     begin = at
     for _ in range(3):
         m = _WORD_BEFORE.search(text, max(0, begin - 40), begin)
         if m is None:
-            break
+            return at
         word = fold(m[1])
         if word in _DETERMINERS:
-            break
+            return begin
         if word in _STOP:
             before = _WORD_BEFORE.search(text, max(0, m.start() - 40), m.start())
-            if before is not None and fold(before[1]) in _DETERMINERS:
-                begin = m.start()
-            break
+            return m.start() if before is not None and fold(before[1]) in _DETERMINERS else at
         begin = m.start()
-    return begin
+    m = _WORD_BEFORE.search(text, max(0, begin - 40), begin)
+    return begin if m is not None and fold(m[1]) in _DETERMINERS else at
