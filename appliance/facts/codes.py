@@ -13,10 +13,10 @@ before it ("K-558812 ist meine Kundennummer"; ``entities.value_first``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from appliance.facts.text import compact, digits
-from appliance.lexicon import Entities, either
+from appliance.lexicon import LEXICONS, Entities, either
 
 Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
@@ -42,21 +42,41 @@ _LABELS = {
 # What a label is of, a word or three before a code ("... de la luz es", "... for the flat", "... d'épargne")
 _QUALIFIED = r"(?:[^\W\d_]+(?:['’]\s*[^\W\d_]+)?\s+){0,2}?[^\W\d_]+(?:['’]\s*[^\W\d_]+)?"
 _VERB = r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*:?\s*"
-_LABELLED = re.compile(
-    r"(?i)(?<!\w)(?P<label>" + "|".join(f"(?P<{k}>{v})" for k, v in _LABELS.items()) + r")"
-    r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
-    r"(?:[\s,-]*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
-    r"(?:\s+(?:"
-    + (_either(lambda e: e.qualifiers) or "(?!)")
-    + r")(?:\s+|(?<=['’]))"
-    + _QUALIFIED
-    + r"(?="
-    + _VERB
-    + r"#?\s?[A-Za-z0-9/-]*\d))?"
-    + _VERB
-    + _ID_VALUE
-    + r"(?!\w)"
+
+
+def _labelled(labels: dict[str, str], prefix: str = "") -> re.Pattern[str]:
+    """A label of ``labels`` (kind → its words), after ``prefix``, then its code."""
+    return re.compile(
+        r"(?i)(?<!\w)(?P<label>" + prefix + "(?:" + "|".join(f"(?P<{k}>{v})" for k, v in labels.items()) + r"))"
+        r"(?:" + _either(lambda e: e.compounds) + r")?(?!\w)"
+        r"(?:[\s,-]*(?:(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?|n°|nº|#))?"
+        r"(?:\s+(?:"
+        + (_either(lambda e: e.qualifiers) or "(?!)")
+        + r")(?:\s+|(?<=['’]))"
+        + _QUALIFIED
+        + r"(?="
+        + _VERB
+        + r"#?\s?[A-Za-z0-9/-]*\d))?"
+        + _VERB
+        + _ID_VALUE
+        + r"(?!\w)"
+    )
+
+
+_LABELLED = _labelled(_LABELS)
+# In the languages that join nouns a label closes a longer word, which names what it is of
+# ("Abrechnungsticket 30417", "Handyvertrag 7712034", "telefooncontract 7712034").
+_COMPOUND_LABELLED = _labelled(
+    {
+        kind: "|".join(p for lex in LEXICONS.values() if lex.compounding for p in lex.entities.labels.get(kind, ()))
+        or "(?!)"
+        for kind in _LABELS
+    },
+    r"[^\W\d_]{2,}?-?",
 )
+# A code a label closing a longer word may name, and how far before it that word may stand.
+_COMPOUND_VALUE = re.compile(r"(?<![\w/-])(?=[A-Za-z0-9/-]*\d)[A-Za-z0-9][A-Za-z0-9/-]{3,}[A-Za-z0-9](?![\w/])")
+_REACH = 60
 _NUMBER_WORD = r"(?:" + _either(lambda e: e.number_words) + r")(?!\w)\.?"
 _ARTICLE = r"(?:" + (_either(lambda e: e.articles) or "(?!)") + r")"
 # A label, a few words of what it is, then its number: "I've opened a ticket for you, the number is
@@ -110,12 +130,18 @@ _CAPITALS = re.compile(r"[A-Z]{5}")
 def labelled(text: str, add: Add) -> None:
     """Codes after their label ("order number 48213377"), a few words after it or before it, and an
     account's last digits ("account ending 4821")."""
-    for m in _LABELLED.finditer(text):
+    for m in _matches(_LABELLED, text):
         value = m.group("value")
         if len(value) < 4 or not any(c.isdigit() for c in value):
             continue  # "booking was successful", "order 2 pizzas"
         kind = next(k for k in _LABELS if m.group(k))
         add(kind, m.start("value"), m.end("value"), compact(value))
+    # only right before a code of five characters or more (not a year: "Mietvertrag 2019"): a
+    # label inside a word is searched for letter by letter, so not through the whole text
+    for code in _COMPOUND_VALUE.finditer(text):
+        for m in _matches(_COMPOUND_LABELLED, text, max(0, code.start() - _REACH), code.end()):
+            if m.end("value") == code.end():
+                add(next(k for k in _LABELS if m.group(k)), m.start("value"), m.end("value"), compact(code.group()))
     for m in _ACCOUNT_TAIL.finditer(text):
         add("account", m.start("value"), m.end("value"), digits(m.group("value")))
     for m in _VALUE_FIRST.finditer(text):
@@ -131,6 +157,15 @@ def labelled(text: str, add: Add) -> None:
         if _ANY_LABEL.search(m.group("between")):
             continue  # the nearer label names it ("my ticket about the order, the number is ...")
         add(next(k for k in _LABELS if m.group(k)), m.start("value"), m.end("value"), compact(value))
+
+
+def _matches(pattern: re.Pattern[str], text: str, pos: int = 0, end: int | None = None) -> Iterator[re.Match[str]]:
+    """The matches of a label and its code, where a word taken for a code may be the next label:
+    "the parcel tracking number is ..." tries "tracking" again after "parcel" took it."""
+    end = len(text) if end is None else end
+    while (m := pattern.search(text, pos, end)) is not None:
+        yield m
+        pos = m.end("label") if not any(c.isdigit() for c in m.group("value")) else m.end()
 
 
 def shaped(text: str, add: Add) -> None:

@@ -11,8 +11,17 @@ corrected value keeps its kind and slot, so the new one is current and the old o
 superseded (:func:`appliance.types.current_facts`). A name, a username or a level given bare after
 a cue ("Korrektur: hmueller2", "oops typo, its anna schmitt", "silver member, correction: gold") is
 read by its shape when the customer has given one before, in an earlier turn or earlier in the turn,
-and so are a card's last digits ("the card ending 4410, actually no it was 4401"). Digits a phone's
-shape fits correct an identifier of as many digits ("account number 40018823 sorry 40018832").
+and so are a card's last digits, alone or after the words of its ending ("the card ending 4410,
+actually no it was 4401", "Korrektur: Endung 4401", "pardon, elle finit par 4401").
+
+A value whose kind the correction does not name (no word of a kind between the cue and the value:
+"correction: ending 4401", "sorry, it ends in 4401 not 4410", "actually the 14th") has its kind from
+its shape alone, a guess: it corrects the latest value of the same shape instead (a tail of four
+digits, a code of the same letters and digits, a date, an amount, a time), the customer's own or
+one the agent stated just before ("Leaving on March 3rd?" → "Actually, the 2nd"). So the card ending 4410 is corrected rather than an account
+begun, and digits a phone's shape fits correct an identifier of as many digits ("account number
+40018823 sorry 40018832"). A plain number is no such value: a meter reading is not corrected by
+the next number after "sorry".
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ from functools import lru_cache
 
 from appliance.facts import handles, names, uncued
 from appliance.facts.matching import family
-from appliance.lexicon import either
+from appliance.facts.text import compact
+from appliance.lexicon import LEXICONS, Lexicon, either
 from appliance.types import Entity, LedgerEntry
 
 _CUE = re.compile(r"(?i)(?<![\w'’])(?:" + either(lambda lex: lex.ledger.corrections) + r")(?![\w'’])")
@@ -78,22 +88,87 @@ def added(text: str, start: int) -> bool:
     return bool(_ADDITION.search(text, sentence, start))
 
 
-def target(e: Entity, candidates: Sequence[LedgerEntry], agent_turn: int | None) -> LedgerEntry | None:
+def target(
+    e: Entity, candidates: Sequence[LedgerEntry], agent_turn: int | None, *, named: bool = True
+) -> LedgerEntry | None:
     """The latest earlier value that ``e`` corrects, among ``candidates`` (oldest first): the
-    customer's own, or one the agent stated in ``agent_turn`` (a read-back)."""
+    customer's own, or one the agent stated in ``agent_turn`` (a read-back). Where the correction
+    ``named`` no kind (:func:`names_kind`), the latest value of ``e``'s shape, whatever its kind; where
+    it named one, of that kind and shape ("sorry, the date is the 14th")."""
     for c in reversed(candidates):
-        own = c.speaker == "customer" and (c.slot.startswith(f"{c.kind}:customer") or family(c.kind) == "id")
+        mine = c.speaker == "customer"
+        own = mine and (c.slot.startswith(f"{c.kind}:customer") or family(c.kind) == "id")
         if (own or c.turn == agent_turn) and _could_correct(e, c):
             return c
+        if (mine or c.turn == agent_turn) and _same_shape(e, c) and (not named or e.kind == c.kind):
+            return c
     return None
+
+
+def names_kind(text: str, cue_end: int, e: Entity) -> bool:
+    """Whether a word of a kind stands between the cue that ends at ``cue_end`` and the value ``e``
+    ("sorry, my account ending 4401", "Korrektur: die Kundennummer ist ..."): then the value is of
+    the kind it names, not of the shape it has."""
+    return _KIND_WORD.search(text, cue_end, e.start) is not None
+
+
+def _kind_words(lex: Lexicon) -> tuple[str, ...]:
+    """The words of ``lex`` that name a kind of value: the labels of codes, cards, handles, levels,
+    phones and postcodes, the nouns of requests and the words that tell values of a kind apart."""
+    ent = lex.entities
+    return (
+        *(p for words in ent.labels.values() for p in words),
+        *ent.card_words,
+        *ent.username_labels,
+        *ent.level_labels,
+        *ent.phone_words,
+        *ent.birth_cues,
+        *(p for words in lex.requests.nouns.values() for p in words),
+        *(re.escape(p) for p in lex.requests.cues.get("postcode", ())),
+        *lex.secrets.other_facts,
+        *(p for words in lex.ledger.value_labels.values() for p in words),
+    )
+
+
+# A word of a kind, with the compounds' "nummer" and a plural ending; in a language that joins nouns,
+# at the end of a longer word too ("Handyvertrag").
+_KIND_WORD = re.compile(
+    r"(?i)(?<![\w-])(?:"
+    + "|".join(
+        (
+            either(_kind_words),
+            r"[^\W\d_]+(?:"
+            + "|".join(p for lex in LEXICONS.values() if lex.compounding for p in _kind_words(lex))
+            + ")",
+        )
+    )
+    + r")(?:"
+    + either(lambda lex: lex.entities.compounds)
+    + r")?(?:s|e?n|es)?(?![\w-])"
+)
+# Families whose values keep their shape when retyped.
+_SHAPED_FAMILIES = frozenset({"id", "phone", "email", "date", "time", "amount"})
+
+
+def _shape(kind: str, value: str) -> str:
+    """What a value looks like, whatever its kind: a code's letters and digits as ``A`` and ``9``
+    ("4401" and "4410" are ``9999``; digits a phone's shape fits too), else its family's name."""
+    fam = family(kind)
+    if fam == "id" or (fam == "phone" and value.isdigit()):
+        return re.sub(r"\d", "9", re.sub(r"[^\W\d_]", "A", compact(value)))
+    return fam
+
+
+def _same_shape(e: Entity, c: LedgerEntry) -> bool:
+    if e.kind in BARE or c.kind in BARE or c.kind == "number" or family(c.kind) not in _SHAPED_FAMILIES:
+        return False
+    return _shape(e.kind, e.text) == _shape(c.kind, c.value)
 
 
 def _could_correct(e: Entity, c: LedgerEntry) -> bool:
     if e.kind in BARE or c.kind in BARE:
         return e.kind == c.kind
     fam = family(e.kind)
-    if fam == "phone" and family(c.kind) == "id" and e.text.isdigit() and len(e.norm) == len(c.norm):
-        return True  # "my account number is 40018823 sorry 40018832": digits a phone's shape fits too
     if fam != family(c.kind) or c.kind == "number":
         return False
     if e.kind != c.kind and not {e.kind, c.kind} & _GENERIC:
@@ -120,7 +195,7 @@ def bare(text: str, cue_end: int, given: Sequence[str]) -> Entity | None:
                 span = None
         elif kind == "card":
             m = _CARD_DIGITS.match(text, pos)
-            span = (m.start(), m.end()) if m is not None else None
+            span = (m.start(), m.end()) if m is not None else _tail_after(text, pos)
         else:
             span = handles.level_at(text, pos)
         if span is not None:
@@ -145,3 +220,16 @@ def _name_later(text: str, pos: int) -> tuple[int, int] | None:
 
 # A card's last digits alone in their clause.
 _CARD_DIGITS = re.compile(r"\d{4}(?=[^\S\n]*(?:$|[\n,.;!?]))")
+
+
+def _tail_after(text: str, pos: int) -> tuple[int, int] | None:
+    """Last digits named by the words of a card's ending without a card word, in the clause after
+    ``pos`` ("Korrektur: Endung 4401", "perdón, termina en 4401"); not where a kind is named
+    ("mein Konto mit der Endung 5521")."""
+    stop = _CLAUSE_BREAK.search(text, pos)
+    end = stop.start() if stop else len(text)
+    span = next(((s, e) for s, e in handles.tails(text) if pos <= s and e <= end), None)
+    return span if span is not None and _KIND_WORD.search(text, pos, span[0]) is None else None
+
+
+_CLAUSE_BREAK = re.compile(r"[\n,.;!?]")

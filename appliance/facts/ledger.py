@@ -27,7 +27,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
-from appliance.facts import corrections, labels, names, secrets, slots
+from appliance.facts import corrections, labels, names, phrases, secrets, slots
 from appliance.facts.checker import osa
 from appliance.facts.matching import family
 from appliance.facts.text import digits
@@ -97,7 +97,8 @@ def entries_for(
         cue = corrections.cue_before(turn.text, e.start, ends) if ends else None
         if cue is not None:
             candidates = [*prior, *(x for x, s in zip(out, starts, strict=True) if s < cue)]
-            entry = _corrected(entry, corrections.target(e, candidates, agent_turn))
+            named = corrections.names_kind(turn.text, cue, e)
+            entry = _corrected(entry, corrections.target(e, candidates, agent_turn, named=named))
         elif turn.role == "agent":
             entry = _read_back(entry, prior, asks=_QUESTION.match(turn.text, e.end) is not None)
         elif entry.slot == slot_for(entry.kind, entry.norm, "customer", entry.label) and corrections.added(
@@ -155,6 +156,8 @@ def _entry(
         found = labels.label(turn.text, e, *near, several=several)
         if found is not None:
             kind, label, taken = found.kind, found.word, found.end
+        elif e.kind == kind:  # "a billing ticket 30417": what the customer calls the code
+            label = phrases.called(turn.text, e, single=kind in SINGLE_VALUED)
     elif turn.role == "agent" and kind in labels.SUBJECT_KINDS:
         subject = labels.subject(turn.text, e, reading.entities)
     slot = _slot(turn, e, kind, norm, label, reading, out)

@@ -297,7 +297,7 @@ LEXICON = Lexicon(
         labels={
             "reference": ("buchungs?", "reservierungs?", "bestätigungs?", "referenz"),
             "order": ("bestellung", "bestell", "auftrags?", "rechnungs?", "sendungs?"),
-            "case": ("fall", "vorgangs?"),
+            "case": ("fall", "vorgangs?", "schadens?"),
             "ticket": ("ticket", "störungs", "meldungs"),
             "account": ("konto", "konten", "vertrags?", "verträge"),
             "card": ("karten",),
@@ -308,7 +308,7 @@ LEXICON = Lexicon(
         level_labels=("mitgliedsstufe", "mitgliedschaftsstufe", "statusstufe"),
         card_words=("karte", "kreditkarte", r"ec-?karte", "girocard", "bankkarte", "debitkarte"),
         card_tails=(
-            r"mit\s+der\s+endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"(?:mit\s+den\s+)?endziffern",
+            r"(?:mit\s+der\s+)?endung", r"endet\s+(?:auf|mit)", r"endend\s+(?:auf|mit)", r"(?:mit\s+den\s+)?endziffern",
             "endnummer", r"(?:die\s+)?letzten?\s+(?:vier|4)(?:\s+ziffern)?(?:\s+(?:sind|lauten))?",
         ),
         card_last=(r"letzten\s+(?:vier|4)\s+ziffern\s+(?:meiner|der|ihrer)\s+(?:\w+)?karte\s*(?:sind|lauten|:)",),
@@ -322,6 +322,13 @@ LEXICON = Lexicon(
         label_verbs=(r"(?:ist|lautet)(?:\s+die)?",),
         value_first=(r"(?:ist|war)\s+(?:mein(?:e|en)?|unser(?:e|en)?)",),
         articles=("die", "der", "das"),
+        determiners=tuple(
+            """
+            ein eine einen einem einer eines der die das den dem des mein meine meinen meinem meiner meines unser
+            unsere unseren unserem unserer ihr ihre ihren ihrem ihrer dein deine deinen deinem diese dieser dieses
+            diesen diesem
+            """.split()
+        ),
         qualifiers=("für", "von", "vom", "bei", "beim", "im", "auf"),
         months=(
             ("januar", "jänner"), ("februar",), ("märz", "maerz"), ("april",), ("mai",), ("juni",), ("juli",),

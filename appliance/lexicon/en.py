@@ -308,6 +308,7 @@ LEXICON = Lexicon(
         label_verbs=("is", "was", "of", "reads", r"it\s*['’]?\s*s"),
         value_first=(r"(?:is|was)\s+(?:my|our)",),
         articles=("the",),
+        determiners=tuple("a an the my our your his her their its this that these those ur yr another".split()),
         qualifiers=("for", "of", "on", "in", "at", "with"),
         months=(
             ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),

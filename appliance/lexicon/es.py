@@ -269,7 +269,7 @@ LEXICON = Lexicon(
         labels={
             "reference": ("reserva",),
             "order": ("pedido", "factura"),
-            "case": ("caso",),
+            "case": ("caso", "siniestro", r"reclamaci[oó]n"),
             "ticket": ("ticket", "incidencia", "incidente"),
             "account": ("cuenta", "contrato"),
             "card": ("tarjeta",),
@@ -291,6 +291,9 @@ LEXICON = Lexicon(
         label_verbs=(r"es(?:\s+el)?",),
         value_first=(r"(?:es|era)\s+(?:mi|nuestro|nuestra)",),
         articles=("el", "la"),
+        determiners=tuple(
+            "un una unos unas el la los las mi mis tu tus su sus nuestro nuestra nuestros nuestras este esta ese esa".split()
+        ),
         qualifiers=("de", "del", "para", "en"),
         months=(
             ("enero",), ("febrero",), ("marzo",), ("abril",), ("mayo",), ("junio",), ("julio",), ("agosto",),

@@ -263,9 +263,9 @@ LEXICON = Lexicon(
     ),
     entities=Entities(
         labels={
-            "reference": ("référence",),
+            "reference": ("référence", "réservation"),
             "order": ("commande", "facture"),
-            "case": ("dossier",),
+            "case": ("dossier", "sinistre", "réclamation"),
             "ticket": ("ticket", "incident"),
             "account": ("compte", "contrat"),
             "card": ("carte",),
@@ -288,6 +288,7 @@ LEXICON = Lexicon(
         label_verbs=(r"c\s*['’]\s*est(?:\s+le)?", r"est(?:\s+le)?"),
         value_first=(r"(?:est|c\s*['’]\s*est|c\s*['’]\s*était)\s+(?:mon|ma|notre)",),
         articles=("le", "la"),
+        determiners=tuple("un une le la les l mon ma mes notre nos votre vos ce cet cette ces son sa ses leur".split()),
         qualifiers=("de", "du", "des", r"d\s*['’]", "pour", "sur", "chez"),
         months=(
             ("janvier",), ("février", "fevrier"), ("mars",), ("avril",), ("mai",), ("juin",), ("juillet",),

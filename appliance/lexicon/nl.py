@@ -254,9 +254,9 @@ LEXICON = Lexicon(
     ),
     entities=Entities(
         labels={
-            "reference": ("boeking",),
+            "reference": ("boeking", "reserverings?", "referentie"),
             "order": ("bestelling", "bestel", "factuur"),
-            "case": ("zaak",),
+            "case": ("zaak", "claim", "schade", "klacht"),
             "ticket": ("ticket", "storings", "meldings"),
             "account": ("rekening", "contract"),
             "card": ("kaart", "pas"),
@@ -281,6 +281,7 @@ LEXICON = Lexicon(
         label_verbs=("is",),
         value_first=(r"(?:is|was)\s+(?:mijn|ons|onze)",),
         articles=("het", "de"),
+        determiners=tuple("een de het mijn m'n ons onze uw je jouw dit dat deze die zijn haar hun".split()),
         qualifiers=("van", "voor", "op", "bij", "in"),
         months=(
             ("januari",), ("februari",), ("maart",), ("april",), ("mei",), ("juni",), ("juli",), ("augustus",),

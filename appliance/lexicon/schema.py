@@ -293,6 +293,10 @@ class Entities:
     articles: tuple[str, ...] = ()
     """Plain words for "the" ("the", "le", "het"): before a number word that refers back to a label a
     few words before it ("a ticket for you, the number is REM-30417")."""
+    determiners: tuple[str, ...] = ()
+    """Lower-case words that open a noun phrase (articles, possessives, demonstratives: "a", "my",
+    "ein", "mon", "su", "mijn"): the words between one and a code's label say what the code is of
+    ("my support case 88213" is a support case; ``label`` in the ledger)."""
     qualifiers: tuple[str, ...] = ()
     """Patterns of the words that join to a label what it is of, a word or three before its code
     ("la cuenta de la luz es 500112233", "la cuenta del gas 500112244", "the account for the flat is ...")."""
