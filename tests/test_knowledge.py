@@ -572,6 +572,21 @@ class TestBench:
         json.dumps(report)
         assert "fetch check" in format_text(report)
 
+    def test_a_kept_database_is_reused_by_the_next_run(self, tmp_path: Path, encoder: Recall, settings):
+        from appliance.lab.bench.knowledge import run_bench
+
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        (docs / "branch.md").write_text(FAQ)
+        dialogues = tmp_path / "dialogues.jsonl"
+        dialogues.write_text(json.dumps({"turns": [{"role": "customer", "text": "Is there parking?"}]}) + "\n")
+        kept = tmp_path / "kept" / "bench.db"
+        first = run_bench(settings, dialogues, docs, encoder=encoder, counter=WordCounter(), database=kept)
+        again = run_bench(settings, dialogues, docs, encoder=encoder, counter=WordCounter(), database=kept)
+        assert kept.exists() and not first["ingest"]["reused"] and again["ingest"]["reused"]
+        assert again["ingest"]["chunks"] == first["ingest"]["chunks"] > 0 and again["ingest"]["documents"] == 1
+        assert again["rows"][0]["fetch"] == first["rows"][0]["fetch"]
+
 
 @pytest.mark.real_model
 class TestCommands:
