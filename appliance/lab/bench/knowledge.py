@@ -5,7 +5,8 @@ the turns up to a customer's message, ``needs_knowledge``, and the ``gold`` docu
 The documents are synced into a fresh database in a temporary folder (``ingest``: seconds and chunks),
 then synced again unchanged (``resync_s``); with ``database``, into that file, which is kept, so the
 next run re-syncs an unchanged folder in a moment (``ingest.reused``: its documents were already
-there). Each item's last message is then looked up as the turn would look it up (its earlier turns, newest first, as the conversation's recent text; whether it gives
+there). Each item's last message is then looked up as the turn would look it up (its earlier turns,
+newest first, as the conversation's recent text; whether it gives
 details or asks for a fact again, as the ledger and the read-back cues find them):
 
 * ``fetch``: precision and recall of the fetch check against ``needs_knowledge``;
