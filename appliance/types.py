@@ -316,7 +316,9 @@ class Passage:
         return Citation(self.chunk_id, self.doc, self.title, self.heading, self.location, self.score)
 
 
-FetchReason = Literal["match", "weak", "greeting", "thanks", "details", "readback", "action", "empty"]
+FetchReason = Literal[
+    "match", "asked", "weak", "greeting", "thanks", "details", "readback", "repeat", "action", "empty"
+]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from appliance.errors import DocumentError, DocumentNotFound, StoreError
 from appliance.knowledge import Knowledge, Query
 from appliance.knowledge.chunk import chunks
 from appliance.knowledge.document import Source, parse
-from appliance.knowledge.fetch import Evidence, FetchCues, decide, focus
+from appliance.knowledge.fetch import Evidence, FetchCues, Form, decide, focus
 from appliance.knowledge.subject import Names, resolve, unnamed
 from appliance.knowledge.words import words
 from appliance.models.files import embedding_files
@@ -478,9 +478,99 @@ class TestFetchCheck:
         assert decision.fetch and decision.reason == "match" and decision.score >= 0.45
 
     def test_a_weak_match_or_an_action_is_not_fetched(self):
-        weak = Evidence(best=0.3, density=0.25)
+        # About a named document (the hotel the conversation is about); naming none, the same question
+        # is asked of the institution (test_a_question_that_names_no_document_is_asked_of_the_institution).
+        weak = Evidence(best=0.3, density=0.25, named=True)
         assert decide("what's the zip code?", self.CUES, weak, 0.45).reason == "weak"
         assert decide("can you book a table for two", self.CUES, Evidence(0.5, 0.45), 0.45).reason == "action"
+
+    @pytest.mark.parametrize(
+        "message",
+        [
+            "Sorry, can you repeat the number you just gave me?",
+            "Could you say that again, please?",
+            "Können Sie das bitte wiederholen?",
+            "Pouvez-vous répéter ?",
+            "¿Puede repetirlo?",
+            "Kunt u dat herhalen?",
+        ],
+    )
+    def test_a_request_to_hear_the_agent_again_is_not_fetched(self, message: str):
+        assert decide(message, self.CUES, self.STRONG, 0.45).reason == "repeat"
+
+    @pytest.mark.parametrize(
+        "message",
+        [
+            "How do I book one?",  # a bank's appointment
+            "How can I reserve a study room?",  # a library
+            "What do I need to book a check-up?",  # a dentist
+            "Wie kann ich einen Termin buchen?",
+            "Comment faire pour réserver une salle ?",
+        ],
+    )
+    def test_asking_how_a_thing_is_booked_is_a_question_not_a_request(self, message: str):
+        fair = Evidence(0.5, 0.45)
+        assert decide(message, self.CUES, fair, 0.45).reason == "match"
+        assert decide("can you book a table for two", self.CUES, fair, 0.45).reason == "action"
+
+    @pytest.mark.parametrize(
+        "message",
+        [
+            "What interest rate do you pay on a savings account?",  # a bank
+            "Do you sell stamps?",  # a post office
+            "Can my dog come with me to the appointment?",  # a vet's practice
+            "Quels sont vos tarifs pour les étudiants ?",  # a gym
+            "Gibt es bei Ihnen eine Toilette?",  # a town hall
+        ],
+    )
+    def test_a_question_that_names_no_document_is_asked_of_the_institution(self, message: str):
+        faint = Evidence(best=0.35, density=0.3)
+        decision = decide(message, self.CUES, faint, 0.45)
+        assert decision.fetch and decision.reason == "asked" and decision.score < 0.45
+        # About a document the conversation names, its own documents decide.
+        assert decide(message, self.CUES, Evidence(0.35, 0.3, named=True), 0.45).reason == "weak"
+        # Matching nothing at all, it is not looked up.
+        assert decide(message, self.CUES, Evidence(0.1, 0.1), 0.45).reason == "weak"
+
+    def test_only_a_question_is_asked_of_the_institution(self):
+        faint = Evidence(best=0.35, density=0.3)
+        assert decide("Good morning, I'd like some help with my account, please.", self.CUES, faint, 0.45).reason == (
+            "weak"
+        )
+        assert decide("can you book me a table for two tonight", self.CUES, faint, 0.45).reason == "action"
+
+    @pytest.mark.parametrize(
+        ("message", "polar"),
+        [
+            ("ok and do they have a happy hour", True),  # a restaurant, spoken
+            ("do you know if they allow dogs", True),  # a hotel
+            ("Is there a hearing loop at the counter?", True),  # a bank
+            ("can you check whether the pool is heated", True),  # a gym
+            ("Gibt es einen Aufzug?", True),
+            ("Y a-t-il un parking ?", True),
+            ("what is the zip code for that", False),  # a wh-question that holds "is the"
+            ("can you give me their phone number", False),  # a request to be given something
+            ("how about a place for thai food", False),
+            ("Quelle est l'adresse ?", False),
+        ],
+    )
+    def test_a_yes_no_question_about_a_fact_counts_towards_a_fetch(self, message: str, polar: bool):
+        assert Form.of(message, self.CUES).polar is polar
+        middling = Evidence(best=0.4, density=0.45, named=True)
+        as_polar = decide("do they have a happy hour", self.CUES, middling, 0.45)
+        as_open = decide("what is the happy hour", self.CUES, middling, 0.45)
+        assert as_polar.score > as_open.score and as_polar.fetch and not as_open.fetch
+
+    def test_questions_naming_no_document_with_real_documents_and_encoder(self, kb: Knowledge, tmp_path: Path):
+        (tmp_path / "library.md").write_text(LIBRARY)
+        (tmp_path / "dentist.md").write_text(DENTIST)
+        kb.add([tmp_path / "library.md", tmp_path / "dentist.md"])
+        asked = kb.consult(Query("Is it free for kids?"))  # no document named: asked of the institution
+        assert asked.decision.reason == "asked" and asked.passages[0].heading.endswith("Do you see children?")
+        said = ("You can borrow up to 12 books at a time.", "How many books can I borrow at the Riverside Library?")
+        named = kb.consult(Query("And for how long?", recent=said))  # the library's own evidence decides
+        assert not named.decision.fetch and named.decision.subject == ("library.md",)
+        assert kb.consult(Query("Sorry, could you repeat that?", recent=said)).decision.reason == "repeat"
 
     def test_with_real_documents_and_encoder(self, kb: Knowledge, tmp_path: Path):
         (tmp_path / "branch.md").write_text(FAQ)
@@ -489,6 +579,36 @@ class TestFetchCheck:
         assert not kb.consult(Query("Hello there!")).decision.fetch
         assert not kb.consult(Query("thank you, goodbye")).decision.fetch
 
+
+LIBRARY = """# Riverside Library
+
+## How many books can I borrow at once?
+
+You can borrow up to 12 books at a time with an adult card.
+
+## How long can I keep a book?
+
+Books are lent for three weeks and can be renewed twice online.
+
+## What happens if I return a book late?
+
+Late returns cost 20p a day per book, up to 5 pounds.
+"""
+
+DENTIST = """# Castle Dental Practice
+
+## When is the practice open?
+
+Monday to Friday 8:00 to 18:00; Saturday 9:00 to 13:00.
+
+## What does a check-up cost?
+
+A check-up costs 45 pounds; X-rays are extra.
+
+## Do you see children?
+
+Children under 18 are seen free of charge.
+"""
 
 TOKENS = {"op-token": "operator", "kiosk-token": "kiosk", "int-token": "integration"}
 
@@ -571,6 +691,21 @@ class TestBench:
         assert set(report["not_found"]) == {"items", "rate", "answerable"} and report["latency_ms"]["p50"] > 0
         json.dumps(report)
         assert "fetch check" in format_text(report)
+
+    def test_a_kept_database_is_reused_by_the_next_run(self, tmp_path: Path, encoder: Recall, settings):
+        from appliance.lab.bench.knowledge import run_bench
+
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        (docs / "branch.md").write_text(FAQ)
+        dialogues = tmp_path / "dialogues.jsonl"
+        dialogues.write_text(json.dumps({"turns": [{"role": "customer", "text": "Is there parking?"}]}) + "\n")
+        kept = tmp_path / "kept" / "bench.db"
+        first = run_bench(settings, dialogues, docs, encoder=encoder, counter=WordCounter(), database=kept)
+        again = run_bench(settings, dialogues, docs, encoder=encoder, counter=WordCounter(), database=kept)
+        assert kept.exists() and not first["ingest"]["reused"] and again["ingest"]["reused"]
+        assert again["ingest"]["chunks"] == first["ingest"]["chunks"] > 0 and again["ingest"]["documents"] == 1
+        assert again["rows"][0]["fetch"] == first["rows"][0]["fetch"]
 
 
 @pytest.mark.real_model

@@ -238,6 +238,11 @@ def bench_context_cmd(
 @click.option("--limit", type=click.IntRange(1), help="Only the first N items.")
 @click.option("--rows", is_flag=True, help="With --json: each item's decision, scores and gold rank too.")
 @click.option(
+    "--database",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Sync the documents into this database file and keep it, so the next run re-uses the ingest.",
+)
+@click.option(
     "--answers/--no-answers",
     default=True,
     show_default=True,
@@ -247,7 +252,14 @@ def bench_context_cmd(
 @pass_ctx
 @edge
 def bench_knowledge_cmd(
-    obj: Context, dialogues_file: Path, docs_dir: Path, limit: int | None, rows: bool, answers: bool, as_json: bool
+    obj: Context,
+    dialogues_file: Path,
+    docs_dir: Path,
+    limit: int | None,
+    rows: bool,
+    database: Path | None,
+    answers: bool,
+    as_json: bool,
 ) -> None:
     """Knowledge base: ingest time and chunks, fetch-check precision and recall, gold section placed and at
     ranks 1 and 3; and the answers: agreement with the gold answers, not-found, unsupported entities, TTFT."""
@@ -256,7 +268,9 @@ def bench_knowledge_cmd(
     from appliance.lab.bench.knowledge import format_text, run_bench
     from appliance.lab.progress import say
 
-    report = run_bench(obj.settings, dialogues_file, docs_dir, limit=limit, progress=say, answers=answers)
+    report = run_bench(
+        obj.settings, dialogues_file, docs_dir, limit=limit, progress=say, answers=answers, database=database
+    )
     if not rows:
         report.pop("rows")
     click.echo(json.dumps(report) if as_json else format_text(report))

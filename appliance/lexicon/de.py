@@ -366,7 +366,14 @@ LEXICON = Lexicon(
             r"(?:haben|hat|gibt|kann|konnen|darf|ist|sind|bieten|nehmen|akzeptieren)\s+(?:sie|es|ich|man|ihr|wir)",
             "was", "wann", "wo", "wie", "welche[rsnm]?", "warum", "ob",
         ),
+        open_questions=("was", "wann", "wo", "wie", "welche[rsnm]?", "warum", "wieviel"),
+        polar=(r"(?:haben|hat|gibt|darf|ist|sind|bieten|nehmen|akzeptieren)\s+(?:sie|es|man|ihr)", "ob"),
         actions=("buchen", "reservieren", r"such(?:e|en)\s+(?:mir|uns|ein|eine|einen)", "empfehlen", "finden"),
+        procedures=(r"wie\s+(?:kann|konnen|muss|mussen|soll|sollte)\s+(?:ich|man|wir)",),
+        repeats=(
+            r"(?:konnen|konnten|wurden)\s+sie\s+(?:das\s+)?(?:bitte\s+)?(?:noch\s*(?:ein)?mal\s+)?wiederholen",
+            r"noch\s*(?:ein)?mal\s+sagen", r"wie\s+bitte",
+        ),
     ),
 )
 # fmt: on

@@ -397,11 +397,25 @@ LEXICON = Lexicon(
             r"(?:do|does|did|is|are|was|were|can|could|will|would|may|have|has)\s+(?:they|you|i|we|it|there|this|that|he|she|anyone|someone|the)",
             "what", "whats", "when", "where", "which", "who", "how", "why", "whether", "if",
         ),
+        open_questions=("what", "whats", "when", "where", "which", "who", "how", "why"),
+        polar=(
+            r"(?:do|does|did|is|are|was|were|will|would|may|have|has|can|could)\s+(?:they|it|there|this|that|these|those|he|she|anyone|someone|the|its|their|any)",
+            r"(?:do|does|did|will|would)\s+you", "whether", "if",
+        ),
         actions=(
             "book", "booking", "reserve", r"find(?!\s+out)", r"look(?:ing)?\s+for", r"recommend\w*", r"suggest\w*",
             r"search\s+for", r"(?:get|have)\s+(?:a|the)\s+table", r"(?:how|what)\s+about\s+(?:a|an|another|any|some)",
             "another", r"any\s+other", "somewhere", "anywhere", r"(?:a|any)\s+place\s+(?:to|for|that|where|i|we)",
             r"give\s+me\s+(?:a|an|some)",
+        ),
+        procedures=(
+            r"how\s+(?:do|can|could|should|would|does|must)\s+(?:i|we|you|one|someone|my|a|the)", r"how\s+to",
+            r"what\s+do\s+(?:i|we)\s+(?:need|have)\s+to",
+        ),
+        repeats=(
+            r"(?:can|could|would|will)\s+you\s+(?:please\s+)?repeat", r"please\s+repeat", r"repeat\s+(?:that|it|this)",
+            r"say\s+(?:that|it)\s+again", r"come\s+again", r"what\s+did\s+you\s+(?:just\s+)?say",
+            r"you\s+just\s+(?:said|gave|told|mentioned)",
         ),
         hesitations=("u+m+", "u+h+", "h+m+", "e+r+m*", "a+h+", "hh+", "mm+"),
         numbers=(

@@ -318,7 +318,11 @@ LEXICON = Lexicon(
             r"est[- ]ce\s+qu", r"y\s+a[- ]t[- ]il", r"qu'?est[- ]ce", r"(?:avez|pouvez|acceptez|faites|proposez)[- ]vous",
             "quel(?:le)?s?", "quand", "ou", "comment", "combien", "pourquoi", "si",
         ),
+        open_questions=("quel(?:le)?s?", "quand", "ou", "comment", "combien", "pourquoi", r"qu'?est[- ]ce"),
+        polar=(r"est[- ]ce\s+qu", r"y\s+a[- ]t[- ]il", r"(?:avez|acceptez|faites|proposez)[- ]vous"),
         actions=("reserver", r"trouve[rz]?\s+(?:moi|nous|un|une)", "recommander", "conseiller", "chercher"),
+        procedures=(r"comment\s+(?:puis\s+je|je\s+peux|peut\s+on|on\s+peut|faire|faut\s+il|est\s+ce\s+qu)",),
+        repeats=(r"(?:pouvez|pourriez)\s+vous\s+(?:le\s+)?(?:me\s+le\s+)?repeter", r"repetez", r"vous\s+pouvez\s+repeter"),
     ),
 )
 # fmt: on

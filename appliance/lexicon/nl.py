@@ -308,7 +308,11 @@ LEXICON = Lexicon(
             r"(?:hebben|heeft|is|zijn|kan|kunnen|mag|accepteren|bieden)\s+(?:jullie|u|je|ik|het|er|we)",
             "wat", "wanneer", "waar", "hoe", "welke", "waarom", "of",
         ),
+        open_questions=("wat", "wanneer", "waar", "hoe", "welke", "waarom"),
+        polar=(r"(?:hebben|heeft|is|zijn|mag|accepteren|bieden)\s+(?:jullie|u|het|er)",),
         actions=("boeken", "reserveren", r"zoek(?:en)?\s+(?:een|voor)", "aanraden", "vinden"),
+        procedures=(r"hoe\s+(?:kan|kunnen|moet|moeten)\s+(?:ik|we|je|u|men)",),
+        repeats=(r"(?:kunt|kan|wilt|wil)\s+(?:u|je)\s+(?:dat\s+)?(?:nog\s+een\s*keer\s+)?herhalen", r"nog\s+een\s*keer\s+zeggen"),
     ),
 )
 # fmt: on

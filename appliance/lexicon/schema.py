@@ -374,8 +374,21 @@ class KnowledgeCues:
     speech recognition writes them mid-sentence."""
     questions: tuple[str, ...] = ()
     """Patterns that make a message a question ("do you", "is there", "what", "whether")."""
+    open_questions: tuple[str, ...] = ()
+    """Patterns of the words that open a question asking for a thing rather than a yes or no ("what",
+    "when", "how"): a yes/no form after one ("what is the ...") is not a yes/no question."""
+    polar: tuple[str, ...] = ()
+    """Patterns of a yes/no question about a fact ("do they", "is there", "whether"): the form of a
+    question documents answer. Not "can you" or "can I", the usual ways of asking for something to be
+    done or given."""
     actions: tuple[str, ...] = ()
     """Patterns of a request to do something rather than to be told something ("book", "find me")."""
+    procedures: tuple[str, ...] = ()
+    """Patterns that ask how something is done ("how do I", "where can I"): an action's word after one
+    is asked about, not requested ("How do I book one?")."""
+    repeats: tuple[str, ...] = ()
+    """Patterns of a request to hear again what the agent just said ("can you repeat", "say that
+    again"): the conversation has the answer."""
     numbers: tuple[str, ...] = ()
     """The lower-case words for 0 to 19, in order: a number spoken in a transcript ("nineteen zero
     six") meets the digits of a document's title ("Nineteen 06 Mission")."""

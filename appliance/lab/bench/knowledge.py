@@ -3,8 +3,10 @@
 Input: a folder of documents and dialogues in the format of ``shared/data/knowledge_dev/`` (each item:
 the turns up to a customer's message, ``needs_knowledge``, and the ``gold`` document and section).
 The documents are synced into a fresh database in a temporary folder (``ingest``: seconds and chunks),
-then synced again unchanged (``resync_s``). Each item's last message is then looked up as the turn
-would look it up (its earlier turns, newest first, as the conversation's recent text; whether it gives
+then synced again unchanged (``resync_s``); with ``database``, into that file, which is kept, so the
+next run re-syncs an unchanged folder in a moment (``ingest.reused``: its documents were already
+there). Each item's last message is then looked up as the turn would look it up (its earlier turns,
+newest first, as the conversation's recent text; whether it gives
 details or asks for a fact again, as the ledger and the read-back cues find them):
 
 * ``fetch``: precision and recall of the fetch check against ``needs_knowledge``;
@@ -25,10 +27,11 @@ entities, TTFT with and without passages).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +148,17 @@ def latency(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
     return {"p50": times[len(times) // 2], "p95": times[min(len(times) - 1, int(len(times) * 0.95))]}
 
 
+@contextlib.contextmanager
+def _database(kept: Path | None) -> Iterator[Path]:
+    """The database file to sync into: ``kept``, or one in a temporary folder removed afterwards."""
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        yield kept
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-knowledge-") as tmp:
+        yield Path(tmp) / "bench.db"
+
+
 def run_bench(
     settings: Settings,
     dialogues: Path,
@@ -156,21 +170,24 @@ def run_bench(
     counter: Any = None,
     answers: bool = False,
     responder: Any = None,
+    database: Path | None = None,
 ) -> dict[str, Any]:
     """The report (see the module's docstring); ``encoder``, ``counter`` and ``responder`` replace the
-    configured ones (tests)."""
+    configured ones (tests); ``database``: the file the documents are synced into and kept (a
+    temporary one otherwise)."""
     say = progress or (lambda _msg: None)
     items = load_items(dialogues, limit)
-    with tempfile.TemporaryDirectory(prefix="bench-knowledge-") as tmp:
-        store = Store.open(Path(tmp) / "bench.db")
+    with _database(database) as path:
+        store = Store.open(path)
         try:
             kb = open_knowledge(settings, store, encoder=encoder, counter=counter)
-            say(f"syncing {docs}")
+            say(f"syncing {docs} into {path}")
             first = kb.sync(docs, say)
             started = time.monotonic()
             again = kb.sync(docs)
             resync_s = time.monotonic() - started
-            say(f"{first.chunks} chunks in {first.seconds:.1f} s; looking up {len(items)} items")
+            chunks = len(kb.index())
+            say(f"{chunks} chunks ({first.chunks} new) in {first.seconds:.1f} s; looking up {len(items)} items")
             rows = evaluate(kb, items, settings.passage_tokens, settings.knowledge.subject_turns)
         finally:
             store.close()
@@ -179,13 +196,18 @@ def run_bench(
             from appliance.lab.bench.knowledge_answers import run_answers
 
             answered, answer_rows = run_answers(
-                settings, Path(tmp) / "bench.db", items, responder=responder, encoder=encoder, progress=say
+                settings, path, items, responder=responder, encoder=encoder, progress=say
             )
             for row, extra in zip(rows, answer_rows, strict=True):
                 row.update(extra or {})
     whole = score(rows)
     return {
-        "ingest": {"seconds": round(first.seconds, 2), "chunks": first.chunks, "documents": len(first.added)},
+        "ingest": {
+            "seconds": round(first.seconds, 2),
+            "chunks": chunks,
+            "documents": len(first.added) + len(first.replaced) + len(first.unchanged),
+            "reused": bool(first.unchanged),
+        },
         "failed": [{"document": n, "error": e} for n, e in first.failed],
         "resync_s": round(resync_s, 3),
         "resync_unchanged": len(again.unchanged),
@@ -205,7 +227,8 @@ def format_text(report: dict[str, Any]) -> str:
     f, r, n = report["fetch"], report["retrieval"], report["not_found"]
     lines = [
         f"ingest: {report['ingest']['documents']} documents, {report['ingest']['chunks']} chunks in "
-        f"{report['ingest']['seconds']:.1f} s; unchanged re-sync {report['resync_s']:.2f} s",
+        f"{report['ingest']['seconds']:.1f} s{' (a kept database)' if report['ingest']['reused'] else ''}; "
+        f"unchanged re-sync {report['resync_s']:.2f} s",
         f"fetch check: precision {f['precision']}, recall {f['recall']} ({report['items']} items)",
         f"retrieval: gold placed in {report['budget_tokens']} tokens {r['gold_placed']}, at 1 {r['at_1']}, "
         f"at 3 {r['at_3']} ({r['items']} items)",
