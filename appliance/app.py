@@ -253,7 +253,7 @@ class Appliance:
     queue: FairQueue
     prewarmer: Prewarmer | None = None
     knowledge: Knowledge | None = None  # the operator's documents (None: knowledge.enabled is off, or no encoder)
-    closers: tuple[Callable[[], None], ...] = ()  # of parts build() loaded (a batched responder's decode loop)
+    closers: tuple[Callable[[], None], ...] = ()  # of models build() loaded (batched ones' decode loops)
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
@@ -293,6 +293,7 @@ def _loads(
         loads["recall"] = lambda: load_recall(settings)
         if settings.knowledge.enabled and not settings.recall.enabled:
             loads["encoder"] = lambda: load_encoder(settings)  # recall's model, for the knowledge base alone
+    # Batched too when responder.parallel > 1: both answer on the hot path, in as many queue jobs at once.
     if settings.routing.early:
         loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)
     if settings.refine.enabled:
@@ -356,6 +357,7 @@ def build(
     from appliance.turn.worker import SummaryWorker
 
     with ExitStack() as undo:
+        closers = _closers(loaded, undo)
         model = responder if responder is not None else loaded["responder"]
         pipeline = _pipeline(settings, undo, model, configured, loaded, recall)
         store = pipeline.store
@@ -386,10 +388,18 @@ def build(
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
         queue = _queue(settings, model.name)
         undo.pop_all()
+    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
+
+
+def _closers(loaded: dict[str, Any], undo: ExitStack) -> tuple[Callable[[], None], ...]:
+    """Closing the decode loops of the batched models :func:`build` loaded itself (never of one it was
+    given); ``undo`` closes them if the build fails later."""
     from appliance.models.batched import BatchedChatModel
 
-    closers = (model.close,) if responder is None and isinstance(model, BatchedChatModel) else ()
-    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
+    closers = tuple(m.close for m in loaded.values() if isinstance(m, BatchedChatModel))
+    for close in closers:
+        undo.callback(close)
+    return closers
 
 
 def _queue(settings: Settings, name: str) -> FairQueue:

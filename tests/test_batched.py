@@ -17,6 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from appliance.app import build
+from appliance.config import load_settings
 from appliance.errors import Cancelled, GenerationError
 from appliance.models.batch_context import Entry, batch_context, fill
 from appliance.models.batched import BatchedChatModel, BatchedEngine
@@ -27,8 +29,9 @@ from appliance.models.states import StateCache, shared_prefix
 from appliance.store import Store
 from appliance.types import Generation, Message, Sampling
 
-from .support import MODELS_DIR, TEST_MODEL, eventually
-from .test_daemon import Daemon, start_daemon
+from .fakes import FakeResponder
+from .support import MODELS_DIR, TEST_MODEL, eventually, write_config
+from .test_daemon import Daemon, model_config, start_daemon
 
 pytestmark = pytest.mark.real_model
 
@@ -267,6 +270,22 @@ class TestSharedPrefix:
     ) -> None:
         without, with_copy = two_at_once[False][0], two_at_once[True][0]
         assert all(without) and with_copy == without
+
+
+class TestBuilt:
+    def test_the_appliance_closes_the_decode_loops_of_every_batched_model_it_loaded(self, tmp_path: Path) -> None:
+        # The early-routing and refine models answer on the hot path too, batched like the responder.
+        extra = f'[routing]\nearly = "{TEST_MODEL}"\n[refine]\nenabled = true\nmodel = "{TEST_MODEL}"\n'
+        settings = load_settings(
+            write_config(tmp_path, model_config(16, extra)), env={"APPLIANCE__RESPONDER__PARALLEL": "2"}
+        )
+        appliance = build(settings, summarizer=FakeResponder(), recall=False, worker=False, prewarm=False)
+        models = [appliance.responder, appliance.pipeline.early_responder, appliance.pipeline.refiner]
+        try:
+            assert all(isinstance(m, BatchedChatModel) and m.engine.alive() for m in models)
+        finally:
+            appliance.close()
+        assert not any(m.engine.alive() for m in models if isinstance(m, BatchedChatModel))
 
 
 @pytest.mark.daemon
