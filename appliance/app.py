@@ -49,10 +49,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def load_model(settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings) -> ChatModel:
+def load_model(
+    settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings, *, bare: bool = False
+) -> ChatModel:
     """Verify a catalogued model's file against its pinned sha256, then load it with these settings.
 
     With ``backend = "remote"`` the model is served elsewhere instead (see :func:`load_remote`).
+    ``bare`` keeps a batched model's single context as large as ``n_ctx`` (the lab's bare timings).
     """
     from appliance.models.llama import LlamaChatModel
 
@@ -64,7 +67,7 @@ def load_model(settings: Settings, name: str, knobs: ResponderSettings | Summari
     if isinstance(knobs, ResponderSettings) and knobs.parallel > 1:  # several customers' answers decoded together
         from appliance.models.batched import BatchedChatModel
 
-        load = functools.partial(BatchedChatModel, parallel=knobs.parallel)
+        load = functools.partial(BatchedChatModel, parallel=knobs.parallel, bare=bare)
     return load(
         path,
         name=entry.name,
@@ -108,8 +111,8 @@ def load_remote(settings: Settings, name: str, knobs: ResponderSettings | Summar
     )
 
 
-def load_responder(settings: Settings) -> ChatModel:
-    return load_model(settings, settings.responder.model, settings.responder)
+def load_responder(settings: Settings, *, bare: bool = False) -> ChatModel:
+    return load_model(settings, settings.responder.model, settings.responder, bare=bare)
 
 
 def load_summarizer(settings: Settings) -> ChatModel:

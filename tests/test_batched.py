@@ -21,7 +21,7 @@ from appliance.app import build
 from appliance.config import load_settings
 from appliance.errors import Cancelled, GenerationError
 from appliance.models.batch_context import Entry, batch_context, fill
-from appliance.models.batched import BatchedChatModel, BatchedEngine
+from appliance.models.batched import SINGLE_CTX, BatchedChatModel, BatchedEngine
 from appliance.models.files import find, verified_path
 from appliance.models.llama import LlamaChatModel
 from appliance.models.sequences import PromptStats
@@ -283,6 +283,10 @@ class TestBuilt:
         models = [appliance.responder, appliance.pipeline.early_responder, appliance.pipeline.refiner]
         try:
             assert all(isinstance(m, BatchedChatModel) and m.engine.alive() for m in models)
+            for m in models:  # the single context beside the engine's is a small one
+                assert isinstance(m, BatchedChatModel)
+                with m.native() as llama:
+                    assert llama.n_ctx() <= SINGLE_CTX < settings.responder.n_ctx
         finally:
             appliance.close()
         assert not any(m.engine.alive() for m in models if isinstance(m, BatchedChatModel))

@@ -68,7 +68,8 @@ class BatchContext:
         params.n_ctx = n_ctx * n_seq
         params.n_seq_max = n_seq
         params.n_batch = n_batch
-        params.n_ubatch = min(n_batch, int(source.n_ubatch) or n_batch)
+        # not the source's: a batched model's own single context is small (BatchedChatModel), its batches too
+        params.n_ubatch = n_batch
         params.kv_unified = False  # a cache per sequence: no sequence can crowd out another
         params.no_perf = True
         ctx = llama_cpp.llama_init_from_model(llama._model.model, params)

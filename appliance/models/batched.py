@@ -39,6 +39,9 @@ from appliance.types import Generation, Message, Sampling
 # Prompt tokens evaluated per step while other answers are generating: each step then takes longer
 # by this chunk's share, so the others' streams slow down instead of stopping.
 PROMPT_CHUNK = 64
+# Tokens of the single llama.cpp context a batched model keeps beside its engine's: it answers in
+# the engine, so the single one only has to exist (the lab's bare timings ask for a full one).
+SINGLE_CTX = 256
 
 _LOG = logging.getLogger("appliance.batched")
 
@@ -53,11 +56,14 @@ class Ended:
 
 class BatchedChatModel(LlamaChatModel):
     """A :class:`LlamaChatModel` whose answers and warm-ups share one context of ``parallel``
-    sequences (the engine's); its own single context stays loaded for the lab's bare timings.
-    Counting and the chat template are the single model's, so are the saved states' keys."""
+    sequences (the engine's). Its own single context holds ``SINGLE_CTX`` tokens, or ``n_ctx`` for the
+    lab's bare timings (``bare``). Counting and the chat template are the single model's, so are the
+    saved states' keys."""
 
-    def __init__(self, path: Path, *, parallel: int, **options: Any) -> None:
-        super().__init__(path, **options)
+    def __init__(self, path: Path, *, parallel: int, bare: bool = False, **options: Any) -> None:
+        n_ctx = options.get("n_ctx", 4096)
+        # The single context is left small unless the lab's bare timings (``bare``) evaluate in it.
+        super().__init__(path, single_ctx=n_ctx if bare else min(SINGLE_CTX, n_ctx), **options)
         self.engine = BatchedEngine(batch_context(self, parallel), self.states, name=self.name)
 
     def generate(
