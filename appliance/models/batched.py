@@ -276,7 +276,8 @@ class BatchedEngine:
                 budget -= len(seq.taken)
             if seq.taken:
                 group.append(seq)
-        self._run(group)
+        if group:  # (an empty one is no decode: the copies queued are not made)
+            self._run(group)
 
     def _run(self, group: list[Seq]) -> None:
         """Decode ``group``'s taken tokens in one call and sample those that reached their end; if
