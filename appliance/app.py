@@ -49,10 +49,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def load_model(settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings) -> ChatModel:
+def load_model(
+    settings: Settings, name: str, knobs: ResponderSettings | SummarizerSettings, *, bare: bool = False
+) -> ChatModel:
     """Verify a catalogued model's file against its pinned sha256, then load it with these settings.
 
     With ``backend = "remote"`` the model is served elsewhere instead (see :func:`load_remote`).
+    ``bare`` keeps a batched model's single context as large as ``n_ctx`` (the lab's bare timings).
     """
     from appliance.models.llama import LlamaChatModel
 
@@ -64,7 +67,7 @@ def load_model(settings: Settings, name: str, knobs: ResponderSettings | Summari
     if isinstance(knobs, ResponderSettings) and knobs.parallel > 1:  # several customers' answers decoded together
         from appliance.models.batched import BatchedChatModel
 
-        load = functools.partial(BatchedChatModel, parallel=knobs.parallel)
+        load = functools.partial(BatchedChatModel, parallel=knobs.parallel, bare=bare)
     return load(
         path,
         name=entry.name,
@@ -108,8 +111,8 @@ def load_remote(settings: Settings, name: str, knobs: ResponderSettings | Summar
     )
 
 
-def load_responder(settings: Settings) -> ChatModel:
-    return load_model(settings, settings.responder.model, settings.responder)
+def load_responder(settings: Settings, *, bare: bool = False) -> ChatModel:
+    return load_model(settings, settings.responder.model, settings.responder, bare=bare)
 
 
 def load_summarizer(settings: Settings) -> ChatModel:
@@ -253,7 +256,7 @@ class Appliance:
     queue: FairQueue
     prewarmer: Prewarmer | None = None
     knowledge: Knowledge | None = None  # the operator's documents (None: knowledge.enabled is off, or no encoder)
-    closers: tuple[Callable[[], None], ...] = ()  # of parts build() loaded (a batched responder's decode loop)
+    closers: tuple[Callable[[], None], ...] = ()  # of models build() loaded (batched ones' decode loops)
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
@@ -293,6 +296,7 @@ def _loads(
         loads["recall"] = lambda: load_recall(settings)
         if settings.knowledge.enabled and not settings.recall.enabled:
             loads["encoder"] = lambda: load_encoder(settings)  # recall's model, for the knowledge base alone
+    # Batched too when responder.parallel > 1: both answer on the hot path, in as many queue jobs at once.
     if settings.routing.early:
         loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)
     if settings.refine.enabled:
@@ -356,6 +360,7 @@ def build(
     from appliance.turn.worker import SummaryWorker
 
     with ExitStack() as undo:
+        closers = _closers(loaded, undo)
         model = responder if responder is not None else loaded["responder"]
         pipeline = _pipeline(settings, undo, model, configured, loaded, recall)
         store = pipeline.store
@@ -386,10 +391,18 @@ def build(
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
         queue = _queue(settings, model.name)
         undo.pop_all()
+    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
+
+
+def _closers(loaded: dict[str, Any], undo: ExitStack) -> tuple[Callable[[], None], ...]:
+    """Closing the decode loops of the batched models :func:`build` loaded itself (never of one it was
+    given); ``undo`` closes them if the build fails later."""
     from appliance.models.batched import BatchedChatModel
 
-    closers = (model.close,) if responder is None and isinstance(model, BatchedChatModel) else ()
-    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
+    closers = tuple(m.close for m in loaded.values() if isinstance(m, BatchedChatModel))
+    for close in closers:
+        undo.callback(close)
+    return closers
 
 
 def _queue(settings: Settings, name: str) -> FairQueue:

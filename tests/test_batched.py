@@ -17,17 +17,21 @@ from pathlib import Path
 import httpx
 import pytest
 
+from appliance.app import build
+from appliance.config import load_settings
 from appliance.errors import Cancelled, GenerationError
-from appliance.models.batch_context import batch_context
-from appliance.models.batched import BatchedChatModel, BatchedEngine
+from appliance.models.batch_context import Entry, batch_context, fill
+from appliance.models.batched import SINGLE_CTX, BatchedChatModel, BatchedEngine
 from appliance.models.files import find, verified_path
 from appliance.models.llama import LlamaChatModel
-from appliance.models.states import StateCache
+from appliance.models.sequences import PromptStats
+from appliance.models.states import StateCache, shared_prefix
 from appliance.store import Store
 from appliance.types import Generation, Message, Sampling
 
-from .support import MODELS_DIR, TEST_MODEL, eventually
-from .test_daemon import Daemon, start_daemon
+from .fakes import FakeResponder
+from .support import MODELS_DIR, TEST_MODEL, eventually, write_config
+from .test_daemon import Daemon, model_config, start_daemon
 
 pytestmark = pytest.mark.real_model
 
@@ -194,6 +198,98 @@ class TestSavedStates:
         again = fresh.prepare(history, cache_key="b")  # another key: only the sequence's cache can serve it
         assert again.reused == again.total and again.evaluated == 0
         assert fresh.states.stats().restores == 0
+
+
+# One system prompt for two customers; the busy answer's (the template's default) shares only its first words.
+SYSTEM = (
+    "You are a careful assistant at a bank counter. Answer in one short sentence, and never invent account numbers."
+)
+TOGETHER = Sampling(temperature=0.0, max_tokens=24, ignore_eos=True)
+
+
+def _two_at_once(model: BatchedChatModel, *, share: bool) -> tuple[list[str], PromptStats, int]:
+    """Two sessions with one system prompt asked at once, in a fresh engine (nothing held yet) of
+    small prompt chunks, beside an answer that is generating: their prompts are evaluated over
+    several steps, so the second arrives while the first is evaluating the prefix they share. Their
+    answers, the prompt tokens the two made the engine evaluate or copy, and that prefix's length."""
+    engine = BatchedEngine(batch_context(model, 3, 512), StateCache(0), name="share", chunk=8, share=share)
+    try:
+        busy = _Stream(engine.generate, model.tokens(_ask(QUESTIONS[3])), LONG)
+        eventually(lambda: bool(busy.pieces), "the busy answer streaming", timeout=300)
+        before = engine.stats()
+        prompts = [model.tokens([Message("system", SYSTEM), Message("user", q)]) for q in QUESTIONS[:2]]
+        pair = [_Stream(engine.generate, p, TOGETHER) for p in prompts]
+        texts = []
+        for s in pair:
+            assert s.join().error is None and s.result is not None
+            texts.append(s.result.text)
+        assert busy.join().error is None
+        after = engine.stats()
+    finally:
+        engine.close()
+    spent = PromptStats(**{k: v - getattr(before, k) for k, v in vars(after).items()})
+    assert spent.prompt == sum(map(len, prompts))
+    return texts, spent, shared_prefix(*prompts)
+
+
+@pytest.fixture(scope="module")
+def two_at_once(batched: BatchedChatModel) -> dict[bool, tuple[list[str], PromptStats, int]]:
+    return {share: _two_at_once(batched, share=share) for share in (False, True)}
+
+
+class TestSharedPrefix:
+    def test_a_copied_prefix_continues_as_the_same_prefix_evaluated(self, batched: BatchedChatModel) -> None:
+        context = batch_context(batched, 3, 256)
+        try:
+            prompt = batched.tokens([Message("system", SYSTEM), Message("user", QUESTIONS[0])])
+            fill(context, [0, 2], prompt[:-1])
+            context.copy(0, 1, len(prompt) - 1)  # made when sequence 1's first decode begins
+            greedy: dict[int, list[int]] = {}
+            for seq in (1, 2):
+                token, greedy[seq] = prompt[-1], []
+                for pos in range(len(prompt) - 1, len(prompt) + 15):
+                    assert context.decode([Entry(token, pos, seq, True)]) == 0
+                    token = context.argmax(0)
+                    greedy[seq].append(token)
+            assert greedy[1] == greedy[2]
+        finally:
+            context.close()
+
+    def test_two_sessions_with_one_system_prompt_evaluate_it_once(
+        self, two_at_once: dict[bool, tuple[list[str], PromptStats, int]]
+    ) -> None:
+        (_, alone, common), (_, shared, _) = two_at_once[False], two_at_once[True]
+        assert common > 20  # the system prompt's tokens, and the template's around them
+        assert alone.copied == 0 and alone.evaluated == alone.prompt
+        # The second answer copied what the first evaluated of their common prefix, and evaluated the rest.
+        assert shared.copied == common
+        assert shared.evaluated == shared.prompt - common
+
+    def test_greedy_answers_with_the_copy_equal_those_without(
+        self, two_at_once: dict[bool, tuple[list[str], PromptStats, int]]
+    ) -> None:
+        without, with_copy = two_at_once[False][0], two_at_once[True][0]
+        assert all(without) and with_copy == without
+
+
+class TestBuilt:
+    def test_the_appliance_closes_the_decode_loops_of_every_batched_model_it_loaded(self, tmp_path: Path) -> None:
+        # The early-routing and refine models answer on the hot path too, batched like the responder.
+        extra = f'[routing]\nearly = "{TEST_MODEL}"\n[refine]\nenabled = true\nmodel = "{TEST_MODEL}"\n'
+        settings = load_settings(
+            write_config(tmp_path, model_config(16, extra)), env={"APPLIANCE__RESPONDER__PARALLEL": "2"}
+        )
+        appliance = build(settings, summarizer=FakeResponder(), recall=False, worker=False, prewarm=False)
+        models = [appliance.responder, appliance.pipeline.early_responder, appliance.pipeline.refiner]
+        try:
+            assert all(isinstance(m, BatchedChatModel) and m.engine.alive() for m in models)
+            for m in models:  # the single context beside the engine's is a small one
+                assert isinstance(m, BatchedChatModel)
+                with m.native() as llama:
+                    assert llama.n_ctx() <= SINGLE_CTX < settings.responder.n_ctx
+        finally:
+            appliance.close()
+        assert not any(m.engine.alive() for m in models if isinstance(m, BatchedChatModel))
 
 
 @pytest.mark.daemon

@@ -8,6 +8,8 @@ sequence, in the order llama-cpp-python builds it for the single-sequence path, 
 ``Sampling`` samples the same way in both. Sequence states are saved and restored by sequence id
 (``llama_state_seq_get_data``/``set_data``); llama.cpp writes them differently for a context of
 several sequences, so a state the single context saved does not load here (``restore`` says so).
+One sequence's cache can be copied into another's (:meth:`BatchContext.copy`): a prompt prefix that
+several answers share is evaluated once.
 
 Used by :mod:`appliance.models.batched` (the engine) and, bare, by the lab's ``bench batch``. Like
 ``llama.py`` this module may import llama_cpp: both are the llama.cpp backend.
@@ -66,7 +68,8 @@ class BatchContext:
         params.n_ctx = n_ctx * n_seq
         params.n_seq_max = n_seq
         params.n_batch = n_batch
-        params.n_ubatch = min(n_batch, int(source.n_ubatch) or n_batch)
+        # not the source's: a batched model's own single context is small (BatchedChatModel), its batches too
+        params.n_ubatch = n_batch
         params.kv_unified = False  # a cache per sequence: no sequence can crowd out another
         params.no_perf = True
         ctx = llama_cpp.llama_init_from_model(llama._model.model, params)
@@ -109,6 +112,19 @@ class BatchContext:
         import llama_cpp
 
         llama_cpp.llama_memory_seq_rm(self._memory, seq, start, -1)
+
+    def copy(self, src: int, dst: int, n: int) -> None:
+        """Make sequence ``dst`` hold the first ``n`` tokens of ``src``'s cache, instead of evaluating them.
+
+        Between two sequences of a non-unified cache llama.cpp copies only whole KV buffers (it aborts
+        the process on a range), and only when the next ``llama_decode`` begins: the whole of ``src``
+        goes over, then ``dst`` forgets what lies past ``n``. Until that decode, neither cache may be
+        saved or restored into (the engine keeps track); a decode or a ``forget`` is fine.
+        """
+        import llama_cpp
+
+        llama_cpp.llama_memory_seq_cp(self._memory, src, dst, 0, -1)
+        self.forget(dst, n)
 
     def save(self, seq: int) -> bytes:
         """Sequence ``seq``'s state (its KV cache), empty if llama.cpp writes none."""

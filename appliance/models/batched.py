@@ -2,11 +2,12 @@
 
 Generating a token reads every weight whether it is for one sequence or for four, so the answers of
 several waiting customers share one :class:`~appliance.models.batch_context.BatchContext`. One thread
-owns it and loops: it admits waiting answers into free sequences (the one whose cache shares most
-of the prompt, which it keeps; or the session's saved state where that shares more), then makes one ``llama_decode`` of one token of every answer that is
-generating plus a chunk of a prompt that is being evaluated, then samples each answer's next token
-with its own sampler chain. A new answer joins at the next step, and a long prompt is evaluated a chunk
-per step, so it does not freeze the others' streams.
+owns it and loops: it admits waiting answers into free sequences, each starting from the longest
+prefix of its prompt that is evaluated already (:mod:`appliance.models.sequences`: a prefix another
+answer holds or is evaluating is copied, not evaluated again), then makes one ``llama_decode`` of one
+token of every answer that is generating plus a chunk of a prompt that is being evaluated, then
+samples each answer's next token with its own sampler chain. A new answer joins at the next step,
+and a long prompt is evaluated a chunk per step, so it does not freeze the others' streams.
 
 The callers (the model queue's threads) block in :meth:`BatchedEngine.generate`; pieces of text come
 to them through a queue of their own, so a slow ``on_token`` never stalls the decode loop. An answer
@@ -17,12 +18,11 @@ llama.cpp refuses is retried one answer at a time, so a fault fails only the ans
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +31,17 @@ import numpy as np
 from appliance.errors import Cancelled, GenerationError
 from appliance.models.batch_context import BatchContext, Entry, SeqSampler, batch_context
 from appliance.models.llama import LlamaChatModel
-from appliance.models.states import SavedState, StateCache, shared_prefix
+from appliance.models.sequences import PromptStats, Request, Seq, Sequences
+from appliance.models.states import SavedState, StateCache
 from appliance.protocols import Flag, OnToken, Warmed
 from appliance.types import Generation, Message, Sampling
 
 # Prompt tokens evaluated per step while other answers are generating: each step then takes longer
 # by this chunk's share, so the others' streams slow down instead of stopping.
 PROMPT_CHUNK = 64
+# Tokens of the single llama.cpp context a batched model keeps beside its engine's: it answers in
+# the engine, so the single one only has to exist (the lab's bare timings ask for a full one).
+SINGLE_CTX = 256
 
 _LOG = logging.getLogger("appliance.batched")
 
@@ -50,46 +54,16 @@ class Ended:
     completion_tokens: int
 
 
-class _Request:
-    """One answer asked of the engine: its prompt and sampling, and the caller's side of its stream."""
-
-    def __init__(
-        self, prompt: Sequence[int], sampling: Sampling, cache_key: str | None, cancel: Flag | None, warm: bool = False
-    ) -> None:
-        self.prompt = list(prompt)
-        self.warm = warm  # evaluate and keep the prompt, sample nothing (a warm-up)
-        self.sampling = sampling
-        self.cache_key = cache_key
-        self.cancel = cancel
-        self.withdrawn = threading.Event()  # the caller gave up (its on_token failed)
-        self.out: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
-
-    def stopped(self) -> bool:
-        return self.withdrawn.is_set() or (self.cancel is not None and self.cancel.is_set())
-
-
-@dataclass
-class _Seq:
-    """An admitted answer: its sequence id, what the cache holds of it, and what comes next."""
-
-    slot: int
-    request: _Request
-    sampler: SeqSampler
-    kv: list[int]  # the tokens in this sequence's cache, in order
-    todo: list[int]  # prompt tokens not yet evaluated
-    reused: int = 0  # prompt tokens restored from the session's saved state
-    next: int | None = None  # the sampled token the next step evaluates
-    generated: int = 0
-    taken: list[int] = field(default_factory=list)  # this step's tokens, until the decode succeeds
-
-
 class BatchedChatModel(LlamaChatModel):
     """A :class:`LlamaChatModel` whose answers and warm-ups share one context of ``parallel``
-    sequences (the engine's); its own single context stays loaded for the lab's bare timings.
-    Counting and the chat template are the single model's, so are the saved states' keys."""
+    sequences (the engine's). Its own single context holds ``SINGLE_CTX`` tokens, or ``n_ctx`` for the
+    lab's bare timings (``bare``). Counting and the chat template are the single model's, so are the
+    saved states' keys."""
 
-    def __init__(self, path: Path, *, parallel: int, **options: Any) -> None:
-        super().__init__(path, **options)
+    def __init__(self, path: Path, *, parallel: int, bare: bool = False, **options: Any) -> None:
+        n_ctx = options.get("n_ctx", 4096)
+        # The single context is left small unless the lab's bare timings (``bare``) evaluate in it.
+        super().__init__(path, single_ctx=n_ctx if bare else min(SINGLE_CTX, n_ctx), **options)
         self.engine = BatchedEngine(batch_context(self, parallel), self.states, name=self.name)
 
     def generate(
@@ -115,31 +89,38 @@ class BatchedEngine:
     """Answers decoded together in ``context``'s sequences, on one thread; ``states`` holds each
     session's saved sequence state between its answers (shared with the single context's warm-ups)."""
 
-    def __init__(self, context: BatchContext, states: StateCache, *, name: str, chunk: int = PROMPT_CHUNK) -> None:
+    def __init__(
+        self, context: BatchContext, states: StateCache, *, name: str, chunk: int = PROMPT_CHUNK, share: bool = True
+    ) -> None:
         self.context = context
         self.states = states
         self.name = name
         self.chunk = chunk
-        self._pending: deque[_Request] = deque()
+        # share: copy a prefix another sequence holds or is evaluating instead of evaluating it
+        self._seqs = Sequences(context, states, share=share)
+        self._pending: deque[Request] = deque()
         self._cond = threading.Condition()
         self._closed = False
-        self._free = list(range(context.n_seq))
-        # What each sequence's cache holds: a new answer takes the free one sharing the most of its
-        # prompt (customers share the system prompt), as the single context reuses its last prompt.
-        self._held: dict[int, list[int]] = {slot: [] for slot in self._free}
-        self._active: list[_Seq] = []
         self._thread = threading.Thread(target=self._loop, name=f"batch-{name}", daemon=True)
         self._thread.start()
 
     @property
     def active(self) -> int:
         """Answers holding a sequence now."""
-        return len(self._active)
+        return len(self._seqs.active)
 
     @property
     def waiting(self) -> int:
         """Answers waiting for a free sequence."""
         return len(self._pending)
+
+    def alive(self) -> bool:
+        """Whether the decode loop runs (until :meth:`close`)."""
+        return self._thread.is_alive()
+
+    def stats(self) -> PromptStats:
+        """Prompt tokens admitted so far, and how many of them were evaluated."""
+        return self._seqs.stats
 
     def close(self, timeout: float | None = 30.0) -> None:
         """Stop the loop: answers in progress or waiting end with ``Cancelled``; the context is freed."""
@@ -167,7 +148,7 @@ class BatchedEngine:
             )
         if not prompt:
             raise GenerationError(f"{self.name}: an empty prompt")
-        request = self._submit(_Request(prompt, sampling, cache_key, cancel))
+        request = self._submit(Request(prompt, sampling, cache_key, cancel))
         start = time.perf_counter()
         pieces: list[str] = []
         first = 0.0
@@ -206,14 +187,14 @@ class BatchedEngine:
         start = time.perf_counter()
         if len(prefix) < 2:
             return Warmed(reused=0, evaluated=0, total=0, seconds=0.0)
-        request = self._submit(_Request(prefix[:-1], Sampling(max_tokens=1), cache_key, cancel, warm=True))
+        request = self._submit(Request(prefix[:-1], Sampling(max_tokens=1), cache_key, cancel, warm=True))
         kind, value = request.out.get()
         if not isinstance(value, Warmed):
             assert isinstance(value, BaseException)
             raise value
         return Warmed(value.reused, value.evaluated, value.total, time.perf_counter() - start)
 
-    def _submit(self, request: _Request) -> _Request:
+    def _submit(self, request: Request) -> Request:
         with self._cond:
             if self._closed:
                 raise Cancelled(f"{self.name}: the model is closing")
@@ -228,16 +209,16 @@ class BatchedEngine:
             while True:
                 with self._cond:
                     self._drop_stopped_waiting()
-                    while not self._closed and not self._active and not self._pending:
+                    while not self._closed and not self._seqs.active and not self._pending:
                         self._cond.wait()
                     if self._closed:
                         return
                     admitted = [self._pick(self._pending.popleft()) for _ in range(self._room())]
                 for request, slot in admitted:
                     self._admit(request, slot)
-                for seq in [s for s in self._active if s.request.stopped()]:
+                for seq in [s for s in self._seqs.active if s.request.stopped()]:
                     self._end(seq, _warmed(seq) if seq.request.warm else Cancelled("generation cancelled"), keep=True)
-                if self._active:
+                if self._seqs.active:
                     self._step()
                 elif not admitted:
                     with self._cond:  # waiting answers were all withdrawn: look again shortly
@@ -251,7 +232,7 @@ class BatchedEngine:
             self.context.close()
 
     def _room(self) -> int:
-        return min(len(self._free), len(self._pending))
+        return min(len(self._seqs.free), len(self._pending))
 
     def _drop_stopped_waiting(self) -> None:
         for request in [r for r in self._pending if r.stopped()]:
@@ -259,69 +240,50 @@ class BatchedEngine:
             request.out.put(("error", Cancelled("withdrawn before it started")))
 
     def _fail_all(self, error: Exception) -> None:
-        for seq in list(self._active):
+        for seq in list(self._seqs.active):
             self._end(seq, error, keep=False)
         with self._cond:
             self._closed = True
             while self._pending:
                 self._pending.popleft().out.put(("error", error))
 
-    def _pick(self, request: _Request) -> tuple[_Request, int]:
-        slot = max(self._free, key=lambda s: shared_prefix(self._held[s], request.prompt))
-        self._free.remove(slot)
-        return request, slot
+    def _pick(self, request: Request) -> tuple[Request, int]:
+        return request, self._seqs.pick(request)
 
-    def _admit(self, request: _Request, slot: int) -> None:
-        """Give ``request`` sequence ``slot``, restoring its session's saved state where it helps."""
+    def _admit(self, request: Request, slot: int) -> None:
+        """Give ``request`` sequence ``slot``, its cache started as :meth:`Sequences.place` finds best."""
         try:
             sampler = SeqSampler(self.context, request.sampling)
         except Exception as exc:  # a sampler llama.cpp cannot make fails this answer alone
-            self._free.append(slot)  # its cache untouched: what _held says it holds
+            self._seqs.free.append(slot)  # its cache untouched: what it held
             request.out.put(("error", GenerationError(f"{self.name}: {exc}")))
             return
-        reused = self._restore(slot, request)
-        seq = _Seq(slot, request, sampler, request.prompt[:reused], request.prompt[reused:], reused)
-        self._active.append(seq)
+        seq = Seq(slot, request, sampler)
+        self._seqs.place(seq)
         if request.warm and not seq.todo:  # all of it was saved already
             self._end(seq, _warmed(seq), keep=True)
 
-    def _restore(self, slot: int, request: _Request) -> int:
-        """Keep what ``slot``'s cache or, where it shares more, the session's saved state shares with
-        the prompt (all but the prompt's last token at most: sampling needs fresh logits); the
-        tokens kept."""
-        saved = self.states.get(request.cache_key) if request.cache_key and self.states.enabled else None
-        # a warm-up samples nothing, so it may keep its whole prompt
-        room = len(request.prompt) - (0 if request.warm else 1)
-        live = min(shared_prefix(self._held[slot], request.prompt), room)
-        keep = 0 if saved is None else min(shared_prefix(saved.tokens, request.prompt), room)
-        if saved is None or keep <= live or not self.context.restore(slot, saved.data):
-            keep = max(0, live) if saved is None or keep <= live else 0
-        else:
-            self.states.restored()
-        self.context.forget(slot, keep)
-        self._held[slot] = []
-        return keep
-
     def _step(self) -> None:
         """One ``llama_decode``: a token of every generating answer, and prompt chunks within budget."""
-        generating = sum(1 for s in self._active if s.next is not None)
+        generating = sum(1 for s in self._seqs.active if s.next is not None)
         budget = self.chunk if generating else self.context.n_batch - generating
-        group: list[_Seq] = []
-        for seq in self._active:
+        group: list[Seq] = []
+        for seq in self._seqs.active:
             if seq.next is not None:
                 seq.taken = [seq.next]
             else:
-                seq.taken = seq.todo[: max(0, budget)]
+                seq.taken = [] if seq.shares else seq.todo[: max(0, budget)]
                 budget -= len(seq.taken)
             if seq.taken:
                 group.append(seq)
-        self._run(group)
+        if group:  # (an empty one is no decode: the copies queued are not made)
+            self._run(group)
 
-    def _run(self, group: list[_Seq]) -> None:
+    def _run(self, group: list[Seq]) -> None:
         """Decode ``group``'s taken tokens in one call and sample those that reached their end; if
         llama.cpp refuses the batch, each answer is decoded alone and only one that fails alone fails."""
         entries: list[Entry] = []
-        outputs: list[tuple[_Seq, int]] = []
+        outputs: list[tuple[Seq, int]] = []
         for seq in group:
             last_of_prompt = seq.next is None and len(seq.taken) == len(seq.todo) and not seq.request.warm
             for i, token in enumerate(seq.taken):
@@ -337,16 +299,14 @@ class BatchedEngine:
             else:
                 self._end(group[0], GenerationError(f"{self.name}: llama_decode returned {code}"), keep=False)
             return
+        self._seqs.decoded(group)
         for seq in group:
-            seq.kv += seq.taken
-            if seq.next is None:
-                seq.todo = seq.todo[len(seq.taken) :]
-                if seq.request.warm and not seq.todo:
-                    self._end(seq, _warmed(seq), keep=True)
+            if seq.request.warm and not seq.todo:
+                self._end(seq, _warmed(seq), keep=True)
         for seq, index in outputs:
             self._sample(seq, index)
 
-    def _sample(self, seq: _Seq, index: int) -> None:
+    def _sample(self, seq: Seq, index: int) -> None:
         try:
             token = seq.sampler.sample(index)
             seq.generated += 1
@@ -364,27 +324,22 @@ class BatchedEngine:
         else:
             seq.next = token
 
-    def _end(self, seq: _Seq, outcome: Ended | Warmed | Exception, *, keep: bool) -> None:
+    def _end(self, seq: Seq, outcome: Ended | Warmed | Exception, *, keep: bool) -> None:
         """Free ``seq``'s sequence at once (its state kept under the session first when ``keep``) and
         tell its caller how it ended."""
-        self._active.remove(seq)
+        self._seqs.ending(seq)
         try:
             if keep:
                 self._keep(seq)
         finally:
-            if keep:
-                self._held[seq.slot] = seq.kv  # left in place for the next answer to reuse
-            else:
-                self.context.forget(seq.slot)
-                self._held[seq.slot] = []
+            self._seqs.release(seq, keep=keep)
             seq.sampler.close()
-            self._free.append(seq.slot)
             seq.request.out.put(("error" if isinstance(outcome, Exception) else "end", outcome))
 
-    def _keep(self, seq: _Seq) -> None:
+    def _keep(self, seq: Seq) -> None:
         key = seq.request.cache_key
-        if key is None or not self.states.enabled or not seq.kv:
-            return
+        if key is None or not self.states.enabled or not seq.kv or not self._seqs.savable(seq.slot):
+            return  # (a copy not yet made would be saved as what the sequence held before)
         data = self.context.save(seq.slot)
         if not data:
             self.states.drop(key)
@@ -392,6 +347,6 @@ class BatchedEngine:
         self.states.put(key, SavedState(tokens=np.array(seq.kv, dtype=np.intc), data=data))
 
 
-def _warmed(seq: _Seq) -> Warmed:
+def _warmed(seq: Seq) -> Warmed:
     total = len(seq.request.prompt)
     return Warmed(reused=seq.reused, evaluated=len(seq.kv) - seq.reused, total=total, seconds=0.0)

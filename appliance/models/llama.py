@@ -176,7 +176,8 @@ def _read(
 
 
 class LlamaChatModel:
-    """One loaded GGUF with a chat template. A lock serialises use: a llama.cpp context is single-threaded."""
+    """One loaded GGUF with a chat template. A lock serialises use: a llama.cpp context is single-threaded.
+    ``single_ctx`` sizes that context when not ``n_ctx`` (a ``BatchedChatModel`` answers in another)."""
 
     def __init__(
         self,
@@ -189,6 +190,7 @@ class LlamaChatModel:
         seed: int = -1,
         vocab_only: bool = False,
         state_cache_mb: int = 0,
+        single_ctx: int | None = None,
     ) -> None:
         import llama_cpp  # imported here so that the rest of the app starts without the native library
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -203,7 +205,7 @@ class LlamaChatModel:
             with _LOADING:
                 self._llama = llama_cpp.Llama(
                     model_path=str(path),
-                    n_ctx=n_ctx,
+                    n_ctx=single_ctx or n_ctx,  # a batched model answers in a context of its own
                     n_threads=threads,
                     n_threads_batch=threads,
                     n_gpu_layers=n_gpu_layers,

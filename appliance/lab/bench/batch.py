@@ -105,7 +105,7 @@ def run_batch(
     from appliance.app import load_responder
 
     local = evolve(settings, responder={"n_threads": threads, "parallel": engine_seqs if engine_seqs > 1 else 1})
-    model = load_responder(local)
+    model = load_responder(local, bare=True)  # same_answers compares with its single context
     if not isinstance(model, LlamaChatModel):
         raise InputError(f"{local.responder.model}: bench batch measures a local llama.cpp model", field="model")
     short, long = _prompts(model, prompt_tokens)

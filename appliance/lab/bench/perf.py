@@ -342,7 +342,7 @@ def run_perf(
             "start --late later or make --window smaller",
             field="late",
         )
-    model = load_responder(local)
+    model = load_responder(local, bare=True)  # its bare timings evaluate in the single context
     if not isinstance(model, LlamaChatModel):
         raise InputError(
             f"{local.responder.model}: bench perf measures a local llama.cpp model, not a remote one", field="model"
