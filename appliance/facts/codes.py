@@ -12,11 +12,12 @@ before it ("K-558812 ist meine Kundennummer"; ``entities.value_first``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 
 from appliance.facts.text import compact, digits
-from appliance.lexicon import LEXICONS, Entities, either
+from appliance.lexicon import Entities, Lexicon, either, either_joined
 
 Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
@@ -35,10 +36,9 @@ def _labels(kind: str) -> str:
 
 # Each lexicon's label words by kind; German writes labels as compounds ("Kundennummer"), hence the
 # optional "nummer".
-_LABELS = {
-    kind: _labels(kind)
-    for kind in ("reference", "order", "case", "ticket", "account", "card", "customer_id", "member_number")
-}
+# The kinds of codes a label names (:mod:`appliance.facts.phrases` reads their labels' phrases too).
+LABELLED_KINDS = ("reference", "order", "case", "ticket", "account", "card", "customer_id", "member_number")
+_LABELS = {kind: _labels(kind) for kind in LABELLED_KINDS}
 # What a label is of, a word or three before a code ("... de la luz es", "... for the flat", "... d'épargne")
 _QUALIFIED = r"(?:[^\W\d_]+(?:['’]\s*[^\W\d_]+)?\s+){0,2}?[^\W\d_]+(?:['’]\s*[^\W\d_]+)?"
 _VERB = r"(?:\s*(?:(?:" + _either(lambda e: e.label_verbs) + r")(?!\w)|:|=))?\s*:?\s*"
@@ -64,14 +64,16 @@ def _labelled(labels: dict[str, str], prefix: str = "") -> re.Pattern[str]:
 
 
 _LABELLED = _labelled(_LABELS)
+
+
+def _label_words(lex: Lexicon, kind: str) -> tuple[str, ...]:
+    return lex.entities.labels.get(kind, ())
+
+
 # In the languages that join nouns a label closes a longer word, which names what it is of
 # ("Abrechnungsticket 30417", "Handyvertrag 7712034", "telefooncontract 7712034").
 _COMPOUND_LABELLED = _labelled(
-    {
-        kind: "|".join(p for lex in LEXICONS.values() if lex.compounding for p in lex.entities.labels.get(kind, ()))
-        or "(?!)"
-        for kind in _LABELS
-    },
+    {kind: either_joined(functools.partial(_label_words, kind=kind)) for kind in _LABELS},
     r"[^\W\d_]{2,}?-?",
 )
 # A code a label closing a longer word may name, and how far before it that word may stand.

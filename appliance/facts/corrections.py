@@ -33,7 +33,7 @@ from functools import lru_cache
 from appliance.facts import handles, names, uncued
 from appliance.facts.matching import family
 from appliance.facts.text import compact
-from appliance.lexicon import LEXICONS, Lexicon, either
+from appliance.lexicon import Lexicon, either, either_joined
 from appliance.types import Entity, LedgerEntry
 
 _CUE = re.compile(r"(?i)(?<![\w'’])(?:" + either(lambda lex: lex.ledger.corrections) + r")(?![\w'’])")
@@ -137,9 +137,7 @@ _KIND_WORD = re.compile(
     + "|".join(
         (
             either(_kind_words),
-            r"[^\W\d_]+(?:"
-            + "|".join(p for lex in LEXICONS.values() if lex.compounding for p in _kind_words(lex))
-            + ")",
+            r"[^\W\d_]+(?:" + either_joined(_kind_words) + ")",
         )
     )
     + r")(?:"

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import re
 
-from appliance.lexicon import LEXICONS, Lexicon, either
+from appliance.facts.codes import LABELLED_KINDS as KINDS
+from appliance.lexicon import LEXICONS, Lexicon, either, either_joined
 from appliance.lexicon.text import fold
 from appliance.types import Entity
-
-# The kinds of codes a label names, as the extractor reads them (:mod:`appliance.facts.codes`).
-KINDS = ("reference", "order", "case", "ticket", "account", "card", "customer_id", "member_number")
 
 
 def _words(lex: Lexicon, kind: str) -> tuple[str, ...]:
@@ -39,7 +37,7 @@ _COMPOUNDS = either(lambda lex: lex.entities.compounds)
 def _head(kind: str) -> re.Pattern[str]:
     """A label of ``kind`` as a word of its own (after a word and a hyphen: "Support-Ticket"), or
     closing a longer word in a language that joins nouns ("Abrechnungsticket")."""
-    joined = "|".join(p for lex in LEXICONS.values() if lex.compounding for p in _words(lex, kind)) or "(?!)"
+    joined = either_joined(lambda lex: _words(lex, kind))
     return re.compile(
         r"(?i)(?<![\w'’-])(?:(?P<hyphen>[^\W\d_]+-)?(?:"
         + either(lambda lex: _words(lex, kind))

@@ -84,3 +84,9 @@ def each(pick: Callable[[Lexicon], Iterable[H]]) -> tuple[H, ...]:
 def either(pick: Callable[[Lexicon], Iterable[str]]) -> str:
     """The patterns ``pick`` takes from every lexicon, as the body of one alternation ("a|b|c")."""
     return "|".join(each(pick))
+
+
+def either_joined(pick: Callable[[Lexicon], Iterable[str]]) -> str:
+    """:func:`either` over the languages that join nouns into one word (``compounding``), where a
+    label may close a longer word ("Abrechnungsticket"); a pattern that matches nothing if none do."""
+    return either(lambda lex: pick(lex) if lex.compounding else ()) or "(?!)"
