@@ -31,7 +31,7 @@ from appliance.serve.tls import check_plain_http, server_context
 from appliance.tui.client import DaemonClient, DaemonUnreachable, daemon_url, tls_for
 from appliance.tui.trust import client_context, fingerprint, pinned_context
 
-from .support import read_all, refusals_in, write_config
+from .support import eventually, read_all, refusals_in, write_config
 from .test_daemon import Daemon, needs_model, start_daemon
 from .test_systemd import exposure_within, install, needs_analyze, verify
 
@@ -135,7 +135,8 @@ class TestHandshake:
 
     def test_the_daemon_says_it_serves_https(self, daemon: Daemon):
         assert daemon.url.startswith("https://127.0.0.1:")
-        assert f"serving on {daemon.url}" in daemon.output()
+        # uvicorn accepts (and /readyz answers) a moment before the daemon logs that it is ready
+        eventually(lambda: f"serving on {daemon.url}" in daemon.output(), daemon.output, timeout=10)
 
     def test_a_client_with_the_ca_is_served(self, daemon: Daemon, keys: Keys):
         with https(daemon, trusting(keys.ca)) as http:
