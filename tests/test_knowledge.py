@@ -561,6 +561,40 @@ class TestFetchCheck:
         as_open = decide("what is the happy hour", self.CUES, middling, 0.45)
         assert as_polar.score > as_open.score and as_polar.fetch and not as_open.fetch
 
+    @pytest.mark.parametrize(
+        "message",
+        [
+            "is there a restaurant in the same area that serves japanese food",  # a travel desk, spoken
+            "Is there a café in the same neighbourhood as the library?",  # a library
+            "Can you tell me about a pharmacy in the same part of town?",  # a clinic
+            "Gibt es ein Hotel in derselben Gegend?",  # a town hall
+            "Y a-t-il une boulangerie dans le même quartier ?",  # a shop
+            "¿Hay un cajero en la misma zona?",
+            "Is er een parkeergarage in dezelfde buurt?",
+        ],
+    )
+    def test_a_search_for_another_place_in_the_same_area_is_not_fetched(self, message: str):
+        # Matched as well as a question the documents answer: the form alone keeps it out.
+        decision = decide(message, self.CUES, Evidence(best=0.52, density=0.56, named=True), 0.45)
+        assert Form.of(message, self.CUES).acts and not decision.fetch and decision.reason == "action"
+
+    @pytest.mark.parametrize(
+        "message",
+        [
+            "Is there an ATM near the branch?",  # a bank
+            "is there a place to park my bike",  # a hotel, spoken
+            "Do you have a place where I can leave my pram?",  # a library
+            "Does the clinic have a place to sit while I wait?",  # a clinic
+            "Gibt es einen Geldautomaten in der Nähe der Filiale?",
+            "Y a-t-il un parking près de la mairie ?",  # a town hall
+            "¿Hay un probador en la tienda?",  # a shop
+            "Is er een geldautomaat bij het filiaal?",
+        ],
+    )
+    def test_a_question_about_the_place_itself_is_fetched(self, message: str):
+        decision = decide(message, self.CUES, Evidence(best=0.52, density=0.56, named=True), 0.45)
+        assert not Form.of(message, self.CUES).acts and decision.fetch and decision.reason == "match"
+
     def test_questions_naming_no_document_with_real_documents_and_encoder(self, kb: Knowledge, tmp_path: Path):
         (tmp_path / "library.md").write_text(LIBRARY)
         (tmp_path / "dentist.md").write_text(DENTIST)

@@ -13,7 +13,10 @@ measures) against ``knowledge.fetch_threshold``:
 * ``density``: the mean of its best topic similarities in the whole knowledge base (20, or 2 % of a
   small base): a question of a kind the documents often answer ("is there parking?") matches many;
 * ``acts``: whether it asks for something to be done (booked, found, recommended) rather than told
-  (an action's word after "how do I ..." is asked about: "How do I book one?");
+  (an action's word after "how do I ..." is asked about: "How do I book one?"), or for another place
+  than the one discussed ("is there a restaurant in the same area?"), a search of a catalogue the
+  documents are not; "is there an ATM near the branch?" and "is there a place to park my bike?" ask
+  about the place itself;
 * ``polar``: whether it is a yes/no question about a fact ("do they take cards?", "is there ...",
   "whether ..."), the form of a question a FAQ answers, and not one that asks for a thing ("what is
   the zip code") or for something to be done or given ("can you ...", "can I get ...").

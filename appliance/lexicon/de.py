@@ -368,7 +368,10 @@ LEXICON = Lexicon(
         ),
         open_questions=("was", "wann", "wo", "wie", "welche[rsnm]?", "warum", "wieviel"),
         polar=(r"(?:haben|hat|gibt|darf|ist|sind|bieten|nehmen|akzeptieren)\s+(?:sie|es|man|ihr)", "ob"),
-        actions=("buchen", "reservieren", r"such(?:e|en)\s+(?:mir|uns|ein|eine|einen)", "empfehlen", "finden"),
+        actions=(
+            "buchen", "reservieren", r"such(?:e|en)\s+(?:mir|uns|ein|eine|einen)", "empfehlen", "finden",
+            r"(?:gleich|(?:der|dem|die|das)?selb)e[nmrs]?\s+(?:gegend|viertel|stadtteil|bezirk|ecke)",
+        ),
         procedures=(r"wie\s+(?:kann|konnen|muss|mussen|soll|sollte)\s+(?:ich|man|wir)",),
         repeats=(
             r"(?:konnen|konnten|wurden)\s+sie\s+(?:das\s+)?(?:bitte\s+)?(?:noch\s*(?:ein)?mal\s+)?wiederholen",

@@ -405,8 +405,9 @@ LEXICON = Lexicon(
         actions=(
             "book", "booking", "reserve", r"find(?!\s+out)", r"look(?:ing)?\s+for", r"recommend\w*", r"suggest\w*",
             r"search\s+for", r"(?:get|have)\s+(?:a|the)\s+table", r"(?:how|what)\s+about\s+(?:a|an|another|any|some)",
-            "another", r"any\s+other", "somewhere", "anywhere", r"(?:a|any)\s+place\s+(?:to|for|that|where|i|we)",
-            r"give\s+me\s+(?:a|an|some)",
+            "another", r"any\s+other", "somewhere", "anywhere",
+            r"(?<!there\s)(?<!there's\s)(?<!have\s)(?<!has\s)(?:a|any)\s+place\s+(?:to|for|that|where|i|we)",
+            r"give\s+me\s+(?:a|an|some)", r"same\s+(?:area|neighbou?rhood|district|vicinity|part\s+of\s+(?:town|the\s+city))",
         ),
         procedures=(
             r"how\s+(?:do|can|could|should|would|does|must)\s+(?:i|we|you|one|someone|my|a|the)", r"how\s+to",

@@ -327,7 +327,10 @@ LEXICON = Lexicon(
         ),
         open_questions=("que", "cuando", "donde", "como", "cual(?:es)?", "cuanto", "cuanta", r"por\s+que"),
         polar=(r"(?:tienen|tiene|hay|aceptan|acepta|ofrecen|ofrece)",),
-        actions=("reservar", r"busc(?:o|ar|ame)", "recomendar", "recomienda", r"encontrar(?:me)?"),
+        actions=(
+            "reservar", r"busc(?:o|ar|ame)", "recomendar", "recomienda", r"encontrar(?:me)?",
+            r"mism[oa]\s+(?:zona|area|barrio|sector|distrito|vecindario)",
+        ),
         procedures=(r"como\s+(?:puedo|se\s+puede|hago|podemos|tengo\s+que|se\s+hace)",),
         repeats=(r"(?:puede|podria|puedes|podrias)\s+(?:me\s+lo\s+)?repetir(?:lo|melo)?", r"repita(?:lo|melo)?", r"me\s+lo\s+repite"),
     ),

@@ -320,7 +320,10 @@ LEXICON = Lexicon(
         ),
         open_questions=("quel(?:le)?s?", "quand", "ou", "comment", "combien", "pourquoi", r"qu'?est[- ]ce"),
         polar=(r"est[- ]ce\s+qu", r"y\s+a[- ]t[- ]il", r"(?:avez|acceptez|faites|proposez)[- ]vous"),
-        actions=("reserver", r"trouve[rz]?\s+(?:moi|nous|un|une)", "recommander", "conseiller", "chercher"),
+        actions=(
+            "reserver", r"trouve[rz]?\s+(?:moi|nous|un|une)", "recommander", "conseiller", "chercher",
+            r"meme\s+(?:quartier|coin|secteur|zone|arrondissement)",
+        ),
         procedures=(r"comment\s+(?:puis\s+je|je\s+peux|peut\s+on|on\s+peut|faire|faut\s+il|est\s+ce\s+qu)",),
         repeats=(r"(?:pouvez|pourriez)\s+vous\s+(?:le\s+)?(?:me\s+le\s+)?repeter", r"repetez", r"vous\s+pouvez\s+repeter"),
     ),

@@ -310,7 +310,10 @@ LEXICON = Lexicon(
         ),
         open_questions=("wat", "wanneer", "waar", "hoe", "welke", "waarom"),
         polar=(r"(?:hebben|heeft|is|zijn|mag|accepteren|bieden)\s+(?:jullie|u|het|er)",),
-        actions=("boeken", "reserveren", r"zoek(?:en)?\s+(?:een|voor)", "aanraden", "vinden"),
+        actions=(
+            "boeken", "reserveren", r"zoek(?:en)?\s+(?:een|voor)", "aanraden", "vinden",
+            r"(?:dezelfde|hetzelfde|zelfde)\s+(?:buurt|wijk|omgeving|streek|gebied|stadsdeel)",
+        ),
         procedures=(r"hoe\s+(?:kan|kunnen|moet|moeten)\s+(?:ik|we|je|u|men)",),
         repeats=(r"(?:kunt|kan|wilt|wil)\s+(?:u|je)\s+(?:dat\s+)?(?:nog\s+een\s*keer\s+)?herhalen", r"nog\s+een\s*keer\s+zeggen"),
     ),

@@ -382,7 +382,10 @@ class KnowledgeCues:
     question documents answer. Not "can you" or "can I", the usual ways of asking for something to be
     done or given."""
     actions: tuple[str, ...] = ()
-    """Patterns of a request to do something rather than to be told something ("book", "find me")."""
+    """Patterns of a request to do something rather than to be told something ("book", "find me"), and
+    of a search for another place than the one being discussed ("another", "in the same area": a
+    second place near the first, found in a catalogue, not in the documents). Not an existential
+    question about a place's facilities ("is there a place to park my bike?")."""
     procedures: tuple[str, ...] = ()
     """Patterns that ask how something is done ("how do I", "where can I"): an action's word after one
     is asked about, not requested ("How do I book one?")."""
