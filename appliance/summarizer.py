@@ -393,8 +393,12 @@ def _detector(codes: tuple[str, ...]):  # type: ignore[no-untyped-def]
     return LanguageDetectorBuilder.from_iso_codes_639_1(*isos).with_minimum_relative_distance(0.1).build()
 
 
+def customer_language(turns: Sequence[Turn], languages: Sequence[str]) -> str | None:
+    """The language the customer writes in (their last few messages), or None when unsure."""
+    said = [t.text for t in turns if t.role == "customer"][-6:] or [t.text for t in turns][-6:]
+    return detect_language(" ".join(said)[-2000:], languages) if said else None
+
+
 def conversation_language(turns: Sequence[Turn], languages: Sequence[str]) -> str:
     """The language the customer writes in (their last few messages), else the first configured one."""
-    said = [t.text for t in turns if t.role == "customer"][-6:] or [t.text for t in turns][-6:]
-    found = detect_language(" ".join(said)[-2000:], languages) if said else None
-    return found or languages[0].lower()
+    return customer_language(turns, languages) or languages[0].lower()

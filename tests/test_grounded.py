@@ -312,6 +312,13 @@ class TestTurn:
             assert k is not None and not k.decision.fetch and k.decision.reason == reason, message
             assert not k.sources and PASSAGES_HEADER not in fake_responder.prompts[-1][1].content
 
+    def test_the_fetch_check_reads_the_message_in_the_conversations_language(self, grounded: Pipeline):
+        # Dutch "of" is "whether": read with every language's words, these details were a question.
+        session = grounded.new_session()
+        result = grounded.answer(session.id, "I'm one of your customers, my account number is 12345678.")
+        k = result.record.knowledge
+        assert k is not None and not k.decision.fetch and k.decision.reason == "details"
+
     def test_no_passage_good_enough_gives_the_not_found_text_and_no_generation(
         self, settings: Settings, store: Store, fake_responder: FakeResponder, encoder: Recall
     ):

@@ -595,6 +595,50 @@ class TestFetchCheck:
         decision = decide(message, self.CUES, Evidence(best=0.52, density=0.56, named=True), 0.45)
         assert not Form.of(message, self.CUES).acts and decision.fetch and decision.reason == "match"
 
+    @pytest.mark.parametrize(
+        ("message", "language", "polar"),
+        [
+            ("I was wondering if they have parking", "en", True),  # German "was" is "what"
+            ("I was told there is a lift, is that right?", "en", True),
+            ("I have a comment, is there a form for it?", "en", True),  # French "comment" is "how"
+            ("Was kostet eine Überweisung ins Ausland?", "de", False),
+            ("Was kostet eine Überweisung ins Ausland?", None, False),
+            ("Gibt es Parkplätze?", "de", True),
+        ],
+    )
+    def test_a_message_is_read_with_its_own_languages_words_only(self, message: str, language: str | None, polar: bool):
+        cues = self.CUES.in_language(language)
+        assert Form.of(message, cues).polar is polar
+        middling = Evidence(best=0.4, density=0.45, named=True)
+        assert decide(message, cues, middling, 0.45).fetch is polar
+
+    def test_a_word_of_another_language_makes_no_question(self):
+        # Dutch "of" is "whether": these English details ask nothing.
+        details = "I'm one of your customers, my account number is 12345678."
+        english = self.CUES.in_language("en")
+        assert not Form.of(details, english).asks
+        assert decide(details, english, self.STRONG, 0.45, gives_details=True).reason == "details"
+        assert Form.of("Ik vraag me af of er een lift is", self.CUES.in_language("nl")).asks
+
+    @pytest.mark.parametrize(
+        ("message", "language", "question"),
+        [
+            ("Y a-t-il un parking ?", "fr", "y a t il un parking"),  # Spanish "y" is "and", a filler
+            ("Is er een lift?", "nl", "is er een lift"),  # English "er" is a hesitation
+            ("¿En qué horario abren?", "es", "en que horario abren"),  # Dutch "en" is "and", a filler
+            ("do they er deliver", "en", "do they deliver"),
+        ],
+    )
+    def test_the_question_keeps_what_another_language_would_leave_out(self, message: str, language: str, question: str):
+        assert focus(message, self.CUES.in_language(language)) == question
+
+    def test_without_the_conversations_language_the_best_fitting_language_reads_it(self):
+        assert self.CUES.in_language("en").reading("Was kostet das?").code == "en"  # the conversation's, when known
+        assert self.CUES.reading("Was kostet das?").code == "de"
+        assert self.CUES.reading("Y a-t-il un parking ?").code == "fr"
+        assert self.CUES.in_language("it").reading("Is er een lift?").code == "nl"  # no Italian cues yet
+        assert self.CUES.reading("I was wondering if they have parking").code == "en"  # a tie: the first
+
     def test_questions_naming_no_document_with_real_documents_and_encoder(self, kb: Knowledge, tmp_path: Path):
         (tmp_path / "library.md").write_text(LIBRARY)
         (tmp_path / "dentist.md").write_text(DENTIST)

@@ -187,6 +187,12 @@ class TestLanguage:
         turns = (Turn("s", 0, "customer", "TR5517 1YXEN4V3"),)
         assert summarizer.conversation_language(turns, ("nl", "en")) == "nl"
 
+    def test_customer_language_is_none_when_unsure(self):
+        languages = ("en", "de", "fr", "es", "it", "nl", "pt")
+        assert summarizer.customer_language((Turn("s", 0, "customer", "Dank u wel"),), languages) is None
+        french = (Turn("s", 0, "customer", "Je voudrais réserver une table pour deux personnes ce soir."),)
+        assert summarizer.customer_language(french, ("en", "fr")) == "fr"
+
     def test_unknown_language_code_is_a_config_error(self):
         from appliance.errors import ConfigError
 

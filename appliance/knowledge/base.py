@@ -155,12 +155,23 @@ class Knowledge:
         return self._index
 
     def query(
-        self, message: str, snapshot: Snapshot, *, gives_details: bool = False, reads_back: bool = False
+        self,
+        message: str,
+        snapshot: Snapshot,
+        *,
+        gives_details: bool = False,
+        reads_back: bool = False,
+        language: str | None = None,
     ) -> Query:
         """The query of a customer's message in a session (its last ``knowledge.subject_turns`` turns,
-        summary and current facts): what the turn passes to :meth:`consult`."""
+        summary and current facts, and the conversation's language): what the turn passes to :meth:`consult`."""
         return Query.of(
-            message, snapshot, turns=self.settings.subject_turns, gives_details=gives_details, reads_back=reads_back
+            message,
+            snapshot,
+            turns=self.settings.subject_turns,
+            gives_details=gives_details,
+            reads_back=reads_back,
+            language=language,
         )
 
     def consult(self, query: Query) -> Retrieval:
@@ -174,10 +185,11 @@ class Knowledge:
         return self._run(Query(query) if isinstance(query, str) else query, always=True)
 
     def _run(self, query: Query, *, always: bool) -> Retrieval:
-        question = focus(query.message, self.cues)
+        cues = self.cues.in_language(query.language)
+        question = focus(query.message, cues)
         index = self.index()
         if not len(index):
-            return Retrieval(question, decide(query.message, self.cues, Evidence(0.0, 0.0), 1.0))
+            return Retrieval(question, decide(query.message, cues, Evidence(0.0, 0.0), 1.0))
         subjects = resolve(index.names, query.subject_texts())
         asked = unnamed(index.names, question, (s.doc for s in subjects))
         similarity, topics = index.similarity(self.encoder.embed([asked])[0])
@@ -185,7 +197,7 @@ class Knowledge:
         evidence = Evidence.of(topics, np.concatenate(rows) if rows else None)
         decision: FetchDecision = decide(
             query.message,
-            self.cues,
+            cues,
             evidence,
             self.settings.fetch_threshold,
             gives_details=query.gives_details,

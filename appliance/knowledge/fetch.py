@@ -34,15 +34,17 @@ The weights (``WEIGHTS``) were fitted by logistic regression on one half of the 
 (``shared/data/knowledge_dev``, the second, fourth... item) and checked on the other half and on the
 bank examples (``examples/branch_questions.jsonl``); ``polar``'s weight and the bias were set by hand
 afterwards (docs/measurements.md has the figures and how). The words of each language are in the
-lexicons (``KnowledgeCues``).
+lexicons (``KnowledgeCues``), and a message is read with one language's words, the conversation's
+(:meth:`FetchCues.reading`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -70,9 +72,10 @@ def _alternation(patterns: Iterable[str]) -> re.Pattern[str] | None:
 
 
 @dataclass(frozen=True)
-class FetchCues:
-    """The lexicons' knowledge cues, compiled once (every registered language at once)."""
+class LanguageCues:
+    """One language's knowledge cues, compiled once."""
 
+    code: str
     greetings: re.Pattern[str] | None
     thanks: re.Pattern[str] | None
     fillers: re.Pattern[str] | None
@@ -85,20 +88,70 @@ class FetchCues:
     repeats: re.Pattern[str] | None
 
     @classmethod
-    def build(cls, lexicons: Iterable[KnowledgeCues] | None = None) -> FetchCues:
-        cues = list(lexicons) if lexicons is not None else [lexicon.knowledge for lexicon in LEXICONS.values()]
+    def of(cls, code: str, cues: KnowledgeCues) -> LanguageCues:
         return cls(
-            greetings=_alternation(p for c in cues for p in c.greetings),
-            thanks=_alternation(p for c in cues for p in c.thanks),
-            fillers=_alternation(p for c in cues for p in c.fillers),
-            hesitations=_alternation(p for c in cues for p in c.hesitations),
-            questions=_alternation(p for c in cues for p in c.questions),
-            open_questions=_alternation(p for c in cues for p in c.open_questions),
-            polar=_alternation(p for c in cues for p in c.polar),
-            actions=_alternation(p for c in cues for p in c.actions),
-            procedures=_alternation(p for c in cues for p in c.procedures),
-            repeats=_alternation(p for c in cues for p in c.repeats),
+            code,
+            greetings=_alternation(cues.greetings),
+            thanks=_alternation(cues.thanks),
+            fillers=_alternation(cues.fillers),
+            hesitations=_alternation(cues.hesitations),
+            questions=_alternation(cues.questions),
+            open_questions=_alternation(cues.open_questions),
+            polar=_alternation(cues.polar),
+            actions=_alternation(cues.actions),
+            procedures=_alternation(cues.procedures),
+            repeats=_alternation(cues.repeats),
         )
+
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(p for p in (getattr(self, kind) for kind in _KINDS) if p is not None)
+
+    def covered(self, text: str) -> int:
+        """How many words of ``text`` (:func:`normal`) these cues match, each counted once."""
+        marked = bytearray(len(text))
+        for pattern in self.patterns():
+            for found in pattern.finditer(text):
+                marked[found.start() : found.end()] = b"\x01" * (found.end() - found.start())
+        return sum(marked[word.start()] for word in re.finditer(r"\S+", text))
+
+
+_KINDS = tuple(f.name for f in fields(LanguageCues) if f.name != "code")
+
+
+@dataclass(frozen=True)
+class FetchCues:
+    """The knowledge cues of every registered language that has some, each language compiled on its own,
+    and the conversation's language (:meth:`in_language`; None: not known)."""
+
+    languages: Mapping[str, LanguageCues]
+    language: str | None = None
+
+    @classmethod
+    def build(cls, lexicons: Mapping[str, KnowledgeCues] | None = None) -> FetchCues:
+        """``lexicons``: knowledge cues by language code (every registered language's by default)."""
+        given = lexicons if lexicons is not None else {code: lex.knowledge for code, lex in LEXICONS.items()}
+        compiled = (LanguageCues.of(code, cues) for code, cues in given.items())
+        return cls({one.code: one for one in compiled if one.patterns()})
+
+    def in_language(self, language: str | None) -> FetchCues:
+        """These cues for a conversation in ``language`` (as the turn detects it; None: unsure)."""
+        return dataclasses.replace(self, language=language)
+
+    def reading(self, message: str) -> LanguageCues:
+        """The one language whose cues ``message`` is read with: the conversation's (:attr:`language`)
+        when it has cues, else the language whose cues match most of the message's words (the first
+        registered on a tie).
+
+        Never several languages at once: short words mean different things in each, and a word of one
+        language would count as another's cue. English "was" is German's "what" (an open question, so
+        "I was wondering if they have parking" would lose its yes/no reading), English "of" Dutch's
+        "whether", French "comment" is "how", and English's hesitation "er" is Dutch's "there"."""
+        if self.language is not None and self.language in self.languages:
+            return self.languages[self.language]
+        if not self.languages:
+            return LanguageCues.of("", KnowledgeCues())
+        text = normal(message)
+        return max(self.languages.values(), key=lambda one: one.covered(text))
 
 
 def normal(text: str) -> str:
@@ -108,16 +161,17 @@ def normal(text: str) -> str:
 
 def focus(message: str, cues: FetchCues) -> str:
     """The message without the fillers it opens with and its hesitations ("ok great umm do they uh
-    deliver" → "do they deliver"): what is matched against the documents. The message itself when
-    nothing else would be left."""
+    deliver" → "do they deliver"), in its language (:meth:`FetchCues.reading`): what is matched
+    against the documents. The message itself when nothing else would be left."""
     text = normal(message)
-    if cues.hesitations is not None:
-        text = " ".join(cues.hesitations.sub(" ", text).split()) or text
-    if cues.fillers is None:
+    read = cues.reading(message)
+    if read.hesitations is not None:
+        text = " ".join(read.hesitations.sub(" ", text).split()) or text
+    if read.fillers is None:
         return text
     rest = text
     while rest:
-        match = cues.fillers.match(rest)
+        match = read.fillers.match(rest)
         if match is None or match.end() == 0:
             break
         rest = rest[match.end() :].lstrip()
@@ -156,7 +210,7 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Form:
-    """How a message is worded, by the lexicons' cues: ``asks``, worded as a question; ``acts``, a
+    """How a message is worded, by one language's cues: ``asks``, worded as a question; ``acts``, a
     request to do something (an action's word not inside "how do I ..."); ``repeats``, a request to
     hear again what the agent just said; ``polar``, a yes/no question about a fact ("do they ...",
     "is there ...")."""
@@ -168,6 +222,11 @@ class Form:
 
     @classmethod
     def of(cls, message: str, cues: FetchCues) -> Form:
+        """``message``'s form, read in its language (:meth:`FetchCues.reading`)."""
+        return cls.read(message, cues.reading(message))
+
+    @classmethod
+    def read(cls, message: str, cues: LanguageCues) -> Form:
         text = normal(message)
         polar = _polar(text, cues)
         asks = polar or "?" in message or "？" in message or bool(cues.questions and cues.questions.search(text))
@@ -176,7 +235,7 @@ class Form:
         return cls(asks, action and not procedure, bool(cues.repeats and cues.repeats.search(text)), polar)
 
 
-def _polar(text: str, cues: FetchCues) -> bool:
+def _polar(text: str, cues: LanguageCues) -> bool:
     """Whether ``text`` (:func:`normal`) has a yes/no form with no open question's word before it ("do
     they take cards": yes; "what is the zip code": no)."""
     if cues.polar is None:
@@ -197,9 +256,11 @@ def decide(
     reads_back: bool = False,
     subject: tuple[str, ...] = (),
 ) -> FetchDecision:
-    """Whether ``message`` needs the documents (see the module's docstring)."""
+    """Whether ``message`` needs the documents (see the module's docstring), its cues read in its
+    language (:meth:`FetchCues.reading`)."""
     text = normal(message)
-    form = Form.of(message, cues)
+    read = cues.reading(message)
+    form = Form.read(message, read)
 
     def no(reason: str) -> FetchDecision:
         return FetchDecision(False, reason, 0.0, threshold, evidence.best, subject)  # type: ignore[arg-type]
@@ -210,9 +271,9 @@ def decide(
         return no("readback")
     if gives_details and not form.asks:
         return no("details")
-    if _only(text, cues.greetings, cues.fillers):
+    if _only(text, read.greetings, read.fillers):
         return no("greeting")
-    if _only(text, cues.thanks, cues.greetings, cues.fillers):
+    if _only(text, read.thanks, read.greetings, read.fillers):
         return no("thanks")
     if form.repeats:
         return no("repeat")

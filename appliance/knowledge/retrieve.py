@@ -58,10 +58,18 @@ class Query:
     ledger: tuple[str, ...] = ()  # the current facts' values
     gives_details: bool = False  # the message gives the customer's details (the ledger found facts in it)
     reads_back: bool = False  # the message asks to hear a fact again
+    language: str | None = None  # the customer's, as the turn detects it (None: unsure): the fetch check's
 
     @classmethod
     def of(
-        cls, message: str, snapshot: Snapshot, *, turns: int, gives_details: bool = False, reads_back: bool = False
+        cls,
+        message: str,
+        snapshot: Snapshot,
+        *,
+        turns: int,
+        gives_details: bool = False,
+        reads_back: bool = False,
+        language: str | None = None,
     ) -> Query:
         """The query of ``message`` in a session: its last ``turns`` turns, summary and current facts."""
         recent = tuple(t.text for t in reversed(snapshot.turns[-turns:])) if turns else ()
@@ -72,6 +80,7 @@ class Query:
             ledger=tuple(e.value for e in current_facts(snapshot.ledger)),
             gives_details=gives_details,
             reads_back=reads_back,
+            language=language,
         )
 
     def subject_texts(self) -> tuple[str, ...]:

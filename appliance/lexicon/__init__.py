@@ -3,8 +3,9 @@
 Request cues, read-back topics and phrases, the stage's cues, recall's cues, the cues of secrets,
 names and labelled codes, months and weekdays: everything a part matches in a language lives in
 that language's module as one :class:`~appliance.lexicon.schema.Lexicon` value (``LEXICONS``), and
-the parts read every registered language at once (a customer may switch). The forms text is
-compared in, and its sentences, are in :mod:`appliance.lexicon.text`.
+the parts read every registered language at once (a customer may switch), except the knowledge
+base's fetch check, which reads a message with one language's words (short words differ in meaning
+between languages). The forms text is compared in, and its sentences, are in :mod:`appliance.lexicon.text`.
 
 A new language is one new file here, ``<code>.py`` with its ``LEXICON``, and its code added to
 :data:`CODES`. A language whose file grows long keeps one group of fields in a file of its own beside

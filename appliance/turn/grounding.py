@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from appliance.context import PromptSpec
 from appliance.knowledge import Knowledge, Retrieval
 from appliance.protocols import OnToken
-from appliance.summarizer import conversation_language
+from appliance.summarizer import conversation_language, customer_language
 from appliance.turn.guard import Guarded
 from appliance.turn.plan import TurnPlan
 from appliance.types import CheckResult, Generation, LedgerEntry, Manifest, Prompt, Snapshot, Turn
@@ -54,7 +54,12 @@ class KnowledgeStep:
         if self.knowledge is None:
             return None
         gives_details = len(facts) > len(snap.ledger)
-        query = self.knowledge.query(message, snap, gives_details=gives_details, reads_back=reads_back)
+        # The fetch check reads the message's cues in the customer's language; unsure (None), in the
+        # language whose cues fit it best. An empty knowledge base fetches nothing: no need to detect.
+        language = customer_language(_said(snap, message), self.languages) if len(self.knowledge.index()) else None
+        query = self.knowledge.query(
+            message, snap, gives_details=gives_details, reads_back=reads_back, language=language
+        )
         return self.knowledge.consult(query)
 
     def spec_for(self, spec: PromptSpec, found: Retrieval | None) -> PromptSpec:
@@ -69,11 +74,15 @@ class KnowledgeStep:
         ``found`` says the question needs the documents and none answers it; else empty."""
         if found is None or not found.not_found:
             return ""
-        said = (*snap.turns, Turn(snap.session.id, len(snap.turns), "customer", message))
-        language = conversation_language(said, self.languages)
+        language = conversation_language(_said(snap, message), self.languages)
         texts = self.not_found
         first = self.languages[0] if self.languages else "en"
         return texts.get(language) or texts.get(first) or texts.get("en") or next(iter(texts.values()), "")
+
+
+def _said(snap: Snapshot, message: str) -> tuple[Turn, ...]:
+    """The session's turns and the customer's new message after them."""
+    return (*snap.turns, Turn(snap.session.id, len(snap.turns), "customer", message))
 
 
 def in_warm_order(found: Retrieval | None, warmed: Sequence[int]) -> Retrieval | None:

@@ -6,8 +6,9 @@ The documents are synced into a fresh database in a temporary folder (``ingest``
 then synced again unchanged (``resync_s``); with ``database``, into that file, which is kept, so the
 next run re-syncs an unchanged folder in a moment (``ingest.reused``: its documents were already
 there). Each item's last message is then looked up as the turn would look it up (its earlier turns,
-newest first, as the conversation's recent text; whether it gives
-details or asks for a fact again, as the ledger and the read-back cues find them):
+newest first, as the conversation's recent text; whether it gives details or asks for a fact again, as
+the ledger and the read-back cues find them; the customer's language, as the turn detects it among
+``summarizer.languages``):
 
 * ``fetch``: precision and recall of the fetch check against ``needs_knowledge``;
 * ``retrieval`` (items with a gold section): ``at_1`` and ``at_3``, the gold section among the first one
@@ -41,6 +42,8 @@ from appliance.facts import readback
 from appliance.facts.entities import extract
 from appliance.knowledge import Knowledge, Query, Retrieval
 from appliance.store import Store
+from appliance.summarizer import customer_language
+from appliance.types import Turn
 
 Progress = Callable[[str], None]
 
@@ -56,10 +59,12 @@ def load_items(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return items
 
 
-def query_of(item: dict[str, Any], turns: int) -> Query:
+def query_of(item: dict[str, Any], turns: int, languages: Sequence[str] = ()) -> Query:
     """The item's last customer message, with the turns before it (newest first) as its recent text;
-    it gives details when the ledger would take a fact from it, and reads back when it asks for one."""
+    it gives details when the ledger would take a fact from it, and reads back when it asks for one;
+    its language is the customer's among ``languages`` (None when unsure, or none given)."""
     said = [t["text"] for t in item["turns"]]
+    spoken = [Turn(str(item.get("id", "")), i, t["role"], t["text"]) for i, t in enumerate(item["turns"])]
     recent = tuple(reversed(said[:-1]))[:turns]
     message = said[-1]
     return Query(
@@ -67,6 +72,7 @@ def query_of(item: dict[str, Any], turns: int) -> Query:
         recent=recent,
         gives_details=bool(extract(message)),
         reads_back=readback.request(message) is not None,
+        language=customer_language(spoken, languages),
     )
 
 
@@ -110,10 +116,12 @@ def score(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def evaluate(knowledge: Knowledge, items: Sequence[dict[str, Any]], budget: int, turns: int) -> list[dict[str, Any]]:
+def evaluate(
+    knowledge: Knowledge, items: Sequence[dict[str, Any]], budget: int, turns: int, languages: Sequence[str] = ()
+) -> list[dict[str, Any]]:
     rows = []
     for item in items:
-        query = query_of(item, turns)
+        query = query_of(item, turns, languages)
         started = time.perf_counter()
         consulted = knowledge.consult(query)
         elapsed = time.perf_counter() - started
@@ -131,6 +139,7 @@ def evaluate(knowledge: Knowledge, items: Sequence[dict[str, Any]], budget: int,
                 "score": round(decision.score, 4),
                 "best": round(decision.best, 4),
                 "subject": list(decision.subject),
+                "language": query.language,
                 "rank": ranks[0] if ranks else 0,
                 "placed": any(is_gold(found.passages[i], gold) for i in placed(found, budget)),
                 "not_found": consulted.not_found,
@@ -188,7 +197,9 @@ def run_bench(
             resync_s = time.monotonic() - started
             chunks = len(kb.index())
             say(f"{chunks} chunks ({first.chunks} new) in {first.seconds:.1f} s; looking up {len(items)} items")
-            rows = evaluate(kb, items, settings.passage_tokens, settings.knowledge.subject_turns)
+            rows = evaluate(
+                kb, items, settings.passage_tokens, settings.knowledge.subject_turns, settings.summarizer.languages
+            )
         finally:
             store.close()
         answered: dict[str, Any] = {}
