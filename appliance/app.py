@@ -131,6 +131,12 @@ def load_recall(settings: Settings) -> Recaller | None:
     return Recall(files.model, files.tokenizer, name=files.name, cues=settings.recall.cues)
 
 
+def _load_detector(settings: Settings) -> None:
+    from appliance.summarizer import load_quick_detector
+
+    load_quick_detector(settings.summarizer.languages)
+
+
 def load_encoder(settings: Settings) -> Recaller:
     """The all-MiniLM-L6-v2 encoder (recall's model, files verified), whether or not recall is on:
     the knowledge base embeds with it too."""
@@ -216,6 +222,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         safe_answers={**SAFE_ANSWER, **settings.privacy.safe_answer},
         passage_tokens=settings.passage_tokens,
         grounded_instruction=settings.knowledge.instruction.strip() or stage.GROUNDED_INSTRUCTION,
+        grounded_temperature=settings.knowledge.temperature,
         not_found=dict(settings.knowledge.not_found),
         languages=settings.summarizer.languages,
     )
@@ -296,6 +303,8 @@ def _loads(
         loads["recall"] = lambda: load_recall(settings)
         if settings.knowledge.enabled and not settings.recall.enabled:
             loads["encoder"] = lambda: load_encoder(settings)  # recall's model, for the knowledge base alone
+    if recall is True and settings.knowledge.enabled:
+        loads["languages"] = lambda: _load_detector(settings)  # the fetch check reads the customer's language
     # Batched too when responder.parallel > 1: both answer on the hot path, in as many queue jobs at once.
     if settings.routing.early:
         loads["early"] = lambda: load_model(settings, settings.routing.early, settings.responder)

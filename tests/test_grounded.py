@@ -39,7 +39,9 @@ from appliance.types import (
     Grounding,
     LedgerEntry,
     Manifest,
+    Message,
     Passage,
+    Sampling,
     Session,
     Snapshot,
     SummaryVersion,
@@ -289,6 +291,17 @@ class TestTurn:
         [(_, stored)] = grounded.store.records(session.id)
         assert stored.knowledge == k
 
+    def test_an_answer_from_passages_samples_at_the_knowledge_temperature(
+        self, grounded: Pipeline, fake_responder: FakeResponder, settings: Settings
+    ):
+        assert settings.responder.temperature > 0 and settings.knowledge.temperature == 0.0
+        session = grounded.new_session()
+        grounded.answer(session.id, ABROAD)  # passages placed: the documents' figures, greedily
+        grounded.answer(session.id, "Hello!")  # none: the responder's own sampling
+        chosen = Sampling(temperature=0.9, top_p=1.0, top_k=0, repeat_penalty=1.0, max_tokens=32)
+        grounded.answer_transcript([Message("user", ABROAD)], sampling=chosen)  # a caller's choice is kept
+        assert [s.temperature for s in fake_responder.samplings] == [0.0, settings.responder.temperature, 0.9]
+
     def test_a_figure_that_no_passage_gives_is_flagged_and_repaired(
         self, grounded: Pipeline, fake_responder: FakeResponder
     ):
@@ -414,8 +427,6 @@ class TestTurn:
         assert sent.startswith(warmed) and PASSAGES_HEADER in sent[len(warmed) :]
 
     def test_the_transcript_endpoint_is_grounded_too(self, grounded: Pipeline, fake_responder: FakeResponder):
-        from appliance.types import Message
-
         result = grounded.answer_transcript([Message("user", ABROAD)])
         assert result.record.knowledge is not None and result.record.knowledge.sources
         assert PASSAGES_HEADER in fake_responder.prompts[-1][1].content

@@ -72,7 +72,7 @@ def query_of(item: dict[str, Any], turns: int, languages: Sequence[str] = ()) ->
         recent=recent,
         gives_details=bool(extract(message)),
         reads_back=readback.request(message) is not None,
-        language=customer_language(spoken, languages),
+        language=customer_language(spoken, languages, quick=True),  # as the turn detects it
     )
 
 
