@@ -193,6 +193,17 @@ class TestLanguage:
         french = (Turn("s", 0, "customer", "Je voudrais réserver une table pour deux personnes ce soir."),)
         assert summarizer.customer_language(french, ("en", "fr")) == "fr"
 
+    def test_the_quick_detector_reads_a_question_and_is_unsure_of_a_word(self):
+        languages = ("en", "de", "fr", "es", "nl")
+        summarizer.load_quick_detector(languages)
+        for text, code in [
+            ("I was wondering if they have parking near the station", "en"),
+            ("Was kostet eine Überweisung ins Ausland?", "de"),
+            ("Je voudrais réserver une table pour deux personnes ce soir.", "fr"),
+        ]:
+            assert summarizer.customer_language((Turn("s", 0, "customer", text),), languages, quick=True) == code
+        assert summarizer.detect_language("Hello!", languages, quick=True) is None
+
     def test_unknown_language_code_is_a_config_error(self):
         from appliance.errors import ConfigError
 
