@@ -694,12 +694,6 @@ class KnowledgeSettings(_Section):
         "",
         description="The [INSTRUCTION] of a question whose prompt carries passages, in place of its stage's directive (keep it short: it is evaluated while the customer waits); empty for the built-in one (`appliance/stage.py`).",
     )
-    temperature: float = Field(
-        0.0,
-        ge=0.0,
-        le=2.0,
-        description="The sampling temperature of an answer whose prompt carries passages, in place of `responder.temperature`: it restates the documents' figures, and sampling only adds ways to get them wrong (as for a read-back).",
-    )
     subject_turns: int = Field(
         12,
         ge=0,

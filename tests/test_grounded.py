@@ -41,7 +41,6 @@ from appliance.types import (
     Manifest,
     Message,
     Passage,
-    Sampling,
     Session,
     Snapshot,
     SummaryVersion,
@@ -290,17 +289,6 @@ class TestTurn:
         assert result.record.timings.knowledge_ms > 0
         [(_, stored)] = grounded.store.records(session.id)
         assert stored.knowledge == k
-
-    def test_an_answer_from_passages_samples_at_the_knowledge_temperature(
-        self, grounded: Pipeline, fake_responder: FakeResponder, settings: Settings
-    ):
-        assert settings.responder.temperature > 0 and settings.knowledge.temperature == 0.0
-        session = grounded.new_session()
-        grounded.answer(session.id, ABROAD)  # passages placed: the documents' figures, greedily
-        grounded.answer(session.id, "Hello!")  # none: the responder's own sampling
-        chosen = Sampling(temperature=0.9, top_p=1.0, top_k=0, repeat_penalty=1.0, max_tokens=32)
-        grounded.answer_transcript([Message("user", ABROAD)], sampling=chosen)  # a caller's choice is kept
-        assert [s.temperature for s in fake_responder.samplings] == [0.0, settings.responder.temperature, 0.9]
 
     def test_a_figure_that_no_passage_gives_is_flagged_and_repaired(
         self, grounded: Pipeline, fake_responder: FakeResponder

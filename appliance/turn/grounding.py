@@ -21,7 +21,7 @@ from appliance.protocols import OnToken
 from appliance.summarizer import conversation_language, customer_language
 from appliance.turn.guard import Guarded
 from appliance.turn.plan import TurnPlan
-from appliance.types import CheckResult, Generation, LedgerEntry, Manifest, Prompt, Sampling, Snapshot, Turn
+from appliance.types import CheckResult, Generation, LedgerEntry, Manifest, Prompt, Snapshot, Turn
 
 # The record's model of an answer that is the configured not-found text: no model wrote it.
 NOT_FOUND_MODEL = "knowledge.not_found"
@@ -34,7 +34,6 @@ class KnowledgeStep:
     knowledge: Knowledge | None
     passage_tokens: int  # the settings' passage_tokens
     instruction: str  # the directive of a turn whose prompt carries passages (knowledge.instruction)
-    temperature: float  # the sampling temperature of a turn whose prompt carries passages (knowledge.temperature)
     not_found: Mapping[str, str]  # knowledge.not_found, by language
     languages: Sequence[str]  # summarizer.languages: the first is the fallback
 
@@ -70,13 +69,6 @@ class KnowledgeStep:
         if found is None or not found.passages:
             return spec
         return dataclasses.replace(spec, passages=found.passages, instruction=self.instruction)
-
-    def sampling_for(self, sampling: Sampling, found: Retrieval | None) -> Sampling:
-        """``sampling`` at the knowledge base's temperature when ``found`` has passages for the prompt:
-        restating the documents' figures, sampling only adds ways to get them wrong."""
-        if found is None or not found.passages:
-            return sampling
-        return dataclasses.replace(sampling, temperature=self.temperature)
 
     def answer_if_not_found(self, snap: Snapshot, message: str, found: Retrieval | None) -> str:
         """``knowledge.not_found`` in the conversation's language (else the first configured one) when

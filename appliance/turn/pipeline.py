@@ -81,7 +81,6 @@ class PipelineSettings:
     safe_answers: Mapping[str, str]  # privacy.safe_answer over the built-in texts, by language
     passage_tokens: int  # the settings' passage_tokens: knowledge.budget_tokens within context.budget_tokens
     grounded_instruction: str  # knowledge.instruction, else the built-in one: the directive of a turn with passages
-    grounded_temperature: float  # knowledge.temperature: the sampling of a turn with passages
     not_found: Mapping[str, str]  # knowledge.not_found, by language
     languages: Sequence[str]  # summarizer.languages: the conversation's language is one of them (the first by default)
 
@@ -109,9 +108,8 @@ class Pipeline:
         self.refiner = refiner
         self.recall = recall
         self.knowledge = knowledge
-        s = settings
         self.grounding = KnowledgeStep(
-            knowledge, s.passage_tokens, s.grounded_instruction, s.grounded_temperature, s.not_found, s.languages
+            knowledge, settings.passage_tokens, settings.grounded_instruction, settings.not_found, settings.languages
         )
         self.policies = dict(policies)
         self.settings = settings
@@ -261,7 +259,7 @@ class Pipeline:
             request=req,
             wanted=wanted,
             recalled=recalled,
-            sampling=used if sampling is not None else self.grounding.sampling_for(used, found),
+            sampling=used,
             retrieval=found,
             not_found=self.grounding.answer_if_not_found(snap, message, found),
         )
