@@ -548,6 +548,8 @@ class TestFetchCheck:
             ("can you check whether the pool is heated", True),  # a gym
             ("Gibt es einen Aufzug?", True),
             ("Y a-t-il un parking ?", True),
+            ("Est-ce que vous avez un parking ?", True),
+            ("Est-ce qu'il y a un ascenseur ?", True),
             ("what is the zip code for that", False),  # a wh-question that holds "is the"
             ("can you give me their phone number", False),  # a request to be given something
             ("how about a place for thai food", False),

@@ -315,11 +315,11 @@ LEXICON = Lexicon(
         fillers=("ok", "d'accord", "bon", "bien", "super", "parfait", "oui", "alors", "et", "euh", "ah", "oh", "merci"),
         hesitations=("euh+", "heu+", "hum+", "bah"),
         questions=(
-            r"est[- ]ce\s+qu", r"y\s+a[- ]t[- ]il", r"qu'?est[- ]ce", r"(?:avez|pouvez|acceptez|faites|proposez)[- ]vous",
+            r"est[- ]ce\s+que?", r"y\s+a[- ]t[- ]il", r"qu'?est[- ]ce", r"(?:avez|pouvez|acceptez|faites|proposez)[- ]vous",
             "quel(?:le)?s?", "quand", "ou", "comment", "combien", "pourquoi", "si",
         ),
         open_questions=("quel(?:le)?s?", "quand", "ou", "comment", "combien", "pourquoi", r"qu'?est[- ]ce"),
-        polar=(r"est[- ]ce\s+qu", r"y\s+a[- ]t[- ]il", r"(?:avez|acceptez|faites|proposez)[- ]vous"),
+        polar=(r"est[- ]ce\s+que?", r"y\s+a[- ]t[- ]il", r"(?:avez|acceptez|faites|proposez)[- ]vous"),
         actions=(
             "reserver", r"trouve[rz]?\s+(?:moi|nous|un|une)", "recommander", "conseiller", "chercher",
             r"meme\s+(?:quartier|coin|secteur|zone|arrondissement)",
