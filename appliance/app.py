@@ -230,7 +230,8 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
 def load_concurrently(loads: dict[str, Callable[[], T]], *, workers: int | None = None) -> dict[str, T]:
     """Run the parts' verify-and-loads side by side, as many at once as there are cores (at least
     two), started in the order given, and return them by name; if any fails, raise the first failure
-    in the order given, once every load has ended (none is left running).
+    in the order given, once every load has ended (none is left running) and the parts that did load
+    are closed (a batched model's decode thread stops with it).
 
     Hashing a file and llama.cpp's and onnxruntime's loads release the GIL and each keeps one core
     busy. The first load (the responder's: the largest file, the start's critical path) keeps a core
@@ -239,11 +240,20 @@ def load_concurrently(loads: dict[str, Callable[[], T]], *, workers: int | None 
     workers = max(1, min(len(loads), workers or max(2, os.cpu_count() or 1)))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="load") as pool:
         futures: dict[str, Future[T]] = {name: pool.submit(load) for name, load in loads.items()}
-    for future in futures.values():
-        error = future.exception()
-        if error is not None:
-            raise error
+    errors = [error for future in futures.values() if (error := future.exception()) is not None]
+    if errors:
+        for future in futures.values():
+            if future.exception() is None:
+                _close(future.result())
+        raise errors[0]
     return {name: future.result() for name, future in futures.items()}
+
+
+def _close(part: object) -> None:
+    """Close a loaded part that can be closed (a model; the imports' list and a detector cannot)."""
+    close = getattr(part, "close", None)
+    if callable(close):
+        close()
 
 
 @dataclass

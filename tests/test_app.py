@@ -137,6 +137,22 @@ class TestLoadConcurrently:
             load_concurrently({"responder": responder, "summarizer": summarizer, "recall": recall})
         assert sorted(ended) == ["recall", "responder"]
 
+    def test_the_parts_that_loaded_are_closed_when_another_fails(self):
+        class FakePart:
+            closed = False
+
+            def close(self) -> None:
+                self.closed = True
+
+        loaded = FakePart()
+
+        def failing() -> FakePart:
+            raise ModelFileError("summarizer file missing")
+
+        with pytest.raises(ModelFileError, match="summarizer"):
+            load_concurrently({"responder": lambda: loaded, "summarizer": failing, "imports": lambda: ["a module"]})
+        assert loaded.closed
+
 
 class TestOneReadOfTheSessionPerTurn:
     def test_an_answer_looks_the_session_up_once(self, appliance: Appliance, monkeypatch):
