@@ -31,6 +31,7 @@ import numpy as np
 from appliance.errors import Cancelled, GenerationError
 from appliance.models.batch_context import BatchContext, Entry, SeqSampler, batch_context
 from appliance.models.llama import LlamaChatModel
+from appliance.models.openmp import release_workers
 from appliance.models.sequences import PromptStats, Request, Seq, Sequences
 from appliance.models.states import SavedState, StateCache
 from appliance.protocols import Flag, OnToken, Warmed
@@ -209,6 +210,8 @@ class BatchedEngine:
             while True:
                 with self._cond:
                     self._drop_stopped_waiting()
+                    if not (self._closed or self._seqs.active or self._pending):
+                        release_workers()  # idle: other threads' decodes keep spinning (see openmp)
                     while not self._closed and not self._seqs.active and not self._pending:
                         self._cond.wait()
                     if self._closed:
