@@ -267,7 +267,13 @@ class BatchedEngine:
             self._end(seq, _warmed(seq), keep=True)
 
     def _step(self) -> None:
-        """One ``llama_decode``: a token of every generating answer, and prompt chunks within budget."""
+        """One ``llama_decode``: a token of every generating answer, and prompt chunks within budget
+        (given in the order the answers came).
+
+        The batch lists its sequences in increasing order: with a cache per sequence, llama.cpp
+        evaluates in one pass only sequences whose ids follow each other in the batch, and splits the
+        rest into more passes over the weights (its ``split_equal``), while answers take and free
+        sequences in any order."""
         generating = sum(1 for s in self._seqs.active if s.next is not None)
         budget = self.chunk if generating else self.context.n_batch - generating
         group: list[Seq] = []
@@ -280,7 +286,7 @@ class BatchedEngine:
             if seq.taken:
                 group.append(seq)
         if group:  # (an empty one is no decode: the copies queued are not made)
-            self._run(group)
+            self._run(sorted(group, key=lambda s: s.slot))
 
     def _run(self, group: list[Seq]) -> None:
         """Decode ``group``'s taken tokens in one call and sample those that reached their end; if
