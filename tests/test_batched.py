@@ -11,7 +11,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -24,7 +24,7 @@ from appliance.models.batch_context import Entry, batch_context, fill
 from appliance.models.batched import SINGLE_CTX, BatchedChatModel, BatchedEngine
 from appliance.models.files import find, verified_path
 from appliance.models.llama import LlamaChatModel
-from appliance.models.sequences import PromptStats
+from appliance.models.sequences import PromptStats, Request, Sequences
 from appliance.models.states import StateCache, shared_prefix
 from appliance.store import Store
 from appliance.types import Generation, Message, Sampling
@@ -174,6 +174,40 @@ class TestSequences:
             assert engine.generate(prompt, GREEDY).text == good[0].result.text  # type: ignore[union-attr]
         finally:
             engine.close()
+
+    def test_each_batch_lists_its_sequences_in_increasing_order(self, batched: BatchedChatModel) -> None:
+        """llama.cpp decodes a batch in one pass only where its sequence ids follow each other; answers
+        that take freed sequences must not make it split a step into several."""
+        engine = BatchedEngine(batch_context(batched, 3, 256), StateCache(0), name="order")
+        batches: list[list[int]] = []
+        decode = engine.context.decode
+
+        def spy(entries: Sequence[Entry]) -> int:  # the real decode, its sequence ids noted
+            batches.append([e.seq for e in entries])
+            return decode(entries)
+
+        engine.context.decode = spy  # type: ignore[method-assign]
+        try:
+            prompts = [batched.tokens(_ask(q)) for q in QUESTIONS]
+            running = [_Stream(engine.generate, p, LONG) for p in prompts[:3]]  # sequences 0, 1, 2
+            eventually(lambda: all(s.pieces for s in running), "three answers streaming", timeout=300)
+            running[1].cancel.set()  # frees sequence 1 while 0 and 2 go on
+            late = _Stream(engine.generate, prompts[3], GREEDY)  # admitted after 2: takes sequence 1
+            assert late.join().error is None and isinstance(running[1].join().error, Cancelled)
+            assert all(s.join().error is None for s in running[::2])
+        finally:
+            engine.close()
+        assert any(sorted(set(b)) == [0, 1, 2] for b in batches)  # the late answer was decoded beside 0 and 2
+        assert all(b == sorted(b) for b in batches), [b for b in batches if b != sorted(b)]
+
+    def test_of_sequences_that_hold_as_much_of_the_prompt_the_lowest_is_taken(self, batched: BatchedChatModel) -> None:
+        context = batch_context(batched, 3, 64)
+        try:
+            seqs = Sequences(context, StateCache(0))
+            seqs.free = [2, 0, 1]  # freed in that order; none holds anything
+            assert seqs.pick(Request(batched.tokens(_ask(QUESTIONS[0])), GREEDY, None, None)) == 0
+        finally:
+            context.close()
 
 
 class TestSavedStates:

@@ -31,6 +31,7 @@ import numpy as np
 from appliance.errors import Cancelled, GenerationError
 from appliance.models.batch_context import BatchContext, Entry, SeqSampler, batch_context
 from appliance.models.llama import LlamaChatModel
+from appliance.models.openmp import release_workers
 from appliance.models.sequences import PromptStats, Request, Seq, Sequences
 from appliance.models.states import SavedState, StateCache
 from appliance.protocols import Flag, OnToken, Warmed
@@ -209,6 +210,8 @@ class BatchedEngine:
             while True:
                 with self._cond:
                     self._drop_stopped_waiting()
+                    if not (self._closed or self._seqs.active or self._pending):
+                        release_workers()  # idle: other threads' decodes keep spinning (see openmp)
                     while not self._closed and not self._seqs.active and not self._pending:
                         self._cond.wait()
                     if self._closed:
@@ -264,7 +267,13 @@ class BatchedEngine:
             self._end(seq, _warmed(seq), keep=True)
 
     def _step(self) -> None:
-        """One ``llama_decode``: a token of every generating answer, and prompt chunks within budget."""
+        """One ``llama_decode``: a token of every generating answer, and prompt chunks within budget
+        (given in the order the answers came).
+
+        The batch lists its sequences in increasing order: with a cache per sequence, llama.cpp
+        evaluates in one pass only sequences whose ids follow each other in the batch, and splits the
+        rest into more passes over the weights (its ``split_equal``), while answers take and free
+        sequences in any order."""
         generating = sum(1 for s in self._seqs.active if s.next is not None)
         budget = self.chunk if generating else self.context.n_batch - generating
         group: list[Seq] = []
@@ -277,7 +286,7 @@ class BatchedEngine:
             if seq.taken:
                 group.append(seq)
         if group:  # (an empty one is no decode: the copies queued are not made)
-            self._run(group)
+            self._run(sorted(group, key=lambda s: s.slot))
 
     def _run(self, group: list[Seq]) -> None:
         """Decode ``group``'s taken tokens in one call and sample those that reached their end; if

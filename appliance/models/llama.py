@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from appliance.errors import Cancelled, GenerationError, ModelLoadError
+from appliance.models.openmp import decoding
 from appliance.models.states import SavedState, StateCache, shared_prefix
 from appliance.protocols import Flag, Warmed
 from appliance.types import Generation, Message, Sampling
@@ -327,7 +328,7 @@ class LlamaChatModel:
             raise GenerationError(
                 f"prompt of {len(prompt)} tokens + max_tokens {sampling.max_tokens} exceeds n_ctx {self.n_ctx}"
             )
-        with self._lock:
+        with self._lock, decoding():  # this thread's llama.cpp workers are released after (see openmp)
             start = time.perf_counter()
             self._select(cache_key, prompt)
             stream = self._completion(prompt, sampling)
@@ -375,7 +376,7 @@ class LlamaChatModel:
         yet), in chunks of ``WARM_CHUNK`` tokens, stopping once ``cancel`` is set; what was evaluated
         is kept under ``cache_key`` either way, so an interrupted warm-up still shortens the answer."""
         prefix = self.tokens(messages, open_end=True)
-        with self._lock:
+        with self._lock, decoding():
             start = time.perf_counter()
             self._select(cache_key, prefix)
             llama = self._llama
@@ -442,9 +443,8 @@ class LlamaChatModel:
 
     @contextlib.contextmanager
     def native(self) -> Iterator[Llama]:
-        """The loaded ``llama_cpp.Llama``, held under this model's lock for the block: for the lab's
-        timings of bare llama.cpp (``appliance.lab.bench.bare``), which call its methods directly
-        instead of importing llama_cpp. Its context is left as llama-cpp-python tracks it, so the next
-        answer reuses what its prompt shares with it and evaluates the rest."""
-        with self._lock:
+        """The loaded ``llama_cpp.Llama``, held under this model's lock for the block: for the lab's timings
+        of bare llama.cpp (``appliance.lab.bench.bare``), which call its methods instead of importing llama_cpp.
+        Its context is left as llama-cpp-python tracks it: the next answer reuses what its prompt shares."""
+        with self._lock, decoding():
             yield self._llama

@@ -97,8 +97,10 @@ class Sequences:
         self._copy_to: set[int] = set()
 
     def pick(self, request: Request) -> int:
-        """Take the free sequence whose cache shares the most of ``request``'s prompt."""
-        slot = max(self.free, key=lambda s: shared_prefix(self.held[s], request.prompt))
+        """Take the free sequence whose cache shares the most of ``request``'s prompt; of equals, the
+        lowest: the busy sequences stay together, and llama.cpp decodes a run of sequence ids in one
+        pass (see ``BatchedEngine._step``)."""
+        slot = max(sorted(self.free), key=lambda s: shared_prefix(self.held[s], request.prompt))
         self.free.remove(slot)
         return slot
 

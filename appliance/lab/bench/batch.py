@@ -15,6 +15,13 @@ and no streaming around it):
 
 Each measurement is taken ``rounds`` times, interleaved, so a loaded machine slows all of them alike;
 the report gives every round and the medians.
+
+Both sides are timed alike: the same prompt and positions, the same threads and batch sizes, greedy,
+prompt evaluation left out, and one OpenMP worker pool alive while either decodes (the bare timings'
+thread hands its pool back before the engine decodes, and the engine's when it is idle: see
+:mod:`appliance.models.openmp`; before, the engine always decoded beside the bare thread's idle pool,
+which makes libgomp sleep at every barrier, and the bare timings did too from the second round on).
+The engine's first token of each answer comes with its prompt's evaluation, so it is not counted.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from appliance.lab.stats import median
 from appliance.models.batch_context import batch_context, decode_rate, prompt_seconds
 from appliance.models.batched import BatchedChatModel
 from appliance.models.llama import LlamaChatModel
+from appliance.models.openmp import release_workers
 from appliance.types import Message, Sampling
 
 SEQS = (1, 2, 4, 8)
@@ -65,8 +73,8 @@ def _engine_rate(model: LlamaChatModel, n: int, tokens: int) -> float:
     for t in threads:
         t.join()
     wall = time.perf_counter() - began
-    prompt_s = max(r.ttft_s for r in results)
-    return sum(r.completion_tokens for r in results) / max(wall - prompt_s, 1e-9)
+    prompt_s = max(r.ttft_s for r in results)  # the first tokens: sampled after the prompts, before this window
+    return sum(r.completion_tokens - 1 for r in results) / max(wall - prompt_s, 1e-9)
 
 
 def same_answers(model: BatchedChatModel, questions: Sequence[str], tokens: int) -> dict[str, Any]:
@@ -125,6 +133,7 @@ def run_batch(
             prompt["alone_s"].append(alone)
             prompt["beside_decode_s"].append(beside)
             prompt["beside_decode_tps"].append(decoded / beside)
+            release_workers()  # this thread's pool, idle while the engine decodes (see the docstring)
             if engine_seqs > 1:
                 progress(f"round {r + 1}: {engine_seqs} answers through the batched engine")
                 engine.append(_engine_rate(model, engine_seqs, steps))
