@@ -111,6 +111,40 @@ class TestAmounts:
         assert str(parse_number("7.84")) == "7.84"
 
 
+class TestPercentages:
+    @pytest.mark.parametrize(
+        ("text", "norm"),
+        [
+            ("2.75%", "2.75"),
+            ("0,5 %", "0.5"),
+            ("3 percent", "3"),
+            ("3 per cent", "3"),
+            ("2.125%", "2.125"),  # three decimals: a rate, not two thousand percent
+            ("4 Prozent", "4"),
+            ("1,5 pour cent", "1.5"),
+            ("2 por ciento", "2"),
+            ("0,25 procent", "0.25"),
+            ("0.5 percentage points", "0.5"),
+        ],
+    )
+    def test_formats(self, text: str, norm: str):
+        assert found(f"The rate is {text} a year.") == [("percent", text, norm)]
+
+    def test_both_ends_of_a_range(self):
+        assert [(e.text, e.norm) for e in extract("Fees of 1.5-2% apply, or 2 to 3 percent abroad.")] == [
+            ("1.5", "1.5"),
+            ("2%", "2"),
+            ("2", "2"),
+            ("3 percent", "3"),
+        ]
+
+    def test_a_number_without_the_sign_is_no_percentage(self):
+        assert found("I was 5 minutes late for the 2.75 meeting.") == []
+
+    def test_beside_an_amount(self):
+        assert found("A 1.5 % fee, at least $25.") == [("percent", "1.5 %", "1.5"), ("amount", "$25", "25usd")]
+
+
 class TestDatesAndTimes:
     @pytest.mark.parametrize(
         ("text", "norm"),

@@ -266,6 +266,19 @@ class TestChecker:
         found = checker.check(answer, ledger=(), summary="", transcript=(), question=ABROAD, passages=[FAQ])
         assert [f.entity.text for f in found.findings] == ["9.90 EUR"]
 
+    def test_a_rate_is_checked_against_the_passages(self):
+        # the FAQ says "0.1 % of the amount": the same rate written otherwise is supported, another is not
+        quoted = checker.check(
+            "It costs 0.1% of the amount.", ledger=(), summary="", transcript=(), question=ABROAD, passages=[FAQ]
+        )
+        assert quoted.ok and quoted.checked == 1
+        invented = checker.check(
+            "It costs 0.5 percent of the amount.", ledger=(), summary="", transcript=(), question=ABROAD, passages=[FAQ]
+        )
+        assert [(f.entity.kind, f.entity.text, f.status) for f in invented.findings] == [
+            ("percent", "0.5 percent", "unsupported")
+        ]
+
 
 # the turn -------------------------------------------------------------------------------------------
 
@@ -705,6 +718,7 @@ class TestBenchScore:
         assert key_values("On Saturday the branch is open from 9:30 to 13:00.") == ["9:30", "13:00"]
         assert key_values("It costs £7.50, and you get 2 cards.") == ["£7.50", "2"]
         assert key_values("Yes, they deliver.") == []
+        assert key_values("A withdrawal abroad costs 2% of the amount, at least £1.50.") == ["2%", "£1.50"]
         assert key_values("Free once in 12 months, then £7.50 in the same 12 months.") == ["£7.50", "12"]
 
     def test_agreement(self):

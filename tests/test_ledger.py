@@ -70,6 +70,16 @@ class TestSupersede:
         assert [e.turn for e in taxi] == [17]
         assert [e.turn for e in ledger if e.value == "07404779442"] == [15, 17]
 
+    def test_a_corrected_rate_replaces_the_first(self):
+        turns = (
+            Turn("s", 0, "agent", "What rate did the advisor quote you?"),
+            Turn("s", 1, "customer", "She said 2.5% fixed."),
+            Turn("s", 2, "customer", "sorry, I meant 2,4 %"),
+        )
+        ledger = entries(turns)
+        assert [(e.kind, e.norm) for e in ledger] == [("percent", "2.5"), ("percent", "2.4")]
+        assert [e.value for e in current_facts(ledger)] == ["2,4 %"]
+
     def test_render(self):
         assert render(entries(self.turns)[:1]) == "- phone: 07700 900123 (turn 0, customer)"
 

@@ -17,7 +17,7 @@ actually no it was 4401", "Korrektur: Endung 4401", "pardon, elle finit par 4401
 A value whose kind the correction does not name (no word of a kind between the cue and the value:
 "correction: ending 4401", "sorry, it ends in 4401 not 4410", "actually the 14th") has its kind from
 its shape alone, a guess: it corrects the latest value of the same shape instead (a tail of four
-digits, a code of the same letters and digits, a date, an amount, a time), the customer's own or
+digits, a code of the same letters and digits, a date, an amount, a percentage, a time), the customer's own or
 one the agent stated just before ("Leaving on March 3rd?" → "Actually, the 2nd"). So the card ending 4410 is corrected rather than an account
 begun, and digits a phone's shape fits correct an identifier of as many digits ("account number
 40018823 sorry 40018832"). A plain number is no such value: a meter reading is not corrected by
@@ -145,7 +145,7 @@ _KIND_WORD = re.compile(
     + r")?(?:s|e?n|es)?(?![\w-])"
 )
 # Families whose values keep their shape when retyped.
-_SHAPED_FAMILIES = frozenset({"id", "phone", "email", "date", "time", "amount"})
+_SHAPED_FAMILIES = frozenset({"id", "phone", "email", "date", "time", "amount", "percent"})
 
 
 def _shape(kind: str, value: str) -> str:

@@ -1,4 +1,4 @@
-"""Deterministic fact extraction: identifiers, amounts, dates, times, phones, emails, postcodes, names, commitments.
+"""Deterministic fact extraction: identifiers, amounts, percentages, dates, times, phones, emails, postcodes, names, commitments.
 
 A leaf shared by the ledger (what was said) and the checker (what the answer claims): both must see
 the same entities with the same ``norm``, or a quoted fact would look invented. Everything is regular
@@ -26,6 +26,8 @@ member_level    a level after its label or in "a gold member": ``gold``
 account         account fragments ("account ending 4821" → ``4821``), IBANs
 card            a card's last digits ("card ending 4821", "la carte qui finit par 3390") → ``4821``
 number          an unlabelled run of 5+ digits (likely an identifier): ``40001``
+percent         the number of a percentage ("2,75 %", "3 percent"): ``2.75``
+                (:mod:`appliance.facts.percents`)
 amount          canonical number + ISO currency: ``1234.5eur``, ``5gbp``; without one where the
                 words say money ("9758 in credit", "balance is 7762"): ``9758``
 date            ``03-03`` (month-day), ``2026-03-01``, ``12/03`` (order unknown), ``saturday``,
@@ -53,7 +55,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from appliance.facts import amounts, codes, handles, names, phones, secrets
+from appliance.facts import amounts, codes, handles, names, percents, phones, secrets
 from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
 from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
@@ -211,6 +213,7 @@ def extract(text: str) -> tuple[Entity, ...]:
     if _ANY_DIGIT.search(text):  # every pattern below needs a digit; most sentences have none
         for m in _IBAN.finditer(text):
             add("account", m.start(), m.end(), compact(m.group()))
+        percents.find(text, add)  # "2.75%" is a rate, never a date, a time or a code
         _dates(text, add)
         _ordinal_days(text, add, found)
         _times(text, add)

@@ -353,6 +353,7 @@ LEXICON = Lexicon(
         credit=(r"im\s+plus", "guthaben"),
         balance=("saldo", "kontostand"),
         balance_verbs=("ist", "beträgt"),
+        percent_words=("prozent", r"prozentpunkte?"),
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", r"guten\s+(?:morgen|tag|abend)", r"gruss\s+gott", "servus", "moin", r"wie\s+geht'?s"),

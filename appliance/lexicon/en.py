@@ -336,6 +336,7 @@ LEXICON = Lexicon(
         credit=(r"in\s+credit", r"credits?"),
         balance=("balance", "total", r"amount\s+due", "outstanding"),
         balance_verbs=("is", "was", "of"),
+        percent_words=(r"per\s?cent", r"percentage\s+points?", "pct"),
     ),
     ledger=Ledger(
         corrections=(

@@ -315,6 +315,7 @@ LEXICON = Lexicon(
         credit=(r"de\s+saldo",),
         balance=("saldo",),
         balance_verbs=("es",),
+        percent_words=(r"por\s+ciento", r"puntos?\s+porcentuales?"),
     ),
     knowledge=KnowledgeCues(
         greetings=("hola", r"buen(?:os|as)\s+(?:dias|tardes|noches)", r"que\s+tal", r"como\s+esta(?:s)?"),

@@ -308,6 +308,7 @@ LEXICON = Lexicon(
         credit=(r"de\s+cr[ée]dit",),
         balance=("solde",),
         balance_verbs=("est",),
+        percent_words=(r"pour\s?cent", r"points?\s+de\s+pourcentage"),
     ),
     knowledge=KnowledgeCues(
         greetings=("bonjour", "bonsoir", "salut", r"comment\s+allez[- ]vous", r"enchante(?:e)?"),

@@ -298,6 +298,7 @@ LEXICON = Lexicon(
         address_cues=(r"mijn\s+adres", r"uw\s+adres"),
         address_joins=("en",),
         balance=("saldo",),
+        percent_words=("procent", r"procentpunt(?:en)?"),
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", "hoi", r"goede(?:n)?\s*(?:morgen|middag|avond)", "dag", r"hoe\s+gaat\s+het"),

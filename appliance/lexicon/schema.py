@@ -332,6 +332,9 @@ class Entities:
     """Patterns before a number that say it is money in an account ("balance", "Kontostand")."""
     balance_verbs: tuple[str, ...] = ()
     """Patterns between ``balance`` and its number ("is", "beträgt")."""
+    percent_words: tuple[str, ...] = ()
+    """Patterns of the words after a number that make it a percentage, as "%" does ("percent",
+    "Prozent", "pour cent")."""
 
 
 @dataclass(frozen=True)

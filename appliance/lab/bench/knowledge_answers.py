@@ -18,7 +18,7 @@ check's, in :mod:`.knowledge`).
     "no" when it opens with a negative word ("no", "unfortunately", "sorry") or holds a negation
     ("not", "n't", "never"; after an opening "sure" or "of course", which is courtesy), else "yes";
   - *key values*, where the gold answer has any: the share of them the answer states. The values
-    are what the appliance's entity extractor finds (times, amounts, dates, phone numbers, codes;
+    are what the appliance's entity extractor finds (times, amounts, percentages, dates, phone numbers, codes;
     not names or week days), compared by their normalised forms, and every bare number (as digits,
     or as an English word up to twenty).
 
