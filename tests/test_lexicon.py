@@ -25,7 +25,7 @@ def patterns(lexicon: Lexicon) -> list[str]:
     found += [*n.self_cues, *n.your_cues, *n.here, *n.greetings, *n.addressing, *n.assent, *n.titles, *n.after]
     found += [*n.leads, *n.it_is, *(p for cues in e.labels.values() for p in cues), *e.compounds, *e.number_words]
     found += [*e.label_verbs, *e.day_of, *e.phone_cues, *e.birth_cues, *e.address_cues, *e.address_verbs]
-    found += [*e.address_joins, *e.phone_words, *e.credit, *e.balance, *e.balance_verbs]
+    found += [*e.address_joins, *e.phone_words, *e.credit, *e.balance, *e.balance_verbs, *e.percent_words]
     found += [*e.username_labels, *e.level_labels, *e.levels, *e.card_words, *e.card_tails, *e.card_last]
     found += [*n.firm_cues, *n.sign_offs, *r.earlier, *lexicon.ledger.corrections, *lexicon.ledger.denials]
     found += [*lexicon.ledger.additions, *lexicon.ledger.subjects]
