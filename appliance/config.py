@@ -508,7 +508,7 @@ class StageSettings(_Section):
 class GuardSettings(_Section):
     policy: Literal["flag", "regenerate", "redact"] = Field(
         "regenerate",
-        description="What to do when an answer states a fact the conversation does not support: `flag` (store and show), `regenerate` (one retry with a stricter instruction listing the ledger, keep the better answer, flag what remains), `redact` (replace the span with `guard.redact_phrase`).",
+        description="What to do when an answer states a fact the conversation does not support: `flag` (store and show), `regenerate` (one retry with a stricter instruction listing the ledger, keep the better answer, flag what remains; an answer from the documents' passages that keeps a fact no source has gets `knowledge.not_found` instead), `redact` (replace the span with `guard.redact_phrase`).",
     )
     redact_phrase: str = Field(
         "[please check with staff]",

@@ -282,7 +282,10 @@ class CheckResult:
     """The entity check of the answer that was kept, and what the guard did.
 
     ``action``: ``none`` (nothing to act on), ``flag`` (kept and shown), ``redact`` (spans replaced),
-    ``regenerate`` (retried once with a stricter instruction). ``findings`` are what remains in the
+    ``regenerate`` (retried once with a stricter instruction), ``readback`` (a read-back answered
+    from the ledger), ``safe_answer`` (an answer asking for a secret replaced), ``not_found`` (an
+    answer from passages that kept a fact no source has, replaced by ``knowledge.not_found``).
+    ``findings`` are what remains in the
     stored answer; ``original``/``original_findings`` describe the first answer when it was replaced.
     """
 

@@ -29,6 +29,7 @@ from appliance.models.files import embedding_files
 from appliance.serve.bodies import answer_body, appliance_extra
 from appliance.stage import GROUNDED_INSTRUCTION, STAGE_INSTRUCTIONS
 from appliance.store import Store
+from appliance.turn.floor import Answered, Desk, DeskSettings
 from appliance.turn.grounding import NOT_FOUND_MODEL, in_warm_order
 from appliance.turn.guard import DOCUMENTS_TOO
 from appliance.turn.pipeline import Pipeline
@@ -313,6 +314,39 @@ class TestTurn:
         assert result.agent.text == "It costs 7.50 EUR." and result.record.check.ok
         retry = fake_responder.prompts[-1][1].content
         assert "Do not repeat these" in retry and DOCUMENTS_TOO in retry and PASSAGES_HEADER in retry
+
+    def test_a_figure_that_no_source_gives_even_retried_gives_the_not_found_text(
+        self, grounded: Pipeline, fake_responder: FakeResponder, settings: Settings
+    ):
+        fake_responder.replies = ["The savings rate is 1.5%.", "It is 1.5 percent a year."]
+        session = grounded.new_session()
+        result = grounded.answer(session.id, ABROAD)
+        check = result.record.check
+        assert result.agent.text == settings.knowledge.not_found["en"] and check.action == "not_found"
+        assert check.ok and check.original == "The savings rate is 1.5%."
+        assert [(f.entity.kind, f.status) for f in check.original_findings] == [("percent", "unsupported")]
+        k = result.record.knowledge
+        assert k is not None and k.sources and not k.not_found  # the documents were consulted; the model answered
+        [(_, stored)] = grounded.store.records(session.id)
+        assert stored.check.action == "not_found"
+        assert grounded.store.snapshot(session.id).turns[-1].text == settings.knowledge.not_found["en"]
+
+    def test_that_answer_asks_for_a_person_on_the_floor(
+        self, grounded: Pipeline, fake_responder: FakeResponder, settings: Settings
+    ):
+        fake_responder.replies = ["The savings rate is 1.5%.", "It is 1.5 percent a year."]
+        desk = Desk(grounded.store, grounded, DeskSettings.of(settings))
+        reply = desk.reply(grounded.new_session().id, ABROAD)
+        assert isinstance(reply, Answered) and reply.result.record.check.action == "not_found"
+        assert (reply.floor.state, reply.floor.reason) == ("needs_person", "guard") and reply.notice
+
+    def test_without_passages_an_unsupported_figure_is_kept_flagged(
+        self, grounded: Pipeline, fake_responder: FakeResponder
+    ):
+        fake_responder.replies = ["Your case number is CX-99120.", "It is CX-99120."]
+        result = grounded.answer(grounded.new_session().id, "Hello!")
+        assert result.record.check.action == "regenerate" and result.agent.text == "Your case number is CX-99120."
+        assert [f.entity.text for f in result.record.check.findings] == ["CX-99120"]
 
     def test_greetings_details_and_read_backs_fetch_nothing(self, grounded: Pipeline, fake_responder: FakeResponder):
         session = grounded.new_session()

@@ -75,6 +75,10 @@ class KnowledgeStep:
         ``found`` says the question needs the documents and none answers it; else empty."""
         if found is None or not found.not_found:
             return ""
+        return self.not_found_text(snap, message)
+
+    def not_found_text(self, snap: Snapshot, message: str) -> str:
+        """``knowledge.not_found`` in the conversation's language, else the first configured one."""
         language = conversation_language(_said(snap, message), self.languages)
         texts = self.not_found
         first = self.languages[0] if self.languages else "en"

@@ -8,7 +8,11 @@ asks for, is acted on by the configured policy:
 * ``redact`` replaces the unsupported spans by a fixed phrase, and answers a read-back from the
   ledger in a fixed phrase of the question's language (action ``readback``);
 * ``regenerate`` asks once more with a stricter instruction and keeps the better answer; a kept
-  answer that still lacks what a read-back asks for is answered from the ledger, as above.
+  answer that still lacks what a read-back asks for is answered from the ledger, as above, and an
+  answer from the operator's passages that still states a fact found in no source (an interest
+  rate, a fee, a deadline no document gives) is replaced by the not-found text
+  (``knowledge.not_found``; action ``not_found``): the customer hears "I don't have that
+  information here" rather than a figure the institution never published.
 
 An answer that asks the customer for a secret (a PIN, a password, a card security code, a one-time
 code) is regenerated likewise, and if the kept answer still asks, replaced by a fixed safe answer
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -51,14 +55,17 @@ REFINE_PROMPT = (
 class Rules:
     """What the guard needs besides the plan: the configured policy (``guard.policy``) and the phrase
     that stands in for a redacted span, the refiner (None: no rewrite), the turn's cancel event,
-    which stops the answers the guard asks for like the first, and the safe answer by language that
-    replaces one asking for a secret (``privacy.safe_answer`` over the built-in texts)."""
+    which stops the answers the guard asks for like the first, the safe answer by language that
+    replaces one asking for a secret (``privacy.safe_answer`` over the built-in texts), and the
+    not-found text in the conversation's language (called only when an answer from passages keeps
+    a fact no source has; None: such an answer is kept, flagged)."""
 
     policy: str
     redact_phrase: str
     refiner: ChatModel | None
     cancel: threading.Event | None
     safe_answers: Mapping[str, str] = field(default_factory=lambda: dict(SAFE_ANSWER))
+    not_found: Callable[[], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,8 @@ def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules
     kept = regenerate(plan, first, result, found, rules.cancel)
     if asks and asking.find(kept.answer.text):
         return safe_answer(plan, first, result, kept.answer, rules.safe_answers)
+    if plan.sources and rules.not_found is not None and _invented(kept.check):
+        return not_found(plan, first, result, kept.answer, rules.not_found())
     return kept
 
 
@@ -174,6 +183,24 @@ def safe_answer(
             plan.check(text), action="safe_answer", original=first.text, original_findings=result.findings
         ),
     )
+
+
+def not_found(plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, text: str) -> Guarded:
+    """``text`` (the configured not-found answer) in place of ``kept``'s, which answered from the
+    passages with a fact none of its sources has; ``first`` and its check ``result`` are recorded
+    as the original."""
+    return Guarded(
+        dataclasses.replace(kept, text=text),
+        dataclasses.replace(
+            plan.check(text), action="not_found", original=first.text, original_findings=result.findings
+        ),
+    )
+
+
+def _invented(check: CheckResult) -> bool:
+    """Whether a kept answer states a fact that no source supports or that contradicts one (not a
+    read-back's missing value: the read-back phrase answers those)."""
+    return any(f.status != "missing" and f.entity.kind != checker.REQUEST for f in check.findings)
 
 
 def refine(plan: TurnPlan, kept: Guarded, rules: Rules) -> Guarded:

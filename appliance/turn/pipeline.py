@@ -315,9 +315,15 @@ class Pipeline:
                 checked = plan.check(first.text)
             with timer.phase("repair"):
                 s = self.settings
-                kept = guard.apply(
-                    plan, first, checked, guard.Rules(s.guard, s.redact_phrase, self.refiner, cancel, s.safe_answers)
+                rules = guard.Rules(
+                    s.guard,
+                    s.redact_phrase,
+                    self.refiner,
+                    cancel,
+                    s.safe_answers,
+                    not_found=lambda: self.grounding.not_found_text(plan.snapshot, plan.message),
                 )
+                kept = guard.apply(plan, first, checked, rules)
         return prompt.manifest, first, kept
 
     def _store(self, plan: TurnPlan, agent: Turn, record: TurnRecord) -> TurnResult:
