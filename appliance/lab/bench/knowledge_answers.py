@@ -26,7 +26,8 @@ check's, in :mod:`.knowledge`).
   that is not yes/no) is not scored.
 * ``not_found_answers.rate``: on the items with ``needs_knowledge`` and no gold (no document answers them),
   the share answered with ``knowledge.not_found`` or without an unsupported fact (the checker's
-  findings on the answer kept); ``not_found_answers.fixed`` is the share answered with the fixed text (the
+  findings on the answer kept); ``not_found_answers.fixed`` is the share answered with the fixed text,
+  given for want of a passage or by the guard in place of an answer with an invented fact (the
   retrieval figures' ``not_found`` is whether retrieval found nothing, before any answer).
 * ``unsupported``: the checker's unsupported entities in the first answers (before the guard's repair)
   and in the answers kept.
@@ -249,7 +250,7 @@ def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
     row: dict[str, Any] = {
         "question": message,
         "answer": result.agent.text,
-        "not_found_text": bool(k and k.not_found),
+        "not_found_text": bool(k and k.not_found) or check.action == "not_found",
         "sources": [f"{c.doc} > {c.heading}" for c in sources],
         "first_unsupported": sum(
             f.status == "unsupported" for f in (check.original_findings if check.original else check.findings)
