@@ -39,7 +39,7 @@ KINDS: tuple[str, ...] = tuple(
 # lexicon's read-back topics.
 READBACK_TOPICS: tuple[str, ...] = tuple(
     "birthdate email phone postcode address customer_id member_number member_level username ticket card account "
-    "train order case reference amount percent name date time".split()
+    "train order case reference amount name date time".split()
 )
 
 

@@ -9,11 +9,10 @@ import pytest
 from appliance.context import PromptSpec, RollingPolicy
 from appliance.errors import InputError
 from appliance.facts import readback
-from appliance.facts.ledger import entries
 from appliance.facts.readback import Asked, Request
 from appliance.facts.vocabulary import Vocabulary
 from appliance.turn.pipeline import Pipeline
-from appliance.types import LedgerEntry, Turn, current_facts
+from appliance.types import LedgerEntry, current_facts
 
 from .fakes import FakeResponder
 from .test_context import FakeCounter, context_of, snapshot
@@ -42,9 +41,6 @@ class TestRequest:
             ("Which train ID was that again?", ("train",), "en"),
             ("Can you remind me of the postcode?", ("postcode",), "en"),
             ("How much money was that again?", ("amount",), "en"),
-            ("What rate did I give you?", ("percent",), "en"),
-            ("Welchen Zinssatz habe ich Ihnen genannt?", ("percent",), "de"),
-            ("Quel taux vous ai-je donné ?", ("percent",), "fr"),
             ("Wie war meine Kontonummer?", ("account",), "de"),
             ("Welchen Namen habe ich Ihnen genannt?", ("name",), "de"),
             ("Können Sie mir meine Telefonnummer noch einmal sagen?", ("phone",), "de"),
@@ -147,14 +143,6 @@ class TestWanted:
         later = entry("name", "Ben", 54, slot="name:customer", norm="ben")
         assert readback.wanted(Request(("name",)), (*FACTS, later)) == (Asked("name", (later,)),)
         assert readback.wanted(Request(("name",), first=True), (*FACTS, later)) == (Asked("name", (NAME,)),)
-
-    def test_a_rate_the_customer_corrected(self):
-        turns = (
-            Turn("s", 0, "customer", "The advisor quoted me 2.5% fixed."),
-            Turn("s", 1, "customer", "Sorry, I meant 2,4 %."),
-        )
-        asked = readback.wanted(readback.request("What rate did I give you?"), entries(turns))
-        assert [(a.topic, [e.value for e in a.facts]) for a in asked] == [("percent", ["2,4 %"])]
 
     def test_facts_of_are_by_turn(self):
         asked = readback.wanted(Request(("birthdate", "account")), FACTS)

@@ -70,7 +70,6 @@ _BY_NAME = {
         Topic("case", ("case",), fallback=("ticket", "reference", "number")),
         Topic("reference", ("reference",), fallback=("order", "case", "number")),
         Topic("amount", ("amount",)),
-        Topic("percent", ("percent",)),
         Topic("name", ("name",), own=True),
         Topic("date", ("date",)),
         Topic("time", ("time",)),

@@ -96,7 +96,6 @@ LEXICON = Lexicon(
                 r"referenz(?:nummer)?|buchungs(?:nummer|code)|bestatigungs(?:nummer|code)|reservierungsnummer"
             ),
             "amount": r"wie\s*viel|betrag|geld|summe|preis|kosten|gebuhr",
-            "percent": r"zins(?:satz)?|prozent(?:satz)?",
             "name": r"(?:vor|nach|familien)?namen?",
             "date": r"datum",
             "time": r"uhrzeit|wie\s+spat",
@@ -130,7 +129,6 @@ LEXICON = Lexicon(
             "case": ("Ihre Vorgangsnummer", "Die Vorgangsnummern"),
             "reference": ("Ihre Referenz", "Die Referenzen"),
             "amount": ("Der Betrag", "Die Beträge"),
-            "percent": ("Der Prozentsatz", "Die Prozentsätze"),
             "name": ("Ihr Name", "Die Namen"),
             "date": ("Das Datum", "Die Daten"),
             "time": ("Die Uhrzeit", "Die Uhrzeiten"),

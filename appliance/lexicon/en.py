@@ -125,7 +125,6 @@ LEXICON = Lexicon(
                 r"ref(?:\s+(?:number|no\.?))?|confirmation"
             ),
             "amount": r"how\s+much|amount|money|sum|price|cost|fee|total",
-            "percent": r"(?:interest\s+)?rate|percent(?:age)?",
             "name": r"(?:full\s+|first\s+|last\s+|sur)?name",
             "date": r"date|(?:which|what)\s+day",
             "time": r"what\s+time|time",
@@ -164,7 +163,6 @@ LEXICON = Lexicon(
             "case": ("Your case number", "The case numbers I have"),
             "reference": ("Your reference", "The references I have"),
             "amount": ("The amount", "The amounts I have"),
-            "percent": ("The rate", "The rates I have"),
             "name": ("Your name", "The names I have"),
             "date": ("The date", "The dates I have"),
             "time": ("The time", "The times I have"),

@@ -93,7 +93,6 @@ LEXICON = Lexicon(
                 r"(?:numero\s+de\s+)?referencia|(?:numero|codigo)\s+de\s+(?:reserva|confirmacion)|localizador"
             ),
             "amount": r"cuanto|importe|cantidad|dinero|suma|precio|coste|costo|tarifa",
-            "percent": r"tasa|porcentaje|tipo\s+de\s+interes",
             "name": r"nombre(?:\s+completo)?|apellidos?",
             "date": r"fecha",
             "time": r"hora",
@@ -127,7 +126,6 @@ LEXICON = Lexicon(
             "case": ("Su número de caso", "Los números de caso"),
             "reference": ("Su referencia", "Las referencias"),
             "amount": ("El importe", "Los importes"),
-            "percent": ("El porcentaje", "Los porcentajes"),
             "name": ("Su nombre", "Los nombres"),
             "date": ("La fecha", "Las fechas"),
             "time": ("La hora", "Las horas"),

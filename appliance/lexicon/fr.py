@@ -84,7 +84,6 @@ LEXICON = Lexicon(
                 r"(?:numero\s+de\s+)?reference|numero\s+de\s+(?:reservation|confirmation)|code\s+de\s+reservation"
             ),
             "amount": r"combien|montant|argent|somme|prix|cout|frais",
-            "percent": r"taux|pourcentage",
             "name": r"nom(?:\s+complet|\s+de\s+famille)?|prenom",
             "date": r"date",
             "time": r"heure",
@@ -117,7 +116,6 @@ LEXICON = Lexicon(
             "case": ("Votre numéro de dossier", "Les numéros de dossier"),
             "reference": ("Votre référence", "Les références"),
             "amount": ("Le montant", "Les montants"),
-            "percent": ("Le taux", "Les taux"),
             "name": ("Votre nom", "Les noms"),
             "date": ("La date", "Les dates"),
             "time": ("L'heure", "Les heures"),
