@@ -103,7 +103,7 @@ def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules
     if asks and asking.find(kept.answer.text):
         return safe_answer(plan, first, result, kept.answer, rules.safe_answers)
     if plan.sources and rules.not_found is not None and _invented(kept.check):
-        return not_found(plan, first, result, kept.answer, rules.not_found())
+        return not_known(plan, first, result, kept.answer, rules.not_found())
     return kept
 
 
@@ -185,7 +185,7 @@ def safe_answer(
     )
 
 
-def not_found(plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, text: str) -> Guarded:
+def not_known(plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, text: str) -> Guarded:
     """``text`` (the configured not-found answer) in place of ``kept``'s, which answered from the
     passages with a fact none of its sources has; ``first`` and its check ``result`` are recorded
     as the original."""
