@@ -103,7 +103,8 @@ def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules
     if asks and asking.find(kept.answer.text):
         return safe_answer(plan, first, result, kept.answer, rules.safe_answers)
     if plan.sources and rules.not_found is not None and _invented(kept.check):
-        return not_known(plan, first, result, kept.answer, rules.not_found())
+        # answered from the passages with a fact none of its sources has: the not-found text instead
+        return replaced(plan, first, result, kept.answer, rules.not_found(), "not_found")
     return kept
 
 
@@ -160,13 +161,7 @@ def read_back(
     """The read-back answered from the ledger in a fixed phrase of the question's language, in place
     of ``kept``'s text; ``first`` and its check ``result`` are recorded as the original."""
     language = plan.request.language if plan.request is not None else "en"
-    text = readback.phrase(missing, language)
-    return Guarded(
-        dataclasses.replace(kept, text=text),
-        dataclasses.replace(
-            plan.check(text), action="readback", original=first.text, original_findings=result.findings
-        ),
-    )
+    return replaced(plan, first, result, kept, readback.phrase(missing, language), "readback")
 
 
 def safe_answer(
@@ -177,23 +172,17 @@ def safe_answer(
     said = asking.find(first.text)
     language = said[0].language if said else "en"
     text = texts.get(language) or texts.get("en") or next(iter(texts.values()), "") or SAFE_ANSWER["en"]
-    return Guarded(
-        dataclasses.replace(kept, text=text),
-        dataclasses.replace(
-            plan.check(text), action="safe_answer", original=first.text, original_findings=result.findings
-        ),
-    )
+    return replaced(plan, first, result, kept, text, "safe_answer")
 
 
-def not_known(plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, text: str) -> Guarded:
-    """``text`` (the configured not-found answer) in place of ``kept``'s, which answered from the
-    passages with a fact none of its sources has; ``first`` and its check ``result`` are recorded
-    as the original."""
+def replaced(
+    plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, text: str, action: str
+) -> Guarded:
+    """A fixed ``text`` in place of ``kept``'s (the read-back phrase, the safe answer, the not-found
+    text), checked, with ``action``; ``first`` and its check ``result`` are recorded as the original."""
     return Guarded(
         dataclasses.replace(kept, text=text),
-        dataclasses.replace(
-            plan.check(text), action="not_found", original=first.text, original_findings=result.findings
-        ),
+        dataclasses.replace(plan.check(text), action=action, original=first.text, original_findings=result.findings),
     )
 
 
