@@ -222,6 +222,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         safe_answers={**SAFE_ANSWER, **settings.privacy.safe_answer},
         passage_tokens=settings.passage_tokens,
         grounded_instruction=settings.knowledge.instruction.strip() or stage.GROUNDED_INSTRUCTION,
+        grounded_temperature=settings.knowledge.temperature,
         not_found=dict(settings.knowledge.not_found),
         languages=settings.summarizer.languages,
     )

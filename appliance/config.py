@@ -694,6 +694,12 @@ class KnowledgeSettings(_Section):
         "",
         description="The [INSTRUCTION] of a question whose prompt carries passages, in place of its stage's directive (keep it short: it is evaluated while the customer waits); empty for the built-in one (`appliance/stage.py`).",
     )
+    temperature: float = Field(
+        0.0,
+        ge=0.0,
+        le=2.0,
+        description="Sampling temperature of an answer whose prompt carries passages, in place of `responder.temperature` (a client's own choice is kept): its facts are the passages', and sampling only adds ways to get them wrong. 0 is greedy.",
+    )
     subject_turns: int = Field(
         12,
         ge=0,

@@ -40,10 +40,12 @@ STAGE_INSTRUCTIONS: dict[Stage, str] = {
 NEVER_ASK = "Never ask for a PIN, password, card security code or one-time code."
 
 # The [INSTRUCTION] of a question whose prompt carries passages of the operator's documents, in place
-# of its stage's: answer from them, their figures exactly, or say that they do not say (seed 003: no
-# invented answer). ``knowledge.instruction`` replaces it.
+# of its stage's: answer from the one passage that answers the question (the others are its
+# neighbours: other questions, often of other places), its figures exactly, or say that none does
+# (seed 003: no invented answer). ``knowledge.instruction`` replaces it.
 GROUNDED_INSTRUCTION = (
-    "Answer as the agent from the documents above, with their exact figures; if they do not say, say so."
+    "Answer the customer's question as the agent, from the document above that answers it, with its exact "
+    "figures; if none does, say so."
 )
 
 # Resolution cues per language (ISO 639-1), from the lexicons. Matched as whole words, case-insensitively.

@@ -42,6 +42,7 @@ from appliance.types import (
     Manifest,
     Message,
     Passage,
+    Sampling,
     Session,
     Snapshot,
     SummaryVersion,
@@ -303,6 +304,24 @@ class TestTurn:
         assert result.record.timings.knowledge_ms > 0
         [(_, stored)] = grounded.store.records(session.id)
         assert stored.knowledge == k
+
+    def test_an_answer_from_passages_is_sampled_at_the_knowledge_temperature(
+        self, grounded: Pipeline, fake_responder: FakeResponder, settings: Settings
+    ):
+        fake_responder.replies = ["A transfer abroad costs 7.50 EUR.", "Hello, how can I help?"]
+        session = grounded.new_session()
+        grounded.answer(session.id, ABROAD)
+        grounded.answer(session.id, "Hello!")  # no passages: the responder's own sampling
+        configured = grounded.settings.sampling
+        assert configured.temperature == settings.responder.temperature != settings.knowledge.temperature
+        assert fake_responder.samplings == [
+            dataclasses.replace(configured, temperature=settings.knowledge.temperature),
+            configured,
+        ]
+        chosen = Sampling(temperature=0.9, max_tokens=20)  # a client's own sampling is kept
+        fake_responder.replies = ["A transfer abroad costs 7.50 EUR."]
+        grounded.answer_transcript([Message("user", ABROAD)], sampling=chosen)
+        assert PASSAGES_HEADER in fake_responder.prompts[-1][-1].content and fake_responder.samplings[-1] == chosen
 
     def test_a_figure_that_no_passage_gives_is_flagged_and_repaired(
         self, grounded: Pipeline, fake_responder: FakeResponder

@@ -81,6 +81,7 @@ class PipelineSettings:
     safe_answers: Mapping[str, str]  # privacy.safe_answer over the built-in texts, by language
     passage_tokens: int  # the settings' passage_tokens: knowledge.budget_tokens within context.budget_tokens
     grounded_instruction: str  # knowledge.instruction, else the built-in one: the directive of a turn with passages
+    grounded_temperature: float  # knowledge.temperature: the sampling temperature of a turn with passages
     not_found: Mapping[str, str]  # knowledge.not_found, by language
     languages: Sequence[str]  # summarizer.languages: the conversation's language is one of them (the first by default)
 
@@ -220,7 +221,8 @@ class Pipeline:
         text is what is prompted, checked, stored and summarized. The customer's facts are read with the
         agent's turn before it, so a bare "Yes, Sarah Brown." after "your name?" is a name. A read-back
         question ("what was my account number?") gets the values it asks for placed and named in its
-        prompt, and the configured sampling at temperature 0. ``system`` replaces the system prompt,
+        prompt, and the configured sampling at temperature 0; one whose prompt carries passages, at
+        ``knowledge.temperature``. ``system`` replaces the system prompt,
         ``sampling`` the configured sampling (the caller's choice is then kept as it is)."""
         s = self.settings
         cues = s.vocabulary
@@ -246,6 +248,9 @@ class Pipeline:
             recalled = self._recall(snap, message, policy)
         with timer.phase("knowledge"):  # on the snapshot, whose summary compressed the history (seed 003)
             found = in_warm_order(self.grounding.consult(snap, message, facts, reads_back=req is not None), warmed)
+        spec = self.grounding.spec_for(spec, found)
+        if spec.passages and sampling is None:  # the passages fix the facts: sampling only adds ways to get them wrong
+            used = dataclasses.replace(used, temperature=s.grounded_temperature)
         return TurnPlan(
             snapshot=snap,
             message=message,
@@ -253,7 +258,7 @@ class Pipeline:
             stage=turn_stage,
             model=model,
             policy=policy,
-            spec=self.grounding.spec_for(spec, found),
+            spec=spec,
             counter=counter,
             facts=facts,
             request=req,

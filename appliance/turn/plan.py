@@ -25,7 +25,7 @@ class TurnPlan:
     the session's ledger with the message's own facts; ``request`` and ``wanted`` the read-back
     question, if it is one, and the facts it asks for (already named and placed in ``spec``).
     ``sampling`` is the one the answer uses: the caller's, else the configured one, at temperature 0
-    for a read-back the caller chose no sampling for.
+    for a read-back and at ``knowledge.temperature`` for a question with passages.
 
     ``retrieval`` is the knowledge step's outcome (None without a knowledge base): the fetch check's
     decision and the passages found, which ``spec`` carries. ``not_found`` is the fixed answer, in the
