@@ -287,6 +287,8 @@ class CheckResult:
     answer from passages that kept a fact no source has, replaced by ``knowledge.not_found``).
     ``findings`` are what remains in the
     stored answer; ``original``/``original_findings`` describe the first answer when it was replaced.
+    ``opener`` is the yes dropped from an answer whose own statement said no ("Yes, dogs are not
+    allowed."; :mod:`appliance.facts.opener`), ``refine`` what the refiner did.
     """
 
     findings: tuple[Finding, ...] = ()
@@ -295,6 +297,7 @@ class CheckResult:
     original: str = ""
     original_findings: tuple[Finding, ...] = ()
     refine: str = ""
+    opener: str = ""
 
     @property
     def ok(self) -> bool:

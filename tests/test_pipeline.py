@@ -195,6 +195,27 @@ class TestGuard:
         assert "$120.00" not in result.agent.text and phrase in result.agent.text
         assert result.record.check.action == "redact" and len(result.record.check.original_findings) == 2
 
+    def test_a_yes_that_the_answer_takes_back_is_dropped(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        self.make(pipeline, "flag")
+        session = pipeline.new_session()
+        fake_responder.replies = ["Yes, dogs are not allowed, and case CS-7 is open."]
+        streamed: list[str] = []
+        result = pipeline.answer(session.id, "Can I bring my dog?", on_token=streamed.append)
+        assert "".join(streamed).startswith("Yes, dogs")  # streamed as generated, stored settled
+        assert result.agent.text == "Dogs are not allowed, and case CS-7 is open."
+        check = result.record.check
+        assert check.opener == "Yes," and check.action == "flag"
+        [finding] = check.findings  # the flagged span moved with the text
+        assert result.agent.text[finding.entity.start : finding.entity.end] == "CS-7"
+        [(_, stored)] = pipeline.store.records(session.id)
+        assert stored.check == check and pipeline.store.turns(session.id)[-1].text == result.agent.text
+
+    def test_a_yes_with_a_limit_is_kept(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        session = pipeline.new_session()
+        fake_responder.replies = ["Yes, but not on Sundays."]
+        result = pipeline.answer(session.id, "Are you open at weekends?")
+        assert result.agent.text == "Yes, but not on Sundays." and result.record.check.opener == ""
+
 
 class TestRefine:
     def test_a_rewrite_that_changes_an_amount_is_discarded(self, pipeline: Pipeline, fake_responder: FakeResponder):

@@ -69,6 +69,7 @@ STORED_TIMINGS = (
 # Fields added since, written after the older ones (issue 25: passages and the knowledge phase).
 ADDED_TO_MANIFEST = ', "passages": [], "cut_passages": []'
 ADDED_TO_TIMINGS = ', "knowledge_ms": 0.0'
+ADDED_TO_CHECK = ', "opener": ""'
 
 
 def _appended(stored: str, added: str) -> str:
@@ -79,7 +80,7 @@ class TestShapes:
     def test_the_stored_json_is_byte_for_byte_what_it_was(self):
         """What was stored is written byte for byte as before; fields added since come after it."""
         assert json.dumps(to_dict(RECORD.manifest)) == _appended(STORED_MANIFEST, ADDED_TO_MANIFEST)
-        assert json.dumps(to_dict(RECORD.check)) == STORED_CHECK
+        assert json.dumps(to_dict(RECORD.check)) == _appended(STORED_CHECK, ADDED_TO_CHECK)
         assert json.dumps(to_dict(RECORD.timings)) == _appended(STORED_TIMINGS, ADDED_TO_TIMINGS)
 
     def test_fields_keep_their_order_and_tuples_stay_tuples(self):

@@ -8,6 +8,7 @@ from appliance.lexicon.schema import (
     Names,
     Numbers,
     ReadBack,
+    Replies,
     Requests,
     Secrets,
     StageCues,
@@ -378,6 +379,11 @@ LEXICON = Lexicon(
             r"(?:konnen|konnten|wurden)\s+sie\s+(?:das\s+)?(?:bitte\s+)?(?:noch\s*(?:ein)?mal\s+)?wiederholen",
             r"noch\s*(?:ein)?mal\s+sagen", r"wie\s+bitte",
         ),
+    ),
+    replies=Replies(
+        yes=("ja", "jawohl", "genau"),
+        negations=("nicht", r"kein(?:e|en|em|er|es)?", "nie", "niemals"),
+        contrasts=("aber", "allerdings", "außer", "ausser", "nur", "sondern", "jedoch", "solange", "sofern", "wenn"),
     ),
 )
 # fmt: on

@@ -8,6 +8,7 @@ from appliance.lexicon.schema import (
     Lexicon,
     Numbers,
     ReadBack,
+    Replies,
     Requests,
     Secrets,
     StageCues,
@@ -429,6 +430,14 @@ LEXICON = Lexicon(
             "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
             "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
         ),
+    ),
+    replies=Replies(
+        yes=("yes", "yeah", "yep", "yup"),
+        negations=(
+            r"(?:do|does|did|is|are|was|were|am|can|could|will|would|shall|should|may|might|must|has|have|had)\s+not",
+            r"\w+n['’]t", "cannot", r"(?:is|are|was|were)\s+no\s+longer",
+        ),
+        contrasts=("but", "except", "only", "however", "although", "though", "unless", "as long as", "provided"),
     ),
 )
 # fmt: on

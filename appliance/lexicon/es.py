@@ -8,6 +8,7 @@ from appliance.lexicon.schema import (
     Names,
     Numbers,
     ReadBack,
+    Replies,
     Requests,
     Secrets,
     StageCues,
@@ -334,6 +335,11 @@ LEXICON = Lexicon(
         ),
         procedures=(r"como\s+(?:puedo|se\s+puede|hago|podemos|tengo\s+que|se\s+hace)",),
         repeats=(r"(?:puede|podria|puedes|podrias)\s+(?:me\s+lo\s+)?repetir(?:lo|melo)?", r"repita(?:lo|melo)?", r"me\s+lo\s+repite"),
+    ),
+    replies=Replies(
+        yes=("sí", "si", "claro"),
+        negations=(r"no\s+(?:se\s+|lo\s+|la\s+|los\s+|las\s+|le\s+|les\s+|nos\s+)?\w+", "nunca", "tampoco"),
+        contrasts=("pero", "excepto", "salvo", "solo", "sólo", "solamente", "aunque", "siempre que", "mientras"),
     ),
 )
 # fmt: on

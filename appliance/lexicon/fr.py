@@ -8,6 +8,7 @@ from appliance.lexicon.schema import (
     Names,
     Numbers,
     ReadBack,
+    Replies,
     Requests,
     Secrets,
     StageCues,
@@ -327,6 +328,11 @@ LEXICON = Lexicon(
         ),
         procedures=(r"comment\s+(?:puis\s+je|je\s+peux|peut\s+on|on\s+peut|faire|faut\s+il|est\s+ce\s+qu)",),
         repeats=(r"(?:pouvez|pourriez)\s+vous\s+(?:le\s+)?(?:me\s+le\s+)?repeter", r"repetez", r"vous\s+pouvez\s+repeter"),
+    ),
+    replies=Replies(
+        yes=("oui", "tout à fait"),
+        negations=(r"n(?:e\s+|['’])(?:\S+\s+){0,2}?(?:pas|plus|jamais|point)",),
+        contrasts=("mais", "sauf", "seulement", "uniquement", "cependant", "toutefois", "tant que", "si"),
     ),
 )
 # fmt: on

@@ -8,6 +8,7 @@ from appliance.lexicon.schema import (
     Names,
     Numbers,
     ReadBack,
+    Replies,
     Requests,
     Secrets,
     StageCues,
@@ -317,6 +318,11 @@ LEXICON = Lexicon(
         ),
         procedures=(r"hoe\s+(?:kan|kunnen|moet|moeten)\s+(?:ik|we|je|u|men)",),
         repeats=(r"(?:kunt|kan|wilt|wil)\s+(?:u|je)\s+(?:dat\s+)?(?:nog\s+een\s*keer\s+)?herhalen", r"nog\s+een\s*keer\s+zeggen"),
+    ),
+    replies=Replies(
+        yes=("ja", "jazeker", "zeker"),
+        negations=("niet", "geen", "nooit"),
+        contrasts=("maar", "behalve", "alleen", "echter", "tenzij", "zolang", "mits"),
     ),
 )
 # fmt: on

@@ -405,6 +405,21 @@ class KnowledgeCues:
 
 
 @dataclass(frozen=True)
+class Replies:
+    """How an answer says yes and then takes it back (``appliance.facts.opener``): patterns matched
+    without case, as whole words, in the language whose yes opened the answer."""
+
+    yes: tuple[str, ...] = ()
+    """Patterns of the yes an answer opens with ("yes", "yeah", "ja", "oui", "sí")."""
+    negations: tuple[str, ...] = ()
+    """Patterns of a statement negating its own verb ("are not", "doesn't", "ne sont pas", "nicht",
+    "no aceptan"): after a yes, the statement says no."""
+    contrasts: tuple[str, ...] = ()
+    """Patterns of the words that open a contrast after a yes ("but", "except", "aber", "mais"): "Yes,
+    but not on Sundays" is a yes with a limit, not a no."""
+
+
+@dataclass(frozen=True)
 class Lexicon:
     """The words of one language that the appliance matches, by the part that reads them."""
 
@@ -426,6 +441,7 @@ class Lexicon:
     entities: Entities = field(default_factory=Entities)
     ledger: Ledger = field(default_factory=Ledger)
     knowledge: KnowledgeCues = field(default_factory=KnowledgeCues)
+    replies: Replies = field(default_factory=Replies)
     language_names: Mapping[str, str] = field(default_factory=dict)
     """Names of languages in this language, by ISO 639-1 code (the summarizer's prompt, in English,
     names the conversation's language with the English ones)."""

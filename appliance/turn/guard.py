@@ -20,8 +20,9 @@ in the language it asked in (``privacy.safe_answer``; action ``safe_answer``); `
 it at once, ``flag`` keeps it flagged.
 
 Then an optional refiner rewrites the kept answer in a spoken style (seed 002), and the rewrite is
-kept only if it neither drops nor changes a fact. Each step is a function of the turn's plan and the
-answer the step before kept.
+kept only if it neither drops nor changes a fact. Last, an answer that opens with a yes and then
+states a no ("Yes, dogs are not allowed.") loses the yes (:mod:`appliance.facts.opener`). Each step
+is a function of the turn's plan and the answer the step before kept.
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from appliance.config import SAFE_ANSWER
-from appliance.facts import asking, checker, readback
+from appliance.facts import asking, checker, opener, readback
 from appliance.protocols import ChatModel
 from appliance.stage import NEVER_ASK
 from appliance.turn.plan import TurnPlan
-from appliance.types import CheckResult, Finding, Generation, Message, current_facts
+from appliance.types import CheckResult, Entity, Finding, Generation, Message, current_facts
 
 GuardPolicy = Literal["flag", "regenerate", "redact"]
 GUARD_POLICIES: tuple[str, ...] = get_args(GuardPolicy)
@@ -78,8 +79,8 @@ class Guarded:
 
 
 def apply(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules) -> Guarded:
-    """The answer to store for ``first`` (whose check is ``checked``): repaired, then refined."""
-    return refine(plan, repair(plan, first, checked, rules), rules)
+    """The answer to store for ``first`` (whose check is ``checked``): repaired, refined, settled."""
+    return settle(refine(plan, repair(plan, first, checked, rules), rules))
 
 
 def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules) -> Guarded:
@@ -214,6 +215,26 @@ def refine(plan: TurnPlan, kept: Guarded, rules: Rules) -> Guarded:
 
 def _refined(kept: Guarded, text: str, note: str) -> Guarded:
     return Guarded(dataclasses.replace(kept.answer, text=text), dataclasses.replace(kept.check, refine=note))
+
+
+def settle(kept: Guarded) -> Guarded:
+    """``kept`` without an opening yes that its own statement contradicts ("Yes, dogs are not
+    allowed." is stored as "Dogs are not allowed."), the check's ``opener`` naming the yes dropped
+    and its findings' spans moved with the text."""
+    text, dropped = opener.settled(kept.answer.text)
+    if not dropped:
+        return kept
+    shift = len(kept.answer.text) - len(text)
+    moved = tuple(
+        f if f.entity.start < 0 else dataclasses.replace(f, entity=_moved(f.entity, shift)) for f in kept.check.findings
+    )
+    return Guarded(
+        dataclasses.replace(kept.answer, text=text), dataclasses.replace(kept.check, findings=moved, opener=dropped)
+    )
+
+
+def _moved(entity: Entity, shift: int) -> Entity:
+    return dataclasses.replace(entity, start=entity.start - shift, end=entity.end - shift)
 
 
 def _asked_for(result: CheckResult, asked: Sequence[readback.Asked]) -> CheckResult:
