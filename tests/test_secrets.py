@@ -111,6 +111,11 @@ class TestByRequest:
         # a year, an amount or a budget is not a PIN
         assert slots.mask("I was born in 1957 and lost $4500", before) == "I was born in 1957 and lost $4500"
 
+    @pytest.mark.parametrize("reply", ["Thanks!", "thank you.", "Danke!", "Merci.", "Bye"])
+    def test_a_bare_thanks_after_a_request_for_a_password_gives_none(self, reply: str):
+        assert slots.mask(reply, agent("What is your password?")) == reply
+        assert slots.mask("Sommer2024!", agent("What is your password?")) == "[password withheld]!"
+
     def test_other_requests_mask_nothing(self):
         assert slots.mask("95381901", agent("Can you tell me your account number, please?")) == "95381901"
         assert slots.mask("1593", agent("What is your budget?")) == "1593"

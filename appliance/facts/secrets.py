@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from appliance.facts import national_ids, spoken
 from appliance.facts.text import digits
 from appliance.lexicon import LEXICONS, MASK_KINDS, SECRET_KINDS, either
+from appliance.lexicon.text import fold
 
 _Add = Callable[[str, int, int], None]  # kind, start, end
 
@@ -282,6 +283,9 @@ def _password(text: str, pos: int, add: _Add) -> None:
         add("password", word.start(), word.start() + len(value))
 
 
+# A bare thanks or goodbye after "what is your password?" gives none ("Thanks!", "Danke."): the
+# knowledge base's thanks cues, matched on the word folded as they are written.
+_THANKS = re.compile(r"(?:" + either(lambda lex: lex.knowledge.thanks) + r")", re.IGNORECASE)
 _FILLER = re.compile(r"(?i)^[\W_]*(?:(?:" + either(lambda lex: lex.secrets.password_replies) + r")(?!\w)[\s,:]*)*")
 
 
@@ -295,6 +299,6 @@ def _bare_password(text: str, add: _Add) -> None:
         return
     rest = text[at:].strip()
     value = rest.rstrip(".,;!?\"'”’)")
-    if value and " " not in value and value.casefold() not in _NOT_PASSWORD:
+    if value and " " not in value and value.casefold() not in _NOT_PASSWORD and not _THANKS.fullmatch(fold(value)):
         start = text.index(value, lead.end() if lead else 0)
         add("password", start, start + len(value))
