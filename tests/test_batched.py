@@ -238,7 +238,10 @@ class TestSavedStates:
 SYSTEM = (
     "You are a careful assistant at a bank counter. Answer in one short sentence, and never invent account numbers."
 )
-TOGETHER = Sampling(temperature=0.0, max_tokens=24, ignore_eos=True)
+# Sixteen tokens, as the copied-prefix test above decodes: on CPUs whose kernels round a matrix
+# product by how the batch is made up (AVX-512 builds), a near tie among the tiny model's later
+# tokens can go either way between two runs whose prompts were chunked beside different neighbours.
+TOGETHER = Sampling(temperature=0.0, max_tokens=16, ignore_eos=True)
 
 
 def _two_at_once(model: BatchedChatModel, *, share: bool) -> tuple[list[str], PromptStats, int]:
