@@ -284,8 +284,9 @@ class CheckResult:
     ``action``: ``none`` (nothing to act on), ``flag`` (kept and shown), ``redact`` (spans replaced),
     ``regenerate`` (retried once with a stricter instruction), ``readback`` (a read-back answered
     from the ledger), ``safe_answer`` (an answer asking for a secret replaced), ``not_found`` (an
-    answer from passages that kept a fact no source has, replaced by ``knowledge.not_found``).
-    ``findings`` are what remains in the
+    answer from passages that kept a fact no source has, replaced by ``knowledge.not_found``), ``quote``
+    (an answer that said yes where the document answering the question says no, or the reverse,
+    replaced by the document's own answer). ``findings`` are what remains in the
     stored answer; ``original``/``original_findings`` describe the first answer when it was replaced.
     ``opener`` is the yes dropped from an answer whose own statement said no ("Yes, dogs are not
     allowed."; :mod:`appliance.facts.opener`), ``refine`` what the refiner did.
@@ -338,6 +339,7 @@ class FetchDecision:
     threshold: float = 0.0
     best: float = 0.0
     subject: tuple[str, ...] = ()  # the documents the conversation is about, best first
+    polar: bool = False  # the message asks a yes or a no ("do they take cards", "Is the branch open on Sunday?")
 
 
 @dataclass(frozen=True)

@@ -806,7 +806,7 @@ def test_the_bench_answers_a_few_items_with_the_tiny_model(tmp_path: Path, encod
         answers=True,
         responder=tiny,
     )
-    assert set(report["answers"]) == {"agreement", "scored", "items"} and report["answers"]["items"] >= 2
+    assert set(report["answers"]) == {"agreement", "scored", "items", "quoted"} and report["answers"]["items"] >= 2
     assert report["not_found_answers"]["items"] == 1 and report["not_found_answers"]["rate"] in (0.0, 1.0)
     assert set(report["not_found"]) == {"items", "rate", "answerable"}  # retrieval's, not overwritten by the answers'
     assert {"first", "kept", "answers"} <= set(report["unsupported"])

@@ -32,6 +32,7 @@ from appliance.knowledge.ingest import (
     folder_files,
     timed,
 )
+from appliance.knowledge.reply import reply_of
 from appliance.knowledge.retrieve import Query, Retrieval, match_expression, rank
 from appliance.knowledge.subject import resolve, unnamed
 from appliance.protocols import TokenCounter
@@ -208,4 +209,4 @@ class Knowledge:
             return Retrieval(question, decision)
         lexical = dict(self.store.knowledge_search(match_expression(question, common=index.common), LEXICAL_LIMIT))
         passages = rank(index, similarity, lexical, subjects, k=self.settings.k, min_score=self.settings.min_score)
-        return Retrieval(question, decision, passages)
+        return Retrieval(question, decision, passages, reply_of(passages[0], self.cues) if passages else None)

@@ -117,6 +117,13 @@ def _split(text: str, counter: TokenCounter, room: int) -> Iterator[str]:
         yield " ".join(current)
 
 
+def title_names(title: str) -> tuple[str, ...]:
+    """The names a document goes by, longest first: its title and the title's first part, the name
+    before a " - ", "(" or "," ("Rooster & Rice - Castro" is "Rooster & Rice" too)."""
+    names = {title.strip(), _NAME_END.split(title.strip(), maxsplit=1)[0].strip()}
+    return tuple(sorted((n for n in names if n), key=len, reverse=True))
+
+
 def topic(title: str, heading: str, text: str) -> str:
     """A chunk's own heading (the last of its path) without the document's title or the title's first
     part, the name before a " - ", "(" or ","; a chunk without a heading is its own topic (a
@@ -124,7 +131,6 @@ def topic(title: str, heading: str, text: str) -> str:
     if not heading:
         return text
     own = heading.split(HEADING_JOIN)[-1]
-    names = {title.strip(), _NAME_END.split(title.strip(), maxsplit=1)[0].strip()}
-    for name in sorted((n for n in names if n), key=len, reverse=True):
+    for name in title_names(title):
         own = re.sub(rf"(?<!\w){re.escape(name)}(?:'s|’s)?(?!\w)", " ", own, flags=re.IGNORECASE)
     return " ".join(own.split()) or heading

@@ -246,6 +246,18 @@ def _polar(text: str, cues: LanguageCues) -> bool:
     return False
 
 
+def asks_yes_or_no(heading: str, cues: FetchCues) -> bool:
+    """Whether a document's heading asks a yes/no question, read in its own language: it ends with a
+    question mark and no open question's word is in it ("Do you accept Google Pay?", "Puis-je parler
+    à un conseiller en français ?": yes; "What does a transfer cost?", "I lost my card. What now?": no).
+    Unlike a customer's message, a heading is written: its question mark is reliable."""
+    own = heading.strip()
+    if not own.endswith(("?", "？")):
+        return False
+    read = cues.reading(own)
+    return read.open_questions is None or not read.open_questions.search(normal(own))
+
+
 def decide(
     message: str,
     cues: FetchCues,
@@ -262,8 +274,11 @@ def decide(
     read = cues.reading(message)
     form = Form.read(message, read)
 
+    # recorded, and read by the guard: a yes/no question by its cues, or typed as one with its question mark
+    polar = form.polar or asks_yes_or_no(message, cues)
+
     def no(reason: str) -> FetchDecision:
-        return FetchDecision(False, reason, 0.0, threshold, evidence.best, subject)  # type: ignore[arg-type]
+        return FetchDecision(False, reason, 0.0, threshold, evidence.best, subject, polar)  # type: ignore[arg-type]
 
     if not re.search(r"\w", text):
         return no("empty")
@@ -279,10 +294,10 @@ def decide(
         return no("repeat")
     score = _score(evidence, form)
     if score >= threshold or (evidence.best >= CLEAR_MATCH and not form.acts):
-        return FetchDecision(True, "match", score, threshold, evidence.best, subject)
+        return FetchDecision(True, "match", score, threshold, evidence.best, subject, polar)
     if form.asks and not form.acts and not evidence.named and evidence.best >= ASKED_FLOOR:
-        return FetchDecision(True, "asked", score, threshold, evidence.best, subject)
-    return FetchDecision(False, "action" if form.acts else "weak", score, threshold, evidence.best, subject)
+        return FetchDecision(True, "asked", score, threshold, evidence.best, subject, polar)
+    return FetchDecision(False, "action" if form.acts else "weak", score, threshold, evidence.best, subject, polar)
 
 
 def _score(evidence: Evidence, form: Form) -> float:

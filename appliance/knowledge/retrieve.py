@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from appliance.knowledge.index import Index
+from appliance.knowledge.reply import Reply
 from appliance.knowledge.subject import Subject
 from appliance.lexicon.text import fold
 from appliance.types import FetchDecision, Passage, Snapshot, current_facts
@@ -93,11 +94,13 @@ class Query:
 @dataclass(frozen=True)
 class Retrieval:
     """The fetch check's decision and the passages found, best first. ``not_found``: the message needs
-    the documents and no passage reached ``knowledge.min_score`` (the turn answers ``knowledge.not_found``)."""
+    the documents and no passage reached ``knowledge.min_score`` (the turn answers ``knowledge.not_found``).
+    ``reply``: what the best passage answers, when it answers a yes/no question (:mod:`.reply`)."""
 
     question: str  # the message as matched (the fillers it opened with left out)
     decision: FetchDecision
     passages: tuple[Passage, ...] = ()
+    reply: Reply | None = None  # the best passage's own answer, when its heading asks a yes/no question
 
     @property
     def not_found(self) -> bool:

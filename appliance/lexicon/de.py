@@ -382,6 +382,8 @@ LEXICON = Lexicon(
     ),
     replies=Replies(
         yes=("ja", "jawohl", "genau"),
+        no=("nein", "leider", "leider nicht"),
+        absences=("niemand", "nichts", "weder"),
         negations=("nicht", r"kein(?:e|en|em|er|es)?", "nie", "niemals"),
         contrasts=("aber", "allerdings", "außer", "ausser", "nur", "sondern", "jedoch", "solange", "sofern", "wenn"),
     ),

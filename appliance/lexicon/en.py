@@ -433,6 +433,11 @@ LEXICON = Lexicon(
     ),
     replies=Replies(
         yes=("yes", "yeah", "yep", "yup"),
+        no=("no", "nope", "unfortunately", "sadly", r"i['’]?m\s+afraid\s+not"),
+        absences=(
+            r"there\s*(?:is|are|['’]s|was|were)\s+no", r"(?:has|have|had)\s+no", "never", "none", "nobody", "nothing",
+            "neither", "nor", r"no\s+longer",
+        ),
         negations=(
             r"(?:do|does|did|is|are|was|were|am|can|could|will|would|shall|should|may|might|must|has|have|had)\s+not",
             r"\w+n['’]t", "cannot", r"(?:is|are|was|were)\s+no\s+longer",

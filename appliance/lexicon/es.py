@@ -338,6 +338,8 @@ LEXICON = Lexicon(
     ),
     replies=Replies(
         yes=("sí", "si", "claro"),
+        no=("no", "lamentablemente", "desafortunadamente", "lo siento"),
+        absences=("ningún", "ninguno", "ninguna", "nadie", "nada", "ni"),
         negations=(r"no\s+(?:se\s+|lo\s+|la\s+|los\s+|las\s+|le\s+|les\s+|nos\s+)?\w+", "nunca", "tampoco"),
         contrasts=("pero", "excepto", "salvo", "solo", "sólo", "solamente", "aunque", "siempre que", "mientras"),
     ),

@@ -331,6 +331,8 @@ LEXICON = Lexicon(
     ),
     replies=Replies(
         yes=("oui", "tout à fait"),
+        no=("non", "malheureusement", "hélas"),
+        absences=("aucun", "aucune", "rien", "jamais"),
         negations=(r"n(?:e\s+|['’])(?:\S+\s+){0,2}?(?:pas|plus|jamais|point)",),
         contrasts=("mais", "sauf", "seulement", "uniquement", "cependant", "toutefois", "tant que", "si"),
     ),

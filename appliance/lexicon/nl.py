@@ -321,6 +321,8 @@ LEXICON = Lexicon(
     ),
     replies=Replies(
         yes=("ja", "jazeker", "zeker"),
+        no=("nee", "neen", "helaas"),
+        absences=("niemand", "niets", "noch"),
         negations=("niet", "geen", "nooit"),
         contrasts=("maar", "behalve", "alleen", "echter", "tenzij", "zolang", "mits"),
     ),

@@ -406,11 +406,16 @@ class KnowledgeCues:
 
 @dataclass(frozen=True)
 class Replies:
-    """How an answer says yes and then takes it back (``appliance.facts.opener``): patterns matched
-    without case, as whole words, in the language whose yes opened the answer."""
+    """How an answer says yes or no: how it takes a yes back (``appliance.facts.opener``), and which of
+    the two it says (``appliance.facts.stance``). Patterns matched without case, as whole words."""
 
     yes: tuple[str, ...] = ()
     """Patterns of the yes an answer opens with ("yes", "yeah", "ja", "oui", "sí")."""
+    no: tuple[str, ...] = ()
+    """Patterns of the no an answer opens with ("no", "unfortunately", "nein", "non", "leider")."""
+    absences: tuple[str, ...] = ()
+    """Patterns of a statement that something is not there, beside a negated verb ("there is no",
+    "never", "none"): "There is no WiFi at the centre." says no."""
     negations: tuple[str, ...] = ()
     """Patterns of a statement negating its own verb ("are not", "doesn't", "ne sont pas", "nicht",
     "no aceptan"): after a yes, the statement says no."""

@@ -20,9 +20,11 @@ in the language it asked in (``privacy.safe_answer``; action ``safe_answer``); `
 it at once, ``flag`` keeps it flagged.
 
 Then an optional refiner rewrites the kept answer in a spoken style (seed 002), and the rewrite is
-kept only if it neither drops nor changes a fact. Last, an answer that opens with a yes and then
-states a no ("Yes, dogs are not allowed.") loses the yes (:mod:`appliance.facts.opener`). Each step
-is a function of the turn's plan and the answer the step before kept.
+kept only if it neither drops nor changes a fact. An answer that opens with a yes and then states a
+no ("Yes, dogs are not allowed.") loses the yes (:mod:`appliance.facts.opener`). Last, an answer
+that says yes where the document it was given says no, or no where it says yes, is replaced by the
+document's own answer (action ``quote``; :func:`quote`). Each step is a function of the turn's plan
+and the answer the step before kept.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from appliance.config import SAFE_ANSWER
-from appliance.facts import asking, checker, opener, readback
+from appliance.facts import asking, checker, opener, readback, stance
+from appliance.knowledge.chunk import title_names
+from appliance.lexicon.text import fold, straight
 from appliance.protocols import ChatModel
 from appliance.stage import NEVER_ASK
 from appliance.turn.plan import TurnPlan
@@ -78,9 +82,14 @@ class Guarded:
     check: CheckResult
 
 
+# The actions whose answer is a fixed text, not the model's: nothing in it to hold against a document.
+FIXED_TEXTS = ("readback", "safe_answer", "not_found")
+
+
 def apply(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules) -> Guarded:
-    """The answer to store for ``first`` (whose check is ``checked``): repaired, refined, settled."""
-    return settle(refine(plan, repair(plan, first, checked, rules), rules))
+    """The answer to store for ``first`` (whose check is ``checked``): repaired, refined, settled, and
+    held against the document's own yes or no."""
+    return quote(plan, settle(refine(plan, repair(plan, first, checked, rules), rules)))
 
 
 def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules) -> Guarded:
@@ -231,6 +240,53 @@ def settle(kept: Guarded) -> Guarded:
     return Guarded(
         dataclasses.replace(kept.answer, text=text), dataclasses.replace(kept.check, findings=moved, opener=dropped)
     )
+
+
+def quote(plan: TurnPlan, kept: Guarded) -> Guarded:
+    """``kept`` replaced by the document's own answer (:mod:`appliance.knowledge.reply`) where it says
+    the opposite: the best passage answers the yes/no question its heading asks ("Does a new card have a
+    new PIN?" "No, a replacement card keeps your PIN."), that passage was placed, the customer asked a
+    yes/no question or the answer opens with a yes or a no, and the answer's stance is the other one
+    (:mod:`appliance.facts.stance`).
+
+    Not when the answer names another placed document's subject and not the passage's: it answered
+    from that document, which the best passage's answer does not speak for. The document's words are
+    what the institution published, so the customer hears them rather than the model's reading; the
+    record keeps the model's answer as the original (action ``quote``)."""
+    reply = plan.retrieval.reply if plan.retrieval is not None else None
+    if reply is None or reply.passage.text not in plan.sources or kept.check.action in FIXED_TEXTS:
+        return kept
+    text = kept.answer.text
+    polar = plan.retrieval is not None and plan.retrieval.decision.polar
+    if not (polar or stance.opens(text)) or stance.stance(text) == stance.stance(reply.text):
+        return kept
+    if _names_another(plan, reply.passage.title, text):
+        return kept
+    check = kept.check
+    return Guarded(
+        dataclasses.replace(kept.answer, text=reply.text),
+        dataclasses.replace(
+            plan.check(reply.text),
+            action="quote",
+            original=check.original or text,
+            original_findings=check.original_findings or check.findings,
+            refine=check.refine,
+            opener=check.opener,
+        ),
+    )
+
+
+def _names_another(plan: TurnPlan, title: str, answer: str) -> bool:
+    """Whether ``answer`` names a placed passage's document other than the one titled ``title`` (by
+    its title or the title's name part: :func:`~appliance.knowledge.chunk.title_names`), and not that
+    one itself."""
+
+    def names(doc_title: str) -> bool:
+        return any(straight(fold(n)).casefold() in said for n in title_names(doc_title))
+
+    said = straight(fold(answer)).casefold()
+    others = {p.title for p in plan.spec.passages if p.text in plan.sources and p.title != title}
+    return any(names(o) for o in others) and not names(title)
 
 
 def _moved(entity: Entity, shift: int) -> Entity:

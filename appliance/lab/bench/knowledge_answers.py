@@ -23,7 +23,8 @@ check's, in :mod:`.knowledge`).
     or as an English word up to twenty).
 
   An item with neither (a gold answer that is a plain statement without values, to a question
-  that is not yes/no) is not scored.
+  that is not yes/no) is not scored. ``answers.quoted``: the answers the guard replaced by the
+  document's own yes or no (action ``quote``), gold or not.
 * ``not_found_answers.rate``: on the items with ``needs_knowledge`` and no gold (no document answers them),
   the share answered with ``knowledge.not_found`` or without an unsupported fact (the checker's
   findings on the answer kept); ``not_found_answers.fixed`` is the share answered with the fixed text,
@@ -251,6 +252,7 @@ def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
         "question": message,
         "answer": result.agent.text,
         "not_found_text": bool(k and k.not_found) or check.action == "not_found",
+        "quoted": check.action == "quote",
         "sources": [f"{c.doc} > {c.heading}" for c in sources],
         "first_unsupported": sum(
             f.status == "unsupported" for f in (check.original_findings if check.original else check.findings)
@@ -314,7 +316,12 @@ def score_answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for name in ("full", "partial")
     }
     return {
-        "answers": {"agreement": share(sum(scored), len(scored)), "scored": len(scored), "items": len(with_gold)},
+        "answers": {
+            "agreement": share(sum(scored), len(scored)),
+            "scored": len(scored),
+            "items": len(with_gold),
+            "quoted": sum(bool(r.get("quoted")) for r in rows),
+        },
         "not_found_answers": {
             "rate": share(len(good), len(unknown)),
             "fixed": share(sum(r.get("not_found_text", False) for r in unknown), len(unknown)),
@@ -352,7 +359,8 @@ def format_answers(report: dict[str, Any]) -> list[str]:
         else "TTFT: no answer placed passages"
     )
     return [
-        f"answers: agreement {a['agreement']} ({a['scored']} of {a['items']} items with a gold answer scored)",
+        f"answers: agreement {a['agreement']} ({a['scored']} of {a['items']} items with a gold answer scored;"
+        + f" {a['quoted']} answers replaced by the document's own yes or no)",
         f"not found (answers): rate {nf['rate']}, the fixed text {nf['fixed']} ({nf['items']} items no document answers)",
         f"unsupported entities: {u['first']} in first answers, {u['kept']} kept ({u['answers']} answers)",
         f"{ttft} ({t['items']} items)",

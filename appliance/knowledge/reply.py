@@ -1,0 +1,46 @@
+"""A document's own answer to a yes/no question: what the guard quotes when an answer says the opposite.
+
+FAQ pages, the form most institutions publish, answer yes/no questions in their first words ("Does a
+new card have a new PIN?" "No, a replacement card keeps your PIN."), and a small model answering
+from several such passages readily says yes to them all. The best passage's answer is kept beside
+the retrieval when the passage's heading asks a yes/no question (:func:`.fetch.asks_yes_or_no`): its
+first paragraph after the heading, at most ``SENTENCES`` sentences, without a list item's dash.
+Which of yes and no it says, and whether an answer contradicts it, is the turn's to judge
+(:mod:`appliance.turn.guard`), as the reading of a yes belongs to the facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from appliance.knowledge.chunk import HEADING_JOIN
+from appliance.knowledge.fetch import FetchCues, asks_yes_or_no
+from appliance.types import Passage
+
+SENTENCES = 2
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The answer ``passage`` gives to the yes/no question its heading asks: ``text``, its words."""
+
+    passage: Passage
+    text: str
+
+
+def reply_of(passage: Passage, cues: FetchCues) -> Reply | None:
+    """``passage``'s answer to its heading's yes/no question (None when the heading asks none, or
+    nothing follows it)."""
+    own = passage.heading.split(HEADING_JOIN)[-1].strip()
+    if not own or not asks_yes_or_no(own, cues):
+        return None
+    lines = passage.text.strip().split("\n")
+    if lines and lines[0].strip() == own:  # a chunk's text starts with its section's heading
+        lines = lines[1:]
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if first.startswith("- "):
+        first = first[2:]
+    text = " ".join(_SENTENCE_END.split(first)[:SENTENCES]).strip()
+    return Reply(passage, text) if text else None
