@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import re
 
+from appliance.facts.text import whole_words
 from appliance.lexicon import LEXICONS
-
-
-def _words(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)(?:" + ("|".join(patterns) or "(?!)") + r")(?!\w)", re.IGNORECASE)
-
 
 # Per language: its yes as an opener, a negated verb, a contrast opening the clause.
 _LANGUAGES = tuple(
     (
         re.compile(r"\s*(?:" + "|".join(lex.replies.yes) + r")\s*[,.!;:]\s*", re.IGNORECASE),
-        _words(lex.replies.negations),
+        whole_words(lex.replies.negations),
         re.compile(r"(?:" + ("|".join(lex.replies.contrasts) or "(?!)") + r")(?!\w)", re.IGNORECASE),
     )
     for lex in LEXICONS.values()

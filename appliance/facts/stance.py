@@ -18,28 +18,25 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from appliance.lexicon import LEXICONS
+from appliance.facts.text import whole_words
+from appliance.lexicon import each, either
+from appliance.lexicon.text import SENTENCE_BREAK
 
 Stance = Literal["yes", "no"]
 
 
-def _opening(patterns: list[str]) -> re.Pattern[str]:
+def _opening(patterns: str) -> re.Pattern[str]:
     # An opening yes or no stands alone: "No, ..." or "Yes." (not "No charge applies", "Yesterday").
-    return re.compile(r"\s*(?:" + ("|".join(patterns) or "(?!)") + r")(?:\s*[,.!;:—–-]|\s*$)", re.IGNORECASE)
+    return re.compile(r"\s*(?:" + (patterns or "(?!)") + r")(?:\s*[,.!;:—–-]|\s*$)", re.IGNORECASE)
 
 
-def _anywhere(patterns: list[str]) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)(?:" + ("|".join(patterns) or "(?!)") + r")(?!\w)", re.IGNORECASE)
-
-
-_YES = _opening([p for lex in LEXICONS.values() for p in lex.replies.yes])
-_NO = _opening([p for lex in LEXICONS.values() for p in lex.replies.no])
-_DENIAL = _anywhere([p for lex in LEXICONS.values() for p in (*lex.replies.negations, *lex.replies.absences)])
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
+_YES = _opening(either(lambda lex: lex.replies.yes))
+_NO = _opening(either(lambda lex: lex.replies.no))
+_DENIAL = whole_words(each(lambda lex: (*lex.replies.negations, *lex.replies.absences)))
 
 
 def first_sentence(text: str) -> str:
-    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
+    return SENTENCE_BREAK.split(text.strip(), maxsplit=1)[0]
 
 
 def opens(text: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from appliance.lexicon import LEXICONS
 from appliance.lexicon.text import fold
@@ -38,6 +39,12 @@ def digits(text: str) -> str:
 def alternation(*alternatives: str) -> str:
     """A non-capturing alternation, longest first so that "thursday" wins over "thu"."""
     return "(?:" + "|".join(sorted(alternatives, key=len, reverse=True)) + ")"
+
+
+def whole_words(patterns: Iterable[str]) -> re.Pattern[str]:
+    """``patterns`` as one pattern found only as whole words, without case (one that matches nothing
+    when there are none)."""
+    return re.compile(r"(?<!\w)(?:" + ("|".join(patterns) or "(?!)") + r")(?!\w)", re.IGNORECASE)
 
 
 def capitalised(word: str) -> bool:

@@ -18,10 +18,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from appliance.knowledge.document import Block, Parsed
+from appliance.lexicon.text import SENTENCE_BREAK
 from appliance.protocols import TokenCounter
 
 HEADING_JOIN = " > "
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _NAME_END = re.compile(r"\s+[-–—|:]\s+|\s*[(\[,]\s*")
 
 
@@ -106,7 +106,7 @@ def _split(text: str, counter: TokenCounter, room: int) -> Iterator[str]:
     """A block too long for one chunk: whole sentences together while they fit, and a sentence longer
     than that by words."""
     current: list[str] = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in SENTENCE_BREAK.split(text):
         words = [sentence] if counter.count_text(sentence) <= room else sentence.split()
         for word in words:
             if current and counter.count_text(" ".join([*current, word])) > room:

@@ -247,14 +247,18 @@ def _polar(text: str, cues: LanguageCues) -> bool:
 
 
 def asks_yes_or_no(heading: str, cues: FetchCues) -> bool:
-    """Whether a document's heading asks a yes/no question, read in its own language: it ends with a
-    question mark and no open question's word is in it ("Do you accept Google Pay?", "Puis-je parler
-    à un conseiller en français ?": yes; "What does a transfer cost?", "I lost my card. What now?": no).
-    Unlike a customer's message, a heading is written: its question mark is reliable."""
-    own = heading.strip()
+    """Whether a document's heading asks a yes/no question, read in its own language (:func:`_typed_polar`:
+    "Do you accept Google Pay?", "Puis-je parler à un conseiller en français ?": yes; "What does a
+    transfer cost?", "I lost my card. What now?": no). A heading is written: its question mark is reliable."""
+    return _typed_polar(heading, cues.reading(heading.strip()))
+
+
+def _typed_polar(text: str, read: LanguageCues) -> bool:
+    """Whether ``text`` is written as a yes/no question: it ends with a question mark and no open
+    question's word is in it."""
+    own = text.strip()
     if not own.endswith(("?", "？")):
         return False
-    read = cues.reading(own)
     return read.open_questions is None or not read.open_questions.search(normal(own))
 
 
@@ -275,7 +279,7 @@ def decide(
     form = Form.read(message, read)
 
     # recorded, and read by the guard: a yes/no question by its cues, or typed as one with its question mark
-    polar = form.polar or asks_yes_or_no(message, cues)
+    polar = form.polar or _typed_polar(message, read)
 
     def no(reason: str) -> FetchDecision:
         return FetchDecision(False, reason, 0.0, threshold, evidence.best, subject, polar)  # type: ignore[arg-type]

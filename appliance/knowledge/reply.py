@@ -11,15 +11,14 @@ Which of yes and no it says, and whether an answer contradicts it, is the turn's
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from appliance.knowledge.chunk import HEADING_JOIN
 from appliance.knowledge.fetch import FetchCues, asks_yes_or_no
+from appliance.lexicon.text import SENTENCE_BREAK
 from appliance.types import Passage
 
 SENTENCES = 2
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 
 
 @dataclass(frozen=True)
@@ -42,5 +41,5 @@ def reply_of(passage: Passage, cues: FetchCues) -> Reply | None:
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("- "):
         first = first[2:]
-    text = " ".join(_SENTENCE_END.split(first)[:SENTENCES]).strip()
+    text = " ".join(SENTENCE_BREAK.split(first)[:SENTENCES]).strip()
     return Reply(passage, text) if text else None

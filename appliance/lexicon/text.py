@@ -33,6 +33,10 @@ def phrase_form(text: str, keep: str = "'") -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+# Where written text breaks into sentences: the space after an end mark, so "3.50 EUR" stays whole.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])\s+")
+
+
 @lru_cache(maxsize=8)
 def _sentence(ends: str) -> re.Pattern[str]:
     marks = re.escape(ends)

@@ -253,12 +253,14 @@ def quote(plan: TurnPlan, kept: Guarded) -> Guarded:
     from that document, which the best passage's answer does not speak for. The document's words are
     what the institution published, so the customer hears them rather than the model's reading; the
     record keeps the model's answer as the original (action ``quote``)."""
-    reply = plan.retrieval.reply if plan.retrieval is not None else None
-    if reply is None or reply.passage.text not in plan.sources or kept.check.action in FIXED_TEXTS:
+    found = plan.retrieval
+    if found is None or found.reply is None or kept.check.action in FIXED_TEXTS:
+        return kept
+    reply = found.reply
+    if reply.passage.text not in plan.sources:
         return kept
     text = kept.answer.text
-    polar = plan.retrieval is not None and plan.retrieval.decision.polar
-    if not (polar or stance.opens(text)) or stance.stance(text) == stance.stance(reply.text):
+    if not (found.decision.polar or stance.opens(text)) or stance.stance(text) == stance.stance(reply.text):
         return kept
     if _names_another(plan, reply.passage.title, text):
         return kept
@@ -282,9 +284,9 @@ def _names_another(plan: TurnPlan, title: str, answer: str) -> bool:
     one itself."""
 
     def names(doc_title: str) -> bool:
-        return any(straight(fold(n)).casefold() in said for n in title_names(doc_title))
+        return any(straight(fold(n)) in said for n in title_names(doc_title))
 
-    said = straight(fold(answer)).casefold()
+    said = straight(fold(answer))
     others = {p.title for p in plan.spec.passages if p.text in plan.sources and p.title != title}
     return any(names(o) for o in others) and not names(title)
 
