@@ -76,6 +76,7 @@ def load_model(
         n_gpu_layers=knobs.n_gpu_layers,
         seed=knobs.seed,
         state_cache_mb=knobs.state_cache_mb if isinstance(knobs, ResponderSettings) else 0,
+        repack=isinstance(knobs, ResponderSettings) and knobs.repacked,
     )
 
 

@@ -140,6 +140,15 @@ class ResponderSettings(_RemoteBackend):
         le=64,
         description="Answers decoded together in one llama.cpp context (continuous batching: one sequence each, one shared decode step); the KV cache grows to `parallel` x `n_ctx`. 1: one answer at a time, as a single context.",
     )
+    repack: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Weights repacked at load for llama.cpp's CPU matrix kernels (what llama-server's `--no-repack` turns off): where the CPU has those kernels they decode faster, several answers at once most of all, but evaluate long prompts more slowly. `auto`: on when `parallel` > 1 (decoding-bound), off for one answer at a time (prompt-bound). Also for `routing.early` and `refine.model`; the summarizer's weights are never repacked.",
+    )
+
+    @property
+    def repacked(self) -> bool:
+        """Whether this section's weights load repacked (``repack`` with ``auto`` resolved)."""
+        return self.repack == "on" or (self.repack == "auto" and self.parallel > 1)
 
 
 class ChatSettings(_Section):

@@ -324,6 +324,7 @@ class TestBuilt:
                 assert isinstance(m, BatchedChatModel)
                 with m.native() as llama:
                     assert llama.n_ctx() <= SINGLE_CTX < settings.responder.n_ctx
+                    assert llama.model_params.use_extra_bufts  # repack = "auto": repacked when batched
         finally:
             appliance.close()
         assert not any(m.engine.alive() for m in models if isinstance(m, BatchedChatModel))

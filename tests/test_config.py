@@ -90,6 +90,16 @@ class TestRejection:
             assert part in message
         return message
 
+    @pytest.mark.parametrize(
+        ("repack", "parallel", "repacked"),
+        [("auto", 1, False), ("auto", 4, True), ("on", 1, True), ("off", 4, False)],
+    )
+    def test_weights_are_repacked_when_asked_or_when_batched(self, repack: str, parallel: int, repacked: bool):
+        settings = load_settings(
+            env={"APPLIANCE__RESPONDER__REPACK": repack, "APPLIANCE__RESPONDER__PARALLEL": str(parallel)}
+        )
+        assert settings.responder.repacked is repacked
+
     def test_unknown_key_suggests_the_nearest(self, tmp_path: Path):
         self.check(tmp_path, "[responder]\nn_thread = 2\n", "responder.n_thread", "did you mean 'responder.n_threads'")
 
@@ -104,6 +114,9 @@ class TestRejection:
 
     def test_unknown_policy(self, tmp_path: Path):
         self.check(tmp_path, '[context]\npolicy = "everything"\n', "context.policy")
+
+    def test_unknown_weights_layout(self, tmp_path: Path):
+        self.check(tmp_path, '[responder]\nrepack = "yes"\n', "responder.repack", "'auto', 'on' or 'off'")
 
     def test_budget_must_leave_room_for_the_answer(self, tmp_path: Path):
         self.check(

@@ -71,6 +71,26 @@ class TestLoading:
             assert not repacks()
         assert repacks()
 
+    def test_each_loading_thread_gets_the_layout_it_asked_for(self):
+        import llama_cpp.llama_cpp as native
+
+        loading = _Loading()
+        inside = threading.Barrier(2, timeout=10)
+        seen: dict[bool, bool] = {}
+
+        def load(repack: bool) -> None:
+            with loading.laid_out(repack=repack):
+                inside.wait()  # both loads in at once: one patched default, two layouts
+                seen[repack] = bool(native.llama_model_default_params().use_extra_bufts)
+                inside.wait()
+
+        threads = [threading.Thread(target=load, args=(r,)) for r in (True, False)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert seen == {True: True, False: False}
+
     def test_threads_entering_and_leaving_at_random_leave_it_writing(self, capfd):
         quiet = _Loading()
         start = threading.Barrier(4, timeout=10)
@@ -103,9 +123,16 @@ def test_between_loads_only_llama_cpps_errors_reach_the_log(caplog):
 def test_two_real_models_load_at_once_and_the_process_still_writes(capfd):
     path = verified_path(MODELS_DIR, find(MODELS_DIR, TEST_MODEL))
     loaded = load_concurrently(
-        {name: (lambda name=name: LlamaChatModel(path, name=name, n_ctx=512)) for name in ("a", "b")}, workers=2
+        {
+            name: (lambda name=name: LlamaChatModel(path, name=name, n_ctx=512, repack=name == "repacked"))
+            for name in ("as in the file", "repacked")
+        },
+        workers=2,
     )
-    assert sorted(loaded) == ["a", "b"]
+    assert sorted(loaded) == ["as in the file", "repacked"]
     assert all(m.count_text("hello") > 0 for m in loaded.values())
-    assert not any(m._llama.model_params.use_extra_bufts for m in loaded.values())  # loaded as the file has them
+    assert {name: bool(m._llama.model_params.use_extra_bufts) for name, m in loaded.items()} == {
+        "as in the file": False,
+        "repacked": True,
+    }
     assert _writes_reach(capfd, "after two loads\n")

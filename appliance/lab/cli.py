@@ -321,11 +321,34 @@ def bench_load(
     show_default=True,
     help="Answers at once through the batched engine (0: skip that measurement).",
 )
+@click.option(
+    "--answer-prompt",
+    type=click.IntRange(1, 4096),
+    default=105,
+    show_default=True,
+    help="Prompt tokens each answer evaluates (the default models' turns under bench load).",
+)
+@click.option(
+    "--answer-tokens",
+    type=click.IntRange(1, 4096),
+    default=14,
+    show_default=True,
+    help="Tokens each answer generates, on average.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @pass_ctx
 @edge
 def bench_batch_cmd(
-    obj: Context, threads: int, steps: int, prompt_tokens: int, chunk: int, rounds: int, engine_seqs: int, as_json: bool
+    obj: Context,
+    threads: int,
+    steps: int,
+    prompt_tokens: int,
+    chunk: int,
+    rounds: int,
+    engine_seqs: int,
+    answer_prompt: int,
+    answer_tokens: int,
+    as_json: bool,
 ) -> None:
     """Decode throughput with 1-8 sequences in one batch, prompt evaluation beside decoding, the engine against bare."""
     from appliance.lab.bench.batch import dumps, format_text, run_batch
@@ -339,6 +362,8 @@ def bench_batch_cmd(
         chunk=chunk,
         rounds=rounds,
         engine_seqs=engine_seqs,
+        answer_prompt=answer_prompt,
+        answer_tokens=answer_tokens,
         progress=say,
     )
     click.echo(dumps(report) if as_json else format_text(report))

@@ -295,3 +295,62 @@ def prompt_seconds(
         decoded += len(others)
         done += len(piece)
     return time.perf_counter() - began, decoded
+
+
+def answers_seconds(
+    context: BatchContext,
+    warm: Sequence[int],
+    prompt: Sequence[int],
+    tokens: int,
+    n: int,
+    *,
+    chunk: int,
+    each: int = 1,
+) -> float:
+    """Seconds for ``n`` sequences to give ``each`` answers apiece, each answer evaluating ``prompt``
+    after ``warm`` (held already, as a session's kept prefix is) and then generating greedy tokens,
+    ``tokens`` on average: answer ``g`` (in the order they start) ``tokens`` x 0.5, 1 or 1.5 by
+    ``g % 3``, so that answers end apart as real ones do. A sequence starts its next answer as soon
+    as one ends (customers who ask again at once, as ``bench load``'s do). Scheduled as the batched engine schedules: one token of every
+    generating answer per step, and prompt pieces beside them up to ``chunk`` tokens in all
+    (``n_batch`` while none generates). With ``n`` = 1 it is the single context's way: one answer
+    at a time, its prompt in ``n_batch`` pieces."""
+    seqs = list(range(n))
+    fill(context, seqs, warm)
+    left = dict.fromkeys(seqs, each)
+    todo = {s: list(prompt) for s in seqs}
+    pos = dict.fromkeys(seqs, len(warm))
+    last: dict[int, int] = {}  # the generating answers: the token each decodes next
+    made = dict.fromkeys(seqs, 0)
+    cycle = [max(1, round(tokens * f)) for f in (0.5, 1.0, 1.5)]
+    length = {s: cycle[s % 3] for s in seqs}
+    started = n
+    began = time.perf_counter()
+    while any(left.values()):
+        budget = max(chunk - len(last), chunk // 2, 1) if last else context.n_batch
+        entries: list[Entry] = []
+        outputs: list[int] = []
+        for s in seqs:
+            if s in last:
+                entries.append(Entry(last.pop(s), pos[s], s, True))
+                outputs.append(s)
+                pos[s] += 1
+            elif left[s] and todo[s] and budget > 0:
+                piece, todo[s] = todo[s][:budget], todo[s][budget:]
+                budget -= len(piece)
+                entries += [Entry(t, pos[s] + i, s, not todo[s] and i == len(piece) - 1) for i, t in enumerate(piece)]
+                pos[s] += len(piece)
+                if not todo[s]:
+                    outputs.append(s)
+        if context.decode(entries):
+            raise GenerationError("llama_decode failed in an answer")
+        for index, s in zip((i for i, e in enumerate(entries) if e.logits), outputs):
+            made[s] += 1
+            if made[s] < length[s]:
+                last[s] = context.argmax(index)
+                continue
+            left[s] -= 1  # this answer is done: the sequence's next one starts from the kept prefix
+            made[s], pos[s], todo[s] = 0, len(warm), list(prompt)
+            length[s], started = cycle[started % 3], started + 1
+            context.forget(s, len(warm))
+    return time.perf_counter() - began

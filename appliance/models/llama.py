@@ -63,10 +63,11 @@ class _Loading:
     * A load logs thousands of lines, and a Python callback takes the GIL for each: beside a thread
       running Python (imports, another load's set-up) a load took several times as long.
       Afterwards llama.cpp's errors go to the ``appliance.llama`` logger (see :func:`_log_errors`).
-    * llama.cpp would repack the quantized weights for its CPU kernels (``use_extra_bufts``), which
-      llama-cpp-python cannot turn off, so its default model parameters are replaced while we load:
-      repacked weights loaded and evaluated prompts more slowly on the CPUs this appliance targets,
-      at the same decode speed and memory.
+    * llama.cpp repacks the quantized weights for its CPU kernels (``use_extra_bufts``) unless told
+      not to, which llama-cpp-python has no argument for, so its default model parameters are
+      replaced while we load, with the layout each loading thread asked for (:meth:`laid_out`).
+      Repacked weights load and evaluate long prompts more slowly; where the CPU has the kernels
+      (AVX-512 here) they decode faster, several sequences at once most of all (docs/batching.md).
     """
 
     def __init__(self) -> None:
@@ -74,6 +75,12 @@ class _Loading:
         self._users = 0
         self._saved: tuple[int, int] | None = None
         self._default_params: Callable[[], Any] | None = None
+        self._layout = threading.local()  # per loading thread: two models may load at once, each its way
+
+    def laid_out(self, *, repack: bool) -> _Loading:
+        """This context, for a load in this thread with weights repacked or as the file lays them out."""
+        self._layout.repack = repack
+        return self
 
     def __enter__(self) -> None:
         import llama_cpp
@@ -82,7 +89,7 @@ class _Loading:
         with self._lock:
             if self._users == 0:
                 self._default_params = native.llama_model_default_params
-                native.llama_model_default_params = _unrepacked(self._default_params)
+                native.llama_model_default_params = self._params(self._default_params)
                 _flush_std()
                 saved = (os.dup(1), os.dup(2))
                 null = os.open(os.devnull, os.O_WRONLY)
@@ -92,6 +99,16 @@ class _Loading:
                 self._saved = saved
                 llama_cpp.llama_log_set(llama_cpp.llama_log_callback(0), None)  # NULL: llama.cpp's C logger
             self._users += 1
+
+    def _params(self, default_params: Callable[[], Any]) -> Callable[[], Any]:
+        """llama.cpp's default model parameters, repacking as the calling thread's load asked."""
+
+        def params() -> Any:
+            chosen = default_params()
+            chosen.use_extra_bufts = getattr(self._layout, "repack", False)
+            return chosen
+
+        return params
 
     def __exit__(self, *exc: object) -> None:
         import llama_cpp
@@ -108,17 +125,6 @@ class _Loading:
                     os.dup2(copy, fd)
                     os.close(copy)
                 self._saved = None
-
-
-def _unrepacked(default_params: Callable[[], Any]) -> Callable[[], Any]:
-    """llama.cpp's default model parameters, with weight repacking off."""
-
-    def params() -> Any:
-        chosen = default_params()
-        chosen.use_extra_bufts = False
-        return chosen
-
-    return params
 
 
 def _flush_std() -> None:
@@ -178,7 +184,8 @@ def _read(
 
 class LlamaChatModel:
     """One loaded GGUF with a chat template. A lock serialises use: a llama.cpp context is single-threaded.
-    ``single_ctx`` sizes that context when not ``n_ctx`` (a ``BatchedChatModel`` answers in another)."""
+    ``single_ctx`` sizes that context when not ``n_ctx`` (a ``BatchedChatModel`` answers in another);
+    ``repack`` lays the weights out for llama.cpp's CPU matrix kernels (see :class:`_Loading`)."""
 
     def __init__(
         self,
@@ -192,6 +199,7 @@ class LlamaChatModel:
         vocab_only: bool = False,
         state_cache_mb: int = 0,
         single_ctx: int | None = None,
+        repack: bool = False,
     ) -> None:
         import llama_cpp  # imported here so that the rest of the app starts without the native library
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -203,7 +211,7 @@ class LlamaChatModel:
         self.states = StateCache(state_cache_mb * 1024 * 1024)
         threads = n_threads or os.cpu_count() or 1
         try:
-            with _LOADING:
+            with _LOADING.laid_out(repack=repack):
                 self._llama = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=single_ctx or n_ctx,  # a batched model answers in a context of its own
