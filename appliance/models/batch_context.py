@@ -312,8 +312,8 @@ def answers_seconds(
     ``tokens`` on average: answer ``g`` (in the order they start) ``tokens`` x 0.5, 1 or 1.5 by
     ``g % 3``, so that answers end apart as real ones do. A sequence starts its next answer as soon
     as one ends (customers who ask again at once, as ``bench load``'s do). Scheduled as the batched engine schedules: one token of every
-    generating answer per step, and prompt pieces beside them up to ``chunk`` tokens in all
-    (``n_batch`` while none generates). With ``n`` = 1 it is the single context's way: one answer
+    generating answer per step, and prompt pieces of ``chunk`` tokens beside them (``n_batch``
+    while none generates). With ``n`` = 1 it is the single context's way: one answer
     at a time, its prompt in ``n_batch`` pieces."""
     seqs = list(range(n))
     fill(context, seqs, warm)
@@ -327,7 +327,7 @@ def answers_seconds(
     started = n
     began = time.perf_counter()
     while any(left.values()):
-        budget = max(chunk - len(last), chunk // 2, 1) if last else context.n_batch
+        budget = chunk if last else context.n_batch
         entries: list[Entry] = []
         outputs: list[int] = []
         for s in seqs:

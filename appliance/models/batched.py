@@ -37,12 +37,11 @@ from appliance.models.states import SavedState, StateCache
 from appliance.protocols import Flag, OnToken, Warmed
 from appliance.types import Generation, Message, Sampling
 
-# Tokens in one step while answers are generating, theirs and a prompt's piece together: each step
-# then takes longer by the piece's share, so their streams slow down instead of stopping. Counting
-# theirs in keeps the batch at a size llama.cpp's CPU kernels tile well (64 rows took 9-10% less
-# time than 67); 128 rather than 64 evaluates a prompt in fewer, cheaper passes: answers that end
-# apart gave 1.25x instead of 1.18x the turns of one at a time, at ~1.3 s a step instead of ~0.8
-# while a prompt is evaluated beside them (docs/batching.md, round four).
+# Prompt tokens evaluated per step while other answers are generating: each step then takes longer
+# by this piece's share, so their streams slow down instead of stopping. 128 rather than 64
+# evaluates a prompt in fewer, cheaper passes (~1.3 s a step instead of ~0.8; docs/batching.md,
+# round four). The piece does not shrink as more answers generate: a prompt is then cut the same
+# way whoever is beside it, and greedy answers stay the same (how a prefix is cut rounds its cache).
 PROMPT_CHUNK = 128
 # Tokens of the single llama.cpp context a batched model keeps beside its engine's: it answers in
 # the engine, so the single one only has to exist (the lab's bare timings ask for a full one).
@@ -279,7 +278,7 @@ class BatchedEngine:
         rest into more passes over the weights (its ``split_equal``), while answers take and free
         sequences in any order."""
         generating = sum(1 for s in self._seqs.active if s.next is not None)
-        budget = max(self.chunk - generating, self.chunk // 2, 1) if generating else self.context.n_batch
+        budget = self.chunk if generating else self.context.n_batch
         group: list[Seq] = []
         for seq in self._seqs.active:
             if seq.next is not None:
