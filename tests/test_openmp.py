@@ -128,7 +128,10 @@ class TestReleased:
 
         elsewhere = _Elsewhere(decode_then_release)
         try:
-            assert _sleeps_per_decode(context, prompt) < sleeping / 10
+            # A fifth: alone, the sleeps fall by more than ten times; beside the suite's other worker
+            # decoding on the same two cores (the clean-clone CI), by 7.7-9 times. Without the
+            # release they would not fall at all.
+            assert _sleeps_per_decode(context, prompt) < sleeping / 5
         finally:
             elsewhere.close()
 
