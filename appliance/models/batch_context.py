@@ -311,10 +311,10 @@ def answers_seconds(
     after ``warm`` (held already, as a session's kept prefix is) and then generating greedy tokens,
     ``tokens`` on average: answer ``g`` (in the order they start) ``tokens`` x 0.5, 1 or 1.5 by
     ``g % 3``, so that answers end apart as real ones do. A sequence starts its next answer as soon
-    as one ends (customers who ask again at once, as ``bench load``'s do). Scheduled as the batched engine schedules: one token of every
-    generating answer per step, and prompt pieces of ``chunk`` tokens beside them (``n_batch``
-    while none generates). With ``n`` = 1 it is the single context's way: one answer
-    at a time, its prompt in ``n_batch`` pieces."""
+    as one ends (customers who ask again at once, as ``bench load``'s do). Scheduled as the batched
+    engine schedules: one token of every generating answer per step, and prompt pieces of ``chunk``
+    tokens beside them (``n_batch`` while none generates). With ``n`` = 1 it is the single
+    context's way: one answer at a time, its prompt in ``n_batch`` pieces."""
     seqs = list(range(n))
     fill(context, seqs, warm)
     left = dict.fromkeys(seqs, each)
