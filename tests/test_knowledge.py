@@ -122,8 +122,20 @@ class TestReading:
         parsed = parse(Source("fees.html", html.encode()), MB)
         texts = [b.text for b in parsed.blocks]
         assert "A card costs 12 EUR a year." in texts and "Unclosed paragraph" in texts
-        assert "Transfer | 1 EUR" in texts
+        assert "Service: Transfer | Fee: 1 EUR" in texts  # a row keeps its column names
         assert not any("alert" in t or "Menu" in t for t in texts)
+
+    def test_a_table_row_keeps_its_column_names_in_markdown_and_html(self):
+        markdown = (
+            "# Fees\n\n| Service | Fee |\n|---|---|\n| Replacement card | £5 |\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+        )
+        html = "<table><thead><tr><th>Service</th><th>Fee</th></tr></thead><tr><td>Replacement card</td><td>£5</td></tr></table>"
+        for source in (Source("fees.md", markdown.encode()), Source("fees.html", html.encode())):
+            rows = [b.text for b in parse(source, MB).blocks if b.kind == "row"]
+            assert rows[0] == "Service: Replacement card | Fee: £5", source.name
+        assert [b.text for b in parse(Source("fees.md", markdown.encode()), MB).blocks if b.kind == "row"][
+            1
+        ] == "a: 1 | b: 2"
 
     def test_plain_text_questions_on_a_line_of_their_own_are_headings(self):
         text = (

@@ -33,7 +33,7 @@ from appliance.knowledge.ingest import (
     timed,
 )
 from appliance.knowledge.reply import reply_of
-from appliance.knowledge.retrieve import Query, Retrieval, match_expression, rank
+from appliance.knowledge.retrieve import Query, Retrieval, Thread, follows, match_expression, rank
 from appliance.knowledge.subject import resolve, unnamed
 from appliance.protocols import TokenCounter
 from appliance.types import FetchDecision, Snapshot
@@ -185,6 +185,18 @@ class Knowledge:
         (``appliance knowledge search``, the benchmark)."""
         return self._run(Query(query) if isinstance(query, str) else query, always=True)
 
+    def _thread(self, index: Index, query: Query, similarity: np.ndarray) -> Thread:
+        """How far the message leans on the conversation, and what the conversation says: a message
+        that matches the documents well on its own is read alone (the customer may change topic); one
+        that names little ("yes", "what if I can't?") is read with the turns before it, and stays with
+        the document the agent's last answer drew on."""
+        lean = follows(float(similarity.max()) if len(similarity) else 0.0)
+        said = query.answered or query.previous
+        if lean <= 0 or not said:
+            return Thread()
+        context, last = self.encoder.embed([query.context(), said])
+        return Thread.of(index, lean, np.asarray(context), np.asarray(last))
+
     def _run(self, query: Query, *, always: bool) -> Retrieval:
         cues = self.cues.in_language(query.language)
         question = focus(query.message, cues)
@@ -194,6 +206,7 @@ class Knowledge:
         subjects = resolve(index.names, query.subject_texts())
         asked = unnamed(index.names, question, (s.doc for s in subjects))
         similarity, topics = index.similarity(self.encoder.embed([asked])[0])
+        thread = self._thread(index, query, similarity)
         rows = [index.rows_of_doc[s.doc] for s in subjects if s.doc in index.rows_of_doc]
         evidence = Evidence.of(topics, np.concatenate(rows) if rows else None)
         decision: FetchDecision = decide(
@@ -208,5 +221,7 @@ class Knowledge:
         if not (decision.fetch or always):
             return Retrieval(question, decision)
         lexical = dict(self.store.knowledge_search(match_expression(question, common=index.common), LEXICAL_LIMIT))
-        passages = rank(index, similarity, lexical, subjects, k=self.settings.k, min_score=self.settings.min_score)
+        passages = rank(
+            index, similarity, lexical, subjects, k=self.settings.k, min_score=self.settings.min_score, thread=thread
+        )
         return Retrieval(question, decision, passages, reply_of(passages[0], self.cues) if passages else None)

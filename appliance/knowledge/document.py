@@ -139,6 +139,14 @@ def decode(source: Source) -> str:
 _SPACE = re.compile(r"[ \t\f\v\u00a0]+")
 
 
+def named_row(names: list[str], cells: list[str]) -> str:
+    """A table's row as one block: each cell after its column's name ("Service: Card replacement | Fee:
+    £5") when the table names its columns, else the cells alone."""
+    if len(names) == len(cells) and any(names):
+        return " | ".join(f"{name}: {cell}" if name else cell for name, cell in zip(names, cells) if cell)
+    return " | ".join(c for c in cells if c)
+
+
 def tidy(text: str) -> str:
     """Runs of spaces made one, each line stripped, empty lines at the ends dropped."""
     lines = [_SPACE.sub(" ", line).strip() for line in text.split("\n")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from appliance.knowledge.document import Block, Parsed, Source, decode, tidy, title_of
+from appliance.knowledge.document import Block, Parsed, Source, decode, named_row, tidy, title_of
 
 SKIP = {"script", "style", "noscript", "template", "nav", "head", "svg", "iframe", "object", "button", "form"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
@@ -31,8 +31,10 @@ def read(source: Source) -> Parsed:
     return Parsed(title=title or title_of(found, source.name), blocks=found, format="html")
 
 
-def _walk(node: LexborNode, out: list[Block]) -> None:
+def _walk(node: LexborNode, out: list[Block], names: list[str] | None = None) -> None:
+    """``names``: the column names of the table being read (its heading row's cells)."""
     loose: list[str] = []
+    names = [] if names is None or node.tag == "table" else names
 
     def flush() -> None:
         text = tidy(" ".join(loose))
@@ -52,12 +54,16 @@ def _walk(node: LexborNode, out: list[Block]) -> None:
             loose.append("\n")
         elif tag in LEAVES and child.css_first(NESTED) is not None:
             flush()
-            _walk(child, out)  # a paragraph or item holding blocks (a table in an unclosed <p>, a sub-list)
+            _walk(child, out, names)  # a paragraph or item holding blocks (a table in an unclosed <p>, a sub-list)
         elif tag in HEADINGS or tag in LEAVES or tag == "tr":
             flush()
             if tag == "tr":
-                cells = [tidy(c.text(separator=" ")) for c in child.css("td, th")]
-                text = " | ".join(c for c in cells if c)
+                cells = child.css("td, th")
+                texts = [tidy(c.text(separator=" ")) for c in cells]
+                if cells and all(c.tag == "th" for c in cells):  # a heading row: the next rows' column names
+                    names[:] = texts
+                    continue
+                text = named_row(names, texts)
                 kind = "row"
             else:
                 separator = "\n" if tag == "pre" else " "
@@ -67,5 +73,5 @@ def _walk(node: LexborNode, out: list[Block]) -> None:
                 out.append(Block(kind, text, level=HEADINGS.get(tag, 0)))  # type: ignore[arg-type]
         else:
             flush()
-            _walk(child, out)
+            _walk(child, out, names)
     flush()

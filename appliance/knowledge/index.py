@@ -31,7 +31,7 @@ COMMON = 0.05
 _TERM = re.compile(r"\w+")
 # Weight of the chunk's text in the similarity (the rest is its heading's): chosen on the odd items of
 # the dev set (docs/measurements.md).
-TEXT_WEIGHT = 0.45
+TEXT_WEIGHT = 0.85
 
 
 @dataclass(frozen=True)

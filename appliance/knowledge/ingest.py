@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from appliance.errors import DocumentError
-from appliance.knowledge.chunk import Chunk, chunks, topic
+from appliance.knowledge.chunk import CHUNKING, Chunk, chunks, topic
 from appliance.knowledge.document import Parsed, Source, known, parse
 from appliance.knowledge.index import TOPICS
 from appliance.protocols import TokenCounter
@@ -122,6 +122,12 @@ class Ingest:
         """The name the vectors are stored under: the encoder's, and their layout."""
         return self.encoder.model_name + TOPICS
 
+    @property
+    def chunking(self) -> str:
+        """How documents are cut (:data:`~.chunk.CHUNKING` and ``chunk_tokens``): stored with each, so a
+        sync re-cuts an unchanged file when this changed."""
+        return f"{CHUNKING}, {self.chunk_tokens} tokens"
+
     def take(self, items: Sequence[Item], report: Report, progress: Progress | None = None) -> None:
         """Store each item that changed, in groups of about ``BATCH_CHUNKS`` chunks (one embedding run each)."""
         group: list[tuple[Source, Item, Parsed, list[Chunk]]] = []
@@ -130,7 +136,11 @@ class Ingest:
             try:
                 source = item.read(self.max_bytes)
                 stored = self.store.knowledge_document(item.key)
-                if stored is not None and (stored["sha256"], stored["model"]) == (source.sha256, self.model):
+                if stored is not None and (stored["sha256"], stored["model"], stored["chunking"]) == (
+                    source.sha256,
+                    self.model,
+                    self.chunking,
+                ):
                     report.unchanged.append(item.name)
                     continue
                 parsed = parse(source, self.max_bytes)
@@ -177,6 +187,7 @@ class Ingest:
                     "sha256": source.sha256,
                     "bytes": len(source.data),
                     "model": model,
+                    "chunking": self.chunking,
                 },
                 [
                     {

@@ -1,12 +1,14 @@
 """Markdown documents, read with markdown-it-py (CommonMark; already required by the TUI's rich): the
-only importer. Headings, paragraphs, list items, code blocks and table rows become blocks."""
+only importer. Headings, paragraphs, list items, code blocks and table rows become blocks; a table's
+body row carries its column names (:func:`~.document.named_row`), so a fee schedule's row read alone
+still says which figure is which."""
 
 from __future__ import annotations
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from appliance.knowledge.document import Block, Parsed, Source, decode, tidy, title_of
+from appliance.knowledge.document import Block, Parsed, Source, decode, named_row, tidy, title_of
 
 _PARSER = MarkdownIt("commonmark").enable("table")
 
@@ -21,6 +23,8 @@ def _blocks(tokens: list[Token]) -> list[Block]:
     heading = 0  # level of the heading being read
     items = 0  # depth of list items
     row: list[str] | None = None
+    names: list[str] = []  # the column names of the table being read
+    head = False  # in its head row
     for token in tokens:
         kind = token.type
         if kind == "heading_open":
@@ -33,10 +37,16 @@ def _blocks(tokens: list[Token]) -> list[Block]:
             items -= 1
         elif kind == "tr_open":
             row = []
+        elif kind in ("thead_open", "thead_close"):
+            head = kind == "thead_open"
         elif kind == "tr_close" and row is not None:
-            if any(row):
-                out.append(Block("row", " | ".join(row)))
+            if head:
+                names = row
+            elif any(row):
+                out.append(Block("row", named_row(names, row)))
             row = None
+        elif kind == "table_close":
+            names = []
         elif kind in ("fence", "code_block"):
             if token.content.strip():
                 out.append(Block("code", token.content.rstrip()))

@@ -46,6 +46,12 @@ SHARED_DOCS = 3
 SHARED_MARGIN = 0.1
 SHARED_POOL = 60  # the best matches outside the subject that are looked at
 NOT_FOUND_MARGIN = 0.35
+# A follow-up (chosen on every dev set together, docs/measurements.md): a message whose best chunk's
+# similarity is ALONE or more is read alone; at LEANS or less it leans on the conversation fully.
+ALONE = 0.6
+LEANS = 0.3
+CONTEXT_WEIGHT = 0.5  # of the similarity to the message read with the turns before it
+DRAWN_BONUS = 0.1  # for the document the agent's last answer drew on
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ class Query:
     recent: tuple[str, ...] = ()  # the recent turns' text, newest first, the message not among them
     summary: str = ""
     ledger: tuple[str, ...] = ()  # the current facts' values
+    previous: str = ""  # the customer's message before this one
+    answered: str = ""  # the agent's answer right before the message
     gives_details: bool = False  # the message gives the customer's details (the ledger found facts in it)
     reads_back: bool = False  # the message asks to hear a fact again
     language: str | None = None  # the customer's, as the turn detects it (None: unsure): the fetch check's
@@ -74,9 +82,12 @@ class Query:
     ) -> Query:
         """The query of ``message`` in a session: its last ``turns`` turns, summary and current facts."""
         recent = tuple(t.text for t in reversed(snapshot.turns[-turns:])) if turns else ()
+        previous, answered = conversation([(t.role, t.text) for t in snapshot.turns[-2:]])
         return cls(
             message=message,
             recent=recent,
+            previous=previous,
+            answered=answered,
             summary=snapshot.summary.text if snapshot.summary is not None else "",
             ledger=tuple(e.value for e in current_facts(snapshot.ledger)),
             gives_details=gives_details,
@@ -84,11 +95,25 @@ class Query:
             language=language,
         )
 
+    def context(self) -> str:
+        """What a follow-up is read with: the customer's previous message, the agent's answer to it,
+        and the message."""
+        return " ".join(t for t in (self.previous, self.answered, self.message) if t)
+
     def subject_texts(self) -> tuple[str, ...]:
         """The texts the subject is read from, newest first: the message, the recent turns, then the
         ledger's values and the summary as the oldest."""
         older = tuple(t for t in (" ; ".join(self.ledger), self.summary) if t)
         return (self.message, *self.recent, *older)
+
+
+def conversation(turns: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """A query's ``previous`` and ``answered`` from the (role, text) turns before its message: the
+    customer's message before the agent's answer, and that answer when the last turn is one."""
+    said = list(turns)
+    answered = said.pop()[1] if said and said[-1][0] == "agent" else ""
+    previous = said[-1][1] if said and said[-1][0] == "customer" else ""
+    return previous, answered
 
 
 @dataclass(frozen=True)
@@ -105,6 +130,39 @@ class Retrieval:
     @property
     def not_found(self) -> bool:
         return self.decision.fetch and not self.passages
+
+
+@dataclass(frozen=True)
+class Thread:
+    """What the conversation adds to a message that leans on it (``lean``, 0..1: :func:`follows`): the
+    similarity of every chunk to the message read with the turns before it, and the document the
+    agent's last answer drew on (the one its text matches best: an answer a person typed counts too)."""
+
+    lean: float = 0.0
+    context: np.ndarray | None = None  # per chunk of the index
+    drawn: str = ""
+
+    @classmethod
+    def of(cls, index: Index, lean: float, context: np.ndarray, last: np.ndarray) -> Thread:
+        said = index.vectors @ last.astype(np.float32)
+        return cls(lean, index.vectors @ context.astype(np.float32), index.entries[int(np.argmax(said))].doc)
+
+    def bonus(self, index: Index) -> np.ndarray:
+        """Added to every chunk's score: ``CONTEXT_WEIGHT`` of its similarity to the message read in
+        context, and ``DRAWN_BONUS`` for the drawn-on document's chunks, both scaled by ``lean``."""
+        if self.context is None or self.lean <= 0:
+            return np.zeros(len(index))
+        extra = CONTEXT_WEIGHT * self.context
+        rows = index.rows_of_doc.get(self.drawn)
+        if rows is not None:
+            extra[rows] += DRAWN_BONUS
+        return self.lean * extra
+
+
+def follows(best: float) -> float:
+    """How far a message leans on the conversation, from how well it matches the documents alone
+    (its best chunk's similarity): 0 at ``ALONE`` or above, 1 at ``LEANS`` or below."""
+    return min(1.0, max(0.0, (ALONE - best) / (ALONE - LEANS)))
 
 
 @dataclass(frozen=True)
@@ -150,6 +208,7 @@ def rank(
     *,
     k: int,
     min_score: float,
+    thread: Thread | None = None,
 ) -> tuple[Passage, ...]:
     """The ``k`` best passages whose score reaches ``min_score`` (see the module's docstring);
     ``similarity``: the question's to every chunk of ``index``."""
@@ -158,6 +217,8 @@ def rank(
     scope = Scope.of(index, similarity, subjects)
     if not scope.answered:
         return ()
+    if thread is not None and thread.lean > 0:
+        similarity = similarity + thread.bonus(index)
     score = similarity[scope.rows] + scope.bonus
     order = score.copy()
     at = np.full(len(index), -1)

@@ -20,7 +20,7 @@ import sqlite_utils
 
 from appliance.errors import StoreError
 
-DOCUMENT_COLUMNS = "id, key, name, folder, title, format, sha256, bytes, chunks, model, added_at"
+DOCUMENT_COLUMNS = "id, key, name, folder, title, format, sha256, bytes, chunks, model, chunking, added_at"
 # bm25's column weights (title, heading, text): a word of a heading or title says more about a
 # chunk than one of its body.
 BM25 = "bm25(knowledge_fts, 2.0, 2.0, 1.0)"
@@ -39,7 +39,7 @@ class KnowledgeTables:
         return int(self._rows("SELECT generation FROM knowledge_state WHERE id = 1")[0]["generation"])
 
     def knowledge_documents(self) -> list[dict[str, Any]]:
-        """Every document, by name: key, name, folder, title, format, sha256, bytes, chunks, model, added_at."""
+        """Every document, by name: key, name, folder, title, format, sha256, bytes, chunks, model, chunking, added_at."""
         return self._rows(f"SELECT {DOCUMENT_COLUMNS} FROM knowledge_documents ORDER BY name, key")
 
     def knowledge_document(self, key: str) -> dict[str, Any] | None:
@@ -53,8 +53,9 @@ class KnowledgeTables:
         with self._tx() as db:
             self._delete_document(db, str(document["key"]))
             doc_id = db.execute(
-                """INSERT INTO knowledge_documents (key, name, folder, title, format, sha256, bytes, chunks, model, added_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                """INSERT INTO knowledge_documents
+                   (key, name, folder, title, format, sha256, bytes, chunks, model, chunking, added_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 [
                     document["key"],
                     document["name"],
@@ -65,6 +66,7 @@ class KnowledgeTables:
                     document["bytes"],
                     len(chunks),
                     document["model"],
+                    document.get("chunking", ""),
                     time.time(),
                 ],
             ).lastrowid

@@ -243,3 +243,10 @@ def m008_floor(db: sqlite_utils.Database) -> None:
             by_client TEXT NOT NULL
         )"""
     )
+
+
+@migrations()
+def m009_knowledge_chunking(db: sqlite_utils.Database) -> None:
+    # How a document was cut into passages (the chunker's version and size): a sync re-cuts a document
+    # whose file is unchanged when the chunking changed. Rows written before have none, so they are re-cut.
+    db.execute("ALTER TABLE knowledge_documents ADD COLUMN chunking TEXT NOT NULL DEFAULT ''")

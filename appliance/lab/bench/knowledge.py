@@ -41,6 +41,8 @@ from appliance.config import Settings
 from appliance.facts import readback
 from appliance.facts.entities import extract
 from appliance.knowledge import Knowledge, Query, Retrieval
+from appliance.knowledge.retrieve import conversation
+from appliance.lexicon.text import SENTENCE_BREAK
 from appliance.store import Store
 from appliance.summarizer import customer_language
 from appliance.types import Turn
@@ -67,9 +69,12 @@ def query_of(item: dict[str, Any], turns: int, languages: Sequence[str] = ()) ->
     spoken = [Turn(str(item.get("id", "")), i, t["role"], t["text"]) for i, t in enumerate(item["turns"])]
     recent = tuple(reversed(said[:-1]))[:turns]
     message = said[-1]
+    previous, answered = conversation([(t["role"], t["text"]) for t in item["turns"][-3:-1]])
     return Query(
         message=message,
         recent=recent,
+        previous=previous,
+        answered=answered,
         gives_details=bool(extract(message)),
         reads_back=readback.request(message) is not None,
         language=customer_language(spoken, languages, quick=True),  # as the turn detects it
@@ -91,6 +96,24 @@ def is_gold(passage: Any, gold: Sequence[dict[str, Any]]) -> bool:
     return any(passage.doc == g["doc"] and passage.heading.split(" > ")[-1] == g["section"] for g in gold)
 
 
+def _plain(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def answer_placed(answer: str, texts: Sequence[str]) -> bool:
+    """Whether the gold ``answer`` is inside the placed passages' ``texts``, whichever document holds it:
+    whole inside one, or (an answer the chunking cut in two) each of its sentences inside one; compared
+    without case or runs of white space."""
+    whole = _plain(answer)
+    if not whole:
+        return False
+    placed = [_plain(t) for t in texts]
+    if any(whole in t for t in placed):
+        return True
+    sentences = [_plain(s) for s in SENTENCE_BREAK.split(answer) if len(s.split()) >= 3]
+    return len(sentences) > 1 and all(any(s in t for t in placed) for s in sentences)
+
+
 def score(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Fetch precision and recall, retrieval at 1, at 3 and placed, and not-found rates, over ``rows``."""
     fetched = [r for r in rows if r["fetch"]]
@@ -105,6 +128,7 @@ def score(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "retrieval": {
             "items": len(golds),
             "gold_placed": share(sum(r["placed"] for r in golds), len(golds)),
+            "answer_placed": share(sum(r["answer_placed"] for r in golds), len(golds)),
             "at_1": share(sum(r["rank"] == 1 for r in golds), len(golds)),
             "at_3": share(sum(0 < r["rank"] <= 3 for r in golds), len(golds)),
         },
@@ -142,6 +166,9 @@ def evaluate(
                 "language": query.language,
                 "rank": ranks[0] if ranks else 0,
                 "placed": any(is_gold(found.passages[i], gold) for i in placed(found, budget)),
+                "answer_placed": any(
+                    answer_placed(g["answer"], [found.passages[i].text for i in placed(found, budget)]) for g in gold
+                ),
                 "not_found": consulted.not_found,
                 "consult_ms": round(elapsed * 1000, 2),
             }
