@@ -43,6 +43,7 @@ OWNERS = {
     "starlette": {"serve"},
     "uvicorn": {"serve"},
     "h11": {"serve/connections"},
+    "prometheus_client": {"serve/metrics"},
     "onnxruntime": {"context/recall"},
     "tokenizers": {"context/recall"},
     # The reference recall is compared with (the `reference` extra, tests only): nothing in appliance/.
