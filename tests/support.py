@@ -127,6 +127,22 @@ def dev_conversations() -> list[dict]:
         return [json.loads(line) for line in fh]
 
 
+def samples(text: str, name: str) -> list[tuple[dict[str, str], float]]:
+    """The samples named ``name`` on a ``/metrics`` page (as the page writes it, ``_total`` included),
+    each as its labels and value, read by prometheus-client's own parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    found = []
+    for family in text_string_to_metric_families(text):
+        found += [(sample.labels, sample.value) for sample in family.samples if sample.name == name]
+    return found
+
+
+def metric(text: str, name: str, **labels: str) -> float | None:
+    """The value of the sample ``name`` with exactly ``labels`` on a ``/metrics`` page; None when there is none."""
+    return next((value for found, value in samples(text, name) if found == labels), None)
+
+
 def refusals_in(metrics: str) -> dict[str, float]:
     """``/metrics``' refusal counters by reason (``appliance_access_refused_total{reason="..."}``)."""
     found = {}

@@ -27,7 +27,7 @@ from appliance.store import Store
 from appliance.types import Generation, Message, Sampling
 
 from .fakes import FakeResponder
-from .support import eventually_async, write_config
+from .support import eventually_async, metric, write_config
 
 T = TypeVar("T")
 TOKEN = "in-process-token"
@@ -464,7 +464,7 @@ class TestOperatorTurns:
         session = served.new_session()
         reply = served.request("POST", f"/v1/sessions/{session}/turns", json={"role": "customer", "text": " Hi "})
         assert reply.status_code == 201 and reply.json()["text"] == "Hi" and reply.json()["index"] == 0
-        assert "\nappliance_turns_recorded_total 1\n" in served.request("GET", "/metrics").text
+        assert metric(served.request("GET", "/metrics").text, "appliance_turns_recorded_total") == 1
 
 
 # the OpenAI endpoint without a session ----------------------------------------------------------
@@ -486,7 +486,7 @@ class TestStatelessCompletion:
         assert extra["session_id"] is None and extra["stage"] in ("early", "mid", "late") and "ok" in extra["check"]
         assert extra["manifest"]["policy"] == "raw" and extra["manifest"]["cut_turns"] == []
         assert served.store.sessions() == []
-        assert "\nappliance_answers_total 0\n" in served.request("GET", "/metrics").text  # answered, not stored
+        assert metric(served.request("GET", "/metrics").text, "appliance_answers_total") == 0  # answered, not stored
 
     def test_a_too_long_transcript_drops_its_oldest_turns(self, serve: Callable[..., Served]):
         served = serve("[context]\nbudget_tokens = 160\n")
@@ -530,7 +530,55 @@ class TestStatelessCompletion:
         assert served.texts(session) == ["Order A-5521.", "Noted."]
 
 
+# Every family on /metrics and its kind, as the page had them when it was written by hand (before
+# prometheus-client wrote it): dashboards and alerts name these, so a change here is a change for them.
+METRICS_PAGE = {
+    "appliance_answers_total": "counter",
+    "appliance_turns_recorded_total": "counter",
+    "appliance_checker_flags_total": "counter",
+    "appliance_http_errors_total": "counter",
+    "appliance_access_refused_total": "counter",
+    "appliance_erasures_total": "counter",
+    "appliance_answer_seconds": "histogram",
+    "appliance_messages_held_total": "counter",
+    "appliance_person_wait_seconds": "histogram",
+    "appliance_queue_waiting": "gauge",
+    "appliance_answering": "gauge",
+    "appliance_connections_open": "gauge",
+    "appliance_summarizer_accepted_total": "counter",
+    "appliance_summarizer_errors_total": "counter",
+    "appliance_summarizer_failures_total": "counter",
+    "appliance_summarizer_forced_total": "counter",
+    "appliance_summarizer_rejected_total": "counter",
+    "appliance_summarizer_runs_total": "counter",
+    "appliance_summarizer_timeouts_total": "counter",
+    "appliance_summarizer_alive": "gauge",
+    "appliance_summarizer_lag_turns_max": "gauge",
+    "appliance_event_listeners": "gauge",
+    "appliance_event_listeners_dropped_total": "counter",
+    "appliance_events_sent_total": "counter",
+    "appliance_sessions": "gauge",
+}
+
+
 class TestHealth:
+    def test_the_metrics_page_keeps_its_names_and_kinds(self, serve: Callable[..., Served]):
+        served = serve(responder=FakeResponder(["Noted."]))
+        served.app.state.metrics.open_connections = lambda: 2  # the daemon's connection gate, not in-process
+        session = served.new_session()
+        assert served.request("POST", f"/v1/sessions/{session}/messages", json={"text": "Hi"}).status_code == 200
+        assert served.request("GET", "/v1/sessions/nope").status_code == 404
+        text = served.request("GET", "/metrics").text
+        kinds = dict(line.split()[2:4] for line in text.splitlines() if line.startswith("# TYPE "))
+        assert kinds == METRICS_PAGE
+        # Each sample belongs to a family above (a histogram's by its three suffixes): no series was added.
+        allowed = {f"{name}{part}" for name in METRICS_PAGE for part in ("", "_bucket", "_count", "_sum")}
+        names = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line and not line.startswith("#")}
+        assert names <= allowed, names - allowed
+        assert metric(text, "appliance_answers_total") == 1 and metric(text, "appliance_answer_seconds_count") == 1
+        assert metric(text, "appliance_http_errors_total", status="404") == 1
+        assert metric(text, "appliance_connections_open") == 2
+
     def test_ready_with_model_database_and_worker(self, serve: Callable[..., Served]):
         served = serve()
         ready = served.request("GET", "/readyz")
@@ -541,6 +589,5 @@ class TestHealth:
             "model": "fake-responder",
         }
         metrics = served.request("GET", "/metrics").text
-        assert (
-            "appliance_summarizer_alive 1" in metrics and 'appliance_queue_waiting{model="fake-responder"} 0' in metrics
-        )
+        assert metric(metrics, "appliance_summarizer_alive") == 1
+        assert metric(metrics, "appliance_queue_waiting", model="fake-responder") == 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import re
 import signal
 import socket
 import ssl
@@ -26,7 +25,17 @@ from appliance.config import ROOT
 from appliance.errors import Busy, Cancelled
 from appliance.turn.queue import FairQueue
 
-from .support import MODELS_DIR, TEST_MODEL, eventually, eventually_async, free_port, wait_until_ready, write_config
+from .support import (
+    MODELS_DIR,
+    TEST_MODEL,
+    eventually,
+    eventually_async,
+    free_port,
+    metric,
+    samples,
+    wait_until_ready,
+    write_config,
+)
 
 MODEL_FILE = MODELS_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
 needs_model = pytest.mark.skipif(not MODEL_FILE.exists(), reason="run scripts/setup test to fetch SmolLM2-135M")
@@ -161,9 +170,8 @@ def wait_idle(client: httpx.Client, timeout: float = 300) -> None:
 
     def idle() -> bool:
         text = client.get("/metrics").text
-        return "\nappliance_answering 0\n" in text and bool(
-            re.search(r"^appliance_queue_waiting\{[^}]*\} 0$", text, re.M)
-        )
+        waiting = [value for _, value in samples(text, "appliance_queue_waiting")]
+        return metric(text, "appliance_answering") == 0 and bool(waiting) and not any(waiting)
 
     eventually(idle, "the daemon to answer nothing and queue nothing", timeout=timeout, every=0.05)
 

@@ -10,7 +10,6 @@ test_floor_tui.py.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,10 +20,11 @@ from appliance.stage import asks_for_person
 from appliance.store import Store
 from appliance.store.floor import FloorChange
 from appliance.turn.floor import transition
-from appliance.types import Floor, TurnRecord
+from appliance.types import FLOOR_STATES, Floor, TurnRecord
 
 from . import test_api_inprocess
 from .fakes import FakeResponder
+from .support import metric
 from .test_api_inprocess import Served, error_of
 
 OPERATOR, OTHER, KIOSK, KIOSK2 = "tok-operator-1", "tok-operator-2", "tok-kiosk-1", "tok-kiosk-2"
@@ -303,12 +303,11 @@ class TestTakeOver:
         post(served, f"/v1/sessions/{taken}/take")
         post(served, f"/v1/sessions/{taken}/messages", json={"text": "hello"})
         text = served.request("GET", "/metrics").text
-        assert 'appliance_sessions{state="needs_person"} 1' in text
-        assert 'appliance_sessions{state="with_person"} 1' in text
-        assert 'appliance_sessions{state="bot"} 0' in text
-        assert "appliance_person_wait_seconds_count 1" in text
-        assert "appliance_messages_held_total 1" in text
-        assert re.search(r"^appliance_event_listeners 0$", text, re.M)
+        sessions = {state: metric(text, "appliance_sessions", state=state) for state in FLOOR_STATES}
+        assert sessions == {"bot": 0, "needs_person": 1, "with_person": 1, "closed": 0}
+        assert metric(text, "appliance_person_wait_seconds_count") == 1
+        assert metric(text, "appliance_messages_held_total") == 1
+        assert metric(text, "appliance_event_listeners") == 0
 
 
 class TestRoles:

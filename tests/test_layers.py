@@ -43,6 +43,7 @@ OWNERS = {
     "starlette": {"serve"},
     "uvicorn": {"serve"},
     "h11": {"serve/connections"},
+    "prometheus_client": {"serve/metrics"},
     "onnxruntime": {"context/recall"},
     "tokenizers": {"context/recall"},
     # The reference recall is compared with (the `reference` extra, tests only): nothing in appliance/.
@@ -56,6 +57,10 @@ OWNERS = {
     "selectolax": {"knowledge/html"},
     "pypdf": {"knowledge/pdf"},
     "textual": {"tui"},
+    # The TUI reads the daemon's event streams with it. models/remote.py reads its servers' streams
+    # itself: llama.cpp's server reports a failure in an `error:` field, which httpx-sse drops (the spec
+    # ignores unknown fields), and tests/test_remote.py requires that failure be named.
+    "httpx_sse": {"tui/client"},
     "rich": {"tui"},
     "click": {"cli", "lab"},
     "matplotlib": {"lab"},

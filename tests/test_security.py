@@ -39,7 +39,7 @@ from appliance.store import Store
 from appliance.tui.client import DaemonClient
 
 from .fakes import FakeResponder
-from .support import eventually, eventually_async, refusals_in, write_config
+from .support import eventually, eventually_async, metric, refusals_in, write_config
 from .test_api_inprocess import GatedResponder
 from .test_daemon import Daemon, needs_model, start_daemon, wait_idle
 
@@ -444,9 +444,7 @@ class TestErasure:
 
 def erasures(http: httpx.Client, reason: str) -> int:
     """``appliance_erasures_total`` for ``reason`` from /metrics (0 before the first)."""
-    prefix = f'appliance_erasures_total{{reason="{reason}"}} '
-    lines = [line for line in http.get("/metrics").text.splitlines() if line.startswith(prefix)]
-    return int(lines[0].removeprefix(prefix)) if lines else 0
+    return int(metric(http.get("/metrics").text, "appliance_erasures_total", reason=reason) or 0)
 
 
 def raw_bytes(database: Path) -> bytes:
@@ -631,10 +629,10 @@ class TestInProcess:
         assert [replies[name].status_code for name in ("talk mine", "read mine", "operator reads theirs")] == [200] * 3
         assert [t.text for t in appliance.store.turns(theirs)] == [] and len(appliance.store.turns(mine)) == 2
         assert appliance.store.session(mine).summary_paused is False
-        assert f'appliance_access_refused_total{{reason="role"}} {len(forbidden)}\n' in metrics
-        assert f'appliance_access_refused_total{{reason="not_owner"}} {len(hidden)}\n' in metrics
-        assert f'appliance_http_errors_total{{status="403"}} {len(forbidden)}\n' in metrics
-        assert f'appliance_http_errors_total{{status="404"}} {len(hidden)}\n' in metrics
+        assert metric(metrics, "appliance_access_refused_total", reason="role") == len(forbidden)
+        assert metric(metrics, "appliance_access_refused_total", reason="not_owner") == len(hidden)
+        assert metric(metrics, "appliance_http_errors_total", status="403") == len(forbidden)
+        assert metric(metrics, "appliance_http_errors_total", status="404") == len(hidden)
 
     def test_a_refused_caller_is_refused_before_its_request_is_validated(self, serve: Callable[..., Any]):
         # Access is a dependency, and FastAPI resolves dependencies before it validates the query and body.

@@ -55,12 +55,19 @@ class TestResponderCounter:
         msgs = [Message("system", "a b"), Message("user", "c")]
         assert counter.count(msgs) == model.count(msgs)
 
-    def test_cache_is_bounded(self):
+    @pytest.mark.parametrize(
+        "texts, calls",
+        [
+            (("a", "b", "c", "a"), 4),  # bounded: "a" was evicted by "c"
+            (("a", "b", "a", "c", "a"), 3),  # least recently used first: "c" evicted "b", not the "a" just read
+        ],
+    )
+    def test_cache_is_bounded_and_keeps_the_recently_used(self, texts: tuple[str, ...], calls: int):
         model = TokenizerCallCounter()
         counter = ResponderCounter(model, cache_size=2)
-        for text in ("a", "b", "c", "a"):
-            counter.count_text(text)
-        assert model.calls == 4  # "a" was evicted by "c"
+        for text in texts:
+            assert counter.count_text(text) == 1
+        assert model.calls == calls
 
     @pytest.mark.real_model
     def test_real_tokenizer(self):
@@ -124,6 +131,10 @@ class TestTiktokenOffline:
         bad.write_bytes(bundled_ranks().read_bytes()[:-10])
         with pytest.raises(ModelFileError, match="sha256"):
             TiktokenCounter("cl100k_base", file=bad)
+
+    def test_a_missing_ranks_file_is_named(self, tmp_path: Path):
+        with pytest.raises(ModelFileError, match=r"context.tiktoken_file: cannot read .*nowhere.tiktoken"):
+            TiktokenCounter("cl100k_base", file=tmp_path / "nowhere.tiktoken")
 
     def test_an_encoding_without_an_offline_copy_is_a_config_error(self):
         with pytest.raises(ConfigError, match="no offline copy"):

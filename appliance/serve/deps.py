@@ -21,7 +21,7 @@ from appliance.serve.auth import Access, Action, Principal, principal
 from appliance.serve.events import EventHub
 from appliance.serve.lanes import Lanes
 from appliance.serve.limits import Limits, QueueShare, SessionRate
-from appliance.serve.metrics import Metrics
+from appliance.serve.metrics import Metrics, Reading
 from appliance.serve.readiness import DatabaseReadiness
 from appliance.types import FLOOR_STATES
 
@@ -59,7 +59,7 @@ class Api:
             accepting=appliance.queue.alive,
         )
         appliance.store.after_events.append(hub.notify)
-        metrics.more += [hub.metric_lines, lambda: floor_lines(appliance.store.floor_counts())]
+        metrics.more += [hub.readings, lambda: [floor_reading(appliance.store.floor_counts())]]
         return cls(
             appliance=appliance,
             metrics=metrics,
@@ -74,13 +74,11 @@ class Api:
         )
 
 
-def floor_lines(counts: dict[str, int]) -> list[str]:
+def floor_reading(counts: dict[str, int]) -> Reading:
     """The sessions-by-state gauge (every state, zero included)."""
-    return [
-        "# HELP appliance_sessions Stored sessions by state (bot, needs_person, with_person, closed).",
-        "# TYPE appliance_sessions gauge",
-        *(f'appliance_sessions{{state="{state}"}} {counts.get(state, 0)}' for state in FLOOR_STATES),
-    ]
+    by = {state: float(counts.get(state, 0)) for state in FLOOR_STATES}
+    help_text = "Stored sessions by state (bot, needs_person, with_person, closed)."
+    return Reading("appliance_sessions", "gauge", help_text, label="state", by=by)
 
 
 def api_of(request: Request) -> Api:

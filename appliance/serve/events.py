@@ -33,6 +33,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Message, Send
 
 from appliance.errors import Busy
+from appliance.serve.metrics import Reading
 from appliance.serve.streaming import SSE_HEADERS, event_json
 from appliance.store import Store
 from appliance.types import StoredEvent
@@ -205,17 +206,22 @@ class EventHub:
         finally:
             self.close(listener)
 
-    def metric_lines(self) -> list[str]:
+    def readings(self) -> list[Reading]:
+        """The hub's gauge and counters for ``/metrics``."""
         return [
-            "# HELP appliance_event_listeners Open event streams (/v1/events and sessions' events).",
-            "# TYPE appliance_event_listeners gauge",
-            f"appliance_event_listeners {len(self.listeners)}",
-            "# HELP appliance_event_listeners_dropped_total Event streams disconnected for falling behind.",
-            "# TYPE appliance_event_listeners_dropped_total counter",
-            f"appliance_event_listeners_dropped_total {self.dropped}",
-            "# HELP appliance_events_sent_total Events sent to listeners.",
-            "# TYPE appliance_events_sent_total counter",
-            f"appliance_events_sent_total {self.delivered}",
+            Reading(
+                "appliance_event_listeners",
+                "gauge",
+                "Open event streams (/v1/events and sessions' events).",
+                len(self.listeners),
+            ),
+            Reading(
+                "appliance_event_listeners_dropped_total",
+                "counter",
+                "Event streams disconnected for falling behind.",
+                self.dropped,
+            ),
+            Reading("appliance_events_sent_total", "counter", "Events sent to listeners.", self.delivered),
         ]
 
 

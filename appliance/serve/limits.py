@@ -99,7 +99,12 @@ def _within(text: str, limit: int, what: str, why: str, error: type[InputError],
 
 
 class SessionRate:
-    """At most ``per_minute`` new sessions per client in any 60 seconds (a sliding window)."""
+    """At most ``per_minute`` new sessions per client in any 60 seconds (a sliding window).
+
+    Not the ``limits`` library's moving window: its in-memory storage times entries by the wall clock,
+    so a clock set back by an hour refuses a client for that hour (measured for issue 40); this one
+    runs on the monotonic clock, which the tests can also hand in.
+    """
 
     WINDOW_S = 60.0
 

@@ -10,7 +10,6 @@ Session payloads stay the API's JSON dicts; only the status line is summarised i
 from __future__ import annotations
 
 import json
-import re
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -18,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from httpx_sse import EventSource, SSEError
 
 from appliance.config import Settings, read_token_file
 from appliance.errors import ApplianceError
 from appliance.tui.trust import client_context
 
 JSON = dict[str, Any]
-_SSE_EOL = re.compile("\r\n|\r|\n")
 
 
 class DaemonUnreachable(ApplianceError):
@@ -203,7 +202,7 @@ class DaemonClient:
             ) as response:
                 if response.status_code != 200:
                     raise _error_of(response.status_code, await response.aread())
-                async for event in _sse(sse_lines(response.aiter_text())):
+                async for event in _events(response):
                     yield event
         except httpx.TransportError as exc:
             raise DaemonUnreachable(f"{self.base_url}: {_reason(exc)}") from exc
@@ -224,46 +223,23 @@ class DaemonClient:
                 if response.status_code != 200:
                     raise _error_of(response.status_code, await response.aread())
                 yield StreamEvent("accepted", {})
-                async for event in _sse(sse_lines(response.aiter_text())):
+                async for event in _events(response):
                     yield event
         except httpx.TransportError as exc:
             raise DaemonUnreachable(f"{self.base_url}: {_reason(exc)}") from exc
 
 
-async def sse_lines(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
-    """Decoded text → lines, ended by CRLF, LF or CR as the SSE format says, and by nothing else.
-
-    Not httpx's ``aiter_lines``: it splits like ``str.splitlines``, also at U+2028, U+2029, U+0085
-    and other separators, which may stand raw inside an event's JSON and would cut it in half.
-    """
-    rest = ""
-    async for chunk in chunks:
-        rest += chunk
-        if rest.endswith("\r"):  # maybe half of a CRLF: wait for the next chunk
-            lines, rest = _SSE_EOL.split(rest[:-1]), "\r"
-        else:
-            lines = _SSE_EOL.split(rest)
-            rest = ""
-        rest = lines.pop() + rest
-        for line in lines:
-            yield line
-    if rest:
-        yield rest.removesuffix("\r")
-
-
-async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[StreamEvent]:
-    """Server-sent events from text lines: ``event:`` names the kind, ``data:`` carries JSON."""
-    kind, data = "message", []
-    async for line in lines:
-        if line.startswith("event:"):
-            kind = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-        elif not line and data:
-            yield StreamEvent(kind, json.loads("\n".join(data)))
-            kind, data = "message", []
-    if data:
-        yield StreamEvent(kind, json.loads("\n".join(data)))
+async def _events(response: httpx.Response) -> AsyncIterator[StreamEvent]:
+    """The daemon's server-sent events, read by httpx-sse: ``event:`` names the kind, ``data:`` carries
+    JSON. Lines end only at CR, LF or CRLF, as the format says (not also at U+2028 and the other
+    separators ``str.splitlines`` knows, which may stand raw inside an event's JSON). An event without
+    data (the id a comment's blank line repeats) carries nothing to show."""
+    try:
+        async for sse in EventSource(response).aiter_sse():
+            if sse.data:
+                yield StreamEvent(sse.event, json.loads(sse.data))
+    except SSEError as exc:  # an answer that is not an event stream: whatever answered is no daemon of ours
+        raise DaemonError(f"HTTP {response.status_code}: {exc}", status=response.status_code) from None
 
 
 def _error_of(status: int, content: bytes) -> DaemonError:
