@@ -55,6 +55,7 @@ OWNERS = {
     "markdown_it": {"knowledge/markdown"},
     "selectolax": {"knowledge/html"},
     "pypdf": {"knowledge/pdf"},
+    "phonenumbers": {"facts/phones"},
     "textual": {"tui"},
     "rich": {"tui"},
     "click": {"cli", "lab"},

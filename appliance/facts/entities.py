@@ -190,9 +190,10 @@ Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
 
 @lru_cache(maxsize=8192)
-def extract(text: str) -> tuple[Entity, ...]:
-    """Every fact in ``text``, in order of position. Spans of different kinds never overlap, except
-    commitments, which contain their deadline (itself a date or time).
+def extract(text: str, region: str = phones.DEFAULT_REGION) -> tuple[Entity, ...]:
+    """Every fact in ``text``, in order of position, a phone number without a country code read in
+    ``region`` first. Spans of different kinds never overlap, except commitments, which contain their
+    deadline (itself a date or time).
 
     Cached: the same turn is extracted for the ledger, the checker and the benchmarks.
     """
@@ -219,7 +220,7 @@ def extract(text: str) -> tuple[Entity, ...]:
         _times(text, add)
         amounts.find(text, add)
         codes.labelled(text, add)
-        phones.find(text, add)
+        phones.find(text, add, region)
         _postcodes(text, add)
         codes.shaped(text, add)
         amounts.find_bare(text, add)

@@ -17,6 +17,7 @@ from appliance.lexicon.schema import (
 # fmt: off
 LEXICON = Lexicon(
     code="de",
+    regions=("DE", "AT", "CH"),
     compounding=True,
     requests=Requests(
         cues={

@@ -17,6 +17,7 @@ from appliance.lexicon.schema import (
 # fmt: off
 LEXICON = Lexicon(
     code="en",
+    regions=("GB", "US"),
     requests=Requests(
         cues={
             "name": (

@@ -17,6 +17,7 @@ from appliance.lexicon.schema import (
 # fmt: off
 LEXICON = Lexicon(
     code="es",
+    regions=("ES", "MX"),
     requests=Requests(
         cues={
             "name": (

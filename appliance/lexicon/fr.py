@@ -17,6 +17,7 @@ from appliance.lexicon.schema import (
 # fmt: off
 LEXICON = Lexicon(
     code="fr",
+    regions=("FR", "BE", "CH"),
     requests=Requests(
         cues={
             "name": (

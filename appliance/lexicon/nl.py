@@ -17,6 +17,7 @@ from appliance.lexicon.schema import (
 # fmt: off
 LEXICON = Lexicon(
     code="nl",
+    regions=("NL", "BE"),
     compounding=True,
     requests=Requests(
         cues={

@@ -430,6 +430,9 @@ class Lexicon:
 
     code: str
     """The language's ISO 639-1 code; the module's name in ``appliance/lexicon/``."""
+    regions: tuple[str, ...] = ()
+    """ISO 3166 codes of the regions where the language is most spoken, first the one a bare local
+    phone number of a customer writing it most likely belongs to ("GB", "US" for English)."""
     compounding: bool = False
     """Whether the language joins nouns into one word: a one-word request cue of six letters or
     more counts at the end of a longer word ("Vertragskontonummer" asks for a "kontonummer"), and

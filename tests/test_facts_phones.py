@@ -1,0 +1,59 @@
+"""Phone numbers: found by libphonenumber in every language's formats, kept by what the message says,
+and read in a region (``facts.region``) where they carry no country code."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.config import FactsSettings
+from appliance.facts import phones
+from appliance.facts.entities import extract
+
+from .said import customer, facts
+
+
+class TestRegion:
+    @pytest.mark.parametrize(
+        ("locale", "region"),
+        [("de_DE.UTF-8", "DE"), ("en_GB", "GB"), ("fr_BE.utf8@euro", "BE"), ("C.UTF-8", ""), ("en", ""), ("", "")],
+    )
+    def test_the_locale_names_the_region(self, locale: str, region: str):
+        assert phones.locale_region(locale) == region
+
+    @pytest.mark.parametrize(
+        ("norm", "region"), [("+493012345678", "DE"), ("+33612345678", "FR"), ("+14155550199", "US"), ("0301234567", "")]
+    )
+    def test_an_international_number_names_its_country(self, norm: str, region: str):
+        assert phones.region_of(norm) == region
+
+    @pytest.mark.parametrize(
+        ("text", "norm"),
+        [
+            # no possible number in Britain: read whole in the lexicons' regions in turn
+            ("call me on 0151 23456789", "015123456789"),
+            ("ring 1-800-555-0199 for the claims line", "18005550199"),
+            ("mi móvil es 612 345 678", "612345678"),
+        ],
+    )
+    @pytest.mark.parametrize("region", ["GB", "DE", "US", "ES"])
+    def test_a_number_reads_whole_whatever_the_region(self, text: str, norm: str, region: str):
+        assert [e.norm for e in extract(text, region) if e.kind == "phone"] == [norm]
+
+    @pytest.mark.parametrize("region", ["uk", "GBR", "1"])
+    def test_a_region_that_is_no_code_is_refused(self, region: str):
+        with pytest.raises(ValueError, match="facts.region"):
+            FactsSettings(region=region)
+
+
+class TestWhatIsNoPhone:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "the error says 0x80070005 when installing Office 2021",  # a hexadecimal code
+            "Ik heb op 12-03-2024 een iPhone besteld",  # a date in no region's grouping
+            "my client number is CU-4471-9902",  # part of a code
+            "invoice 2024/0012 is unpaid",
+        ],
+    )
+    def test_numbers_in_other_shapes(self, text: str):
+        assert facts(customer(text), kinds=("phone",)) == []
