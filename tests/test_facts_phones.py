@@ -21,7 +21,8 @@ class TestRegion:
         assert phones.locale_region(locale) == region
 
     @pytest.mark.parametrize(
-        ("norm", "region"), [("+493012345678", "DE"), ("+33612345678", "FR"), ("+14155550199", "US"), ("0301234567", "")]
+        ("norm", "region"),
+        [("+493012345678", "DE"), ("+33612345678", "FR"), ("+14155550199", "US"), ("0301234567", "")],
     )
     def test_an_international_number_names_its_country(self, norm: str, region: str):
         assert phones.region_of(norm) == region
