@@ -56,6 +56,7 @@ OWNERS = {
     "selectolax": {"knowledge/html"},
     "pypdf": {"knowledge/pdf"},
     "phonenumbers": {"facts/phones"},
+    "stdnum": {"facts/national_ids"},
     "textual": {"tui"},
     "rich": {"tui"},
     "click": {"cli", "lab"},

@@ -55,7 +55,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from appliance.facts import amounts, codes, handles, names, percents, phones, secrets
+from appliance.facts import amounts, codes, handles, names, national_ids, percents, phones, secrets
 from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
 from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
@@ -213,7 +213,8 @@ def extract(text: str, region: str = phones.DEFAULT_REGION) -> tuple[Entity, ...
     handles.find(text, add)  # a card's last digits before an account's; a username before a code
     if _ANY_DIGIT.search(text):  # every pattern below needs a digit; most sentences have none
         for m in _IBAN.finditer(text):
-            add("account", m.start(), m.end(), compact(m.group()))
+            if national_ids.iban_valid(m.group()):  # its check digits, or it is some other code
+                add("account", m.start(), m.end(), compact(m.group()))
         percents.find(text, add)  # "2.75%" is a rate, never a date, a time or a code
         _dates(text, add)
         _ordinal_days(text, add, found)

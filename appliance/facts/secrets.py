@@ -244,17 +244,6 @@ def given(text: str) -> tuple[tuple[str, int, int], ...]:
     return tuple((by_label[m["label"]], m.start(), m.end()) for m in _PLACEHOLDER.finditer(text))
 
 
-def luhn(number: str) -> bool:
-    """The check digit of card numbers (ISO/IEC 7812): catches any single wrong digit."""
-    total = 0
-    for i, c in enumerate(reversed(number)):
-        d = int(c)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
 def _is_card(text: str, start: int, raw: str) -> bool:
     number = digits(raw)
     if not 13 <= len(number) <= 19:
@@ -264,7 +253,7 @@ def _is_card(text: str, start: int, raw: str) -> bool:
         return True
     if _NOT_CARD_CUE.search(before):
         return False  # "account 9931939443153" is an account number, whatever its check digit
-    return number[0] in "23456" and luhn(number)
+    return number[0] in "23456" and national_ids.luhn_valid(number)
 
 
 def _password(text: str, pos: int, add: _Add) -> None:
