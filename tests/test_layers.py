@@ -57,6 +57,7 @@ OWNERS = {
     "pypdf": {"knowledge/pdf"},
     "phonenumbers": {"facts/phones"},
     "stdnum": {"facts/national_ids"},
+    "text_to_num": {"facts/spoken"},
     "textual": {"tui"},
     "rich": {"tui"},
     "click": {"cli", "lab"},

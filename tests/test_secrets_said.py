@@ -233,6 +233,9 @@ class TestSpoken:
             ("forty-four thirty-one", "4431"),
             ("fourteen ninety two", "1492"),
             ("twenty oh five", "2005"),
+            ("tre tre tre, uno due tre", "333123"),
+            ("três três um", "331"),
+            ("deux-deux-neuf-zéro", "2290"),
         ],
     )
     def test_a_run_is_read_as_its_digits(self, said: str, digits: str):

@@ -193,12 +193,7 @@ LEXICON = Lexicon(
             r"\bper\s+(?:post|brief)\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("null",), ("eins", "ein"), ("zwei", "zwo"), ("drei",), ("vier",), ("fünf", "fuenf"), ("sechs",),
-            ("sieben",), ("acht",), ("neun",),
-        ),
-    ),
+    numbers=Numbers(spellings={"fuenf": "5"}),
     names=Names(
         self_cues=(r"mein\s+name\s+ist", r"ich\s+heiße", r"ich\s+heisse", r"hier\s+spricht"),
         firm_cues=(r"mein\s+(?:vollständiger\s+)?name\s+ist", r"ich\s+heiße", r"ich\s+heisse"),

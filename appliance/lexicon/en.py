@@ -268,18 +268,7 @@ LEXICON = Lexicon(
             r"pin\s*pad|atm|cash\s+machine|cashpoint|app|website|online\s+banking|banking\s+app)\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("zero", "oh", "o", "nought"), ("one",), ("two",), ("three",), ("four",), ("five",), ("six",), ("seven",),
-            ("eight",), ("nine",),
-        ),
-        repeats={"double": 2, "triple": 3},
-        teens=(
-            "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-            "nineteen",
-        ),
-        tens=("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"),
-    ),
+    numbers=Numbers(spellings={"oh": "0"}, repeats={"double": 2, "triple": 3}),
     names=NAMES,
     entities=Entities(
         labels={

@@ -6,7 +6,6 @@ from appliance.lexicon.schema import (
     Ledger,
     Lexicon,
     Names,
-    Numbers,
     ReadBack,
     Replies,
     Requests,
@@ -186,12 +185,6 @@ LEXICON = Lexicon(
             r"diga|digas|pediremos|pedimos|solicitaremos|solicitamos|necesitamos|necesito)\b",
             r"\ben\s+(?:el|la|nuestra|su)\s+(?:cajero|terminal|datáfono|datafono|app|aplicación|banca\s+online)\b",
             r"\bpor\s+correo\b",
-        ),
-    ),
-    numbers=Numbers(
-        digits=(
-            ("cero",), ("uno", "una", "un"), ("dos",), ("tres",), ("cuatro",), ("cinco",), ("seis",), ("siete",),
-            ("ocho",), ("nueve",),
         ),
     ),
     names=Names(

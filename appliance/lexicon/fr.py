@@ -178,12 +178,7 @@ LEXICON = Lexicon(
             r"\bpar\s+(?:courrier|la\s+poste)\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("zéro", "zero"), ("un", "une"), ("deux",), ("trois",), ("quatre",), ("cinq",), ("six",), ("sept",),
-            ("huit",), ("neuf",),
-        ),
-    ),
+    numbers=Numbers(spellings={"zero": "0"}),
     names=Names(
         self_cues=(r"je\s+m\s*['’]\s*appelle", r"je\s+suis", r"mon\s+nom\s+est"),
         firm_cues=(r"je\s+m\s*['’]\s*appelle", r"mon\s+(?:nom|nom\s+complet)\s+(?:est|c\s*['’]\s*est)"),

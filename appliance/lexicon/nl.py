@@ -164,12 +164,7 @@ LEXICON = Lexicon(
             r"\bper\s+post\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("nul",), ("een", "één", "eén"), ("twee",), ("drie",), ("vier",), ("vijf",), ("zes",), ("zeven",),
-            ("acht",), ("negen",),
-        ),
-    ),
+    numbers=Numbers(spellings={"eén": "1"}),
     names=Names(
         self_cues=(r"ik\s+heet", r"mijn\s+naam\s+is", r"ik\s+ben"),
         firm_cues=(r"ik\s+heet", r"mijn\s+(?:volledige\s+)?naam\s+is"),

@@ -143,17 +143,12 @@ class Secrets:
 
 @dataclass(frozen=True)
 class Numbers:
-    """How digits are said (``appliance.facts.spoken``): "four four three one", "double four"."""
+    """How digits are said, beyond what ``text2num`` reads (``appliance.facts.spoken``)."""
 
-    digits: tuple[tuple[str, ...], ...] = ()
-    """The lower-case words for each digit, zero first, every spelling ("zero", "oh"; "zwei", "zwo")."""
+    spellings: Mapping[str, str] = field(default_factory=dict)
+    """Lower-case spellings of a digit that text2num does not read, and the digit ("oh": "0")."""
     repeats: Mapping[str, int] = field(default_factory=dict)
     """Lower-case words that say the next digit more than once, and how often ("double": 2)."""
-    teens: tuple[str, ...] = ()
-    """Lower-case words for 10 to 19, in order, where a language says digits in pairs ("fourteen")."""
-    tens: tuple[str, ...] = ()
-    """Lower-case words for 20, 30 ... 90, in order: with a digit word after them, a pair of digits
-    ("forty four thirty one" is 4431)."""
 
 
 @dataclass(frozen=True)
