@@ -58,3 +58,68 @@ class TestWhatIsNoPhone:
     )
     def test_numbers_in_other_shapes(self, text: str):
         assert facts(customer(text), kinds=("phone",)) == []
+
+
+class TestSaidInWords:
+    @pytest.mark.parametrize(
+        ("said", "phone"),
+        [
+            (
+                customer("you can reach me on oh two oh, seven nine four six, double oh one eight"),
+                "oh two oh, seven nine four six, double oh one eight",
+            ),
+            (
+                customer("il mio numero è tre tre tre, uno due tre, quattro cinque sei sette"),
+                "tre tre tre, uno due tre, quattro cinque sei sette",
+            ),
+            (
+                customer("mi número es seis uno dos, tres cuatro cinco, seis siete ocho"),
+                "seis uno dos, tres cuatro cinco, seis siete ocho",
+            ),
+            (
+                customer("meine Nummer ist null drei null, eins zwei drei vier fünf sechs sieben"),
+                "null drei null, eins zwei drei vier fünf sechs sieben",
+            ),
+            (
+                customer("mon numéro : zéro six, douze, trente-quatre, cinquante-six, soixante-dix-huit"),
+                "zéro six, douze, trente-quatre, cinquante-six, soixante-dix-huit",
+            ),
+            (
+                customer("mijn nummer is nul zes, een twee drie vier vijf zes zeven acht"),
+                "nul zes, een twee drie vier vijf zes zeven acht",
+            ),
+            (
+                customer("o meu número é nove um dois, três quatro cinco, seis sete oito"),
+                "nove um dois, três quatro cinco, seis sete oito",
+            ),
+        ],
+    )
+    def test_a_phone_said_in_words_in_every_language(self, said: tuple[str, str], phone: str):
+        assert facts(said, kinds=("phone",)) == [("phone", phone)]
+
+    def test_a_phone_beside_a_forgotten_pin(self):
+        said = customer("I don't think I remember my PIN, but you can call me on 020 7946 0018")
+        assert facts(said) == [("phone", "020 7946 0018")]
+
+    @pytest.mark.parametrize(
+        ("text", "fact"),
+        [
+            ("my card ending four four three one", ("card", "four four three one")),
+            ("my order number is four five six seven eight", ("order", "four five six seven eight")),
+        ],
+    )
+    def test_numbers_said_in_words_wherever_a_number_is_read(self, text: str, fact: tuple[str, str]):
+        assert [(e.kind, e.text) for e in extract(text)] == [fact]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "I have one or two questions",
+            "Average wind speed of 8 miles per hour",  # Spanish "miles" is thousands
+            "me pueden llamar al 612 345 678 o al 912 345 678",  # Spanish "o" is "or", no zero
+            "a hundred and five people, two three-bedroom flats",
+        ],
+    )
+    def test_words_that_say_no_run_of_digits(self, text: str):
+        said = [e.text for e in extract(text) if e.kind in ("phone", "number", "card", "order")]
+        assert not any(c.isalpha() for text in said for c in text)

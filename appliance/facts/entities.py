@@ -55,7 +55,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from appliance.facts import amounts, codes, handles, names, national_ids, percents, phones, secrets
+from appliance.facts import amounts, codes, handles, names, national_ids, percents, phones, secrets, spoken
 from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
 from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
@@ -195,8 +195,22 @@ def extract(text: str, region: str = phones.DEFAULT_REGION) -> tuple[Entity, ...
     ``region`` first. Spans of different kinds never overlap, except commitments, which contain their
     deadline (itself a date or time).
 
-    Cached: the same turn is extracted for the ledger, the checker and the benchmarks.
+    Numbers said in words are read where numbers are ("call me on oh two oh, seven nine four six"
+    is a phone, "card ending four four three one" a card's last digits), each entity keeping the
+    span of what was said. Cached: the same turn is extracted for the ledger, the checker and the
+    benchmarks.
     """
+    said = spoken.view(text)
+    if said is None:
+        return _extract(text, region)
+    out = []
+    for e in _extract(said.text, region):
+        start, end = said.span(e.start, e.end)
+        out.append(Entity(kind=e.kind, text=text[start:end], start=start, end=end, norm=e.norm))
+    return tuple(out)
+
+
+def _extract(text: str, region: str) -> tuple[Entity, ...]:
     found: list[Entity] = []
     taken: list[tuple[int, int]] = []
 

@@ -40,6 +40,7 @@ _REPEATS = {w: n for lex in LEXICONS.values() for w, n in lex.numbers.repeats.it
 
 # Words (letters, joined by hyphens: "forty-four"), groups of digits, and single marks.
 _TOKEN = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*|\d+|[^\w\s]")
+_WORD = re.compile(r"[^\W\d_]+")
 _PART = re.compile(r"[^\W\d_]+|-")
 # What may stand between two numbers of a run: spaces, or one of these marks.
 _JOINS = frozenset("-–.,")
@@ -55,6 +56,56 @@ class Run:
     start: int
     end: int
     digits: str
+    written: str = ""
+    """The digits as a text reads them: the groups said between marks apart ("020 7946 0018");
+    empty for a run of digits typed, which is no number said."""
+
+
+@dataclass(frozen=True)
+class View:
+    """A text with its runs said in words written as digits ("call me on oh two oh, seven nine four
+    six" → "call me on 020 7946"), for finders that read numbers; :meth:`span` maps a span of
+    ``text`` back to the text said."""
+
+    text: str
+    runs: tuple[tuple[int, int, Run], ...]  # start and end in ``text``, and the run said
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the text said that the span ``start``-``end`` of :attr:`text` reads; a span
+        that starts or ends inside a run takes the whole run."""
+        return self._at(start, False), self._at(end, True)
+
+    def _at(self, pos: int, end: bool) -> int:
+        shift = 0
+        for start, stop, run in self.runs:
+            if pos < start or (end and pos == start):
+                break
+            if pos < stop or (end and pos == stop):
+                return run.end if end else run.start
+            shift = run.end - stop
+        return pos + shift
+
+
+def view(text: str) -> View | None:
+    """``text`` with its runs of three digits or more said in words written as digits, or None
+    when it says none."""
+    if not any(_reading(w) or w in _SPELLINGS for w in _WORD.findall(text.casefold())):
+        return None  # most texts say no number in words: a look-up a word, before the runs are read
+    said = [r for r in _runs(text) if r.written and len(r.digits) >= 3]
+    if not said:
+        return None
+    parts: list[str] = []
+    runs: list[tuple[int, int, Run]] = []
+    at = length = 0
+    for run in said:
+        parts.append(text[at : run.start])
+        length += run.start - at
+        runs.append((length, length + len(run.written), run))
+        parts.append(run.written)
+        length += len(run.written)
+        at = run.end
+    parts.append(text[at:])
+    return View("".join(parts), tuple(runs))
 
 
 @dataclass(frozen=True)
@@ -131,15 +182,22 @@ def _split(m: re.Match[str]) -> list[_Token]:
 
 def _pieces(tokens: Sequence[_Token]) -> list[_Piece]:
     """The numbers among ``tokens``: groups of one to three digits, numbers said in words in any
-    language text2num reads (the first language that reads a token wins), the lexicons' spellings,
+    language text2num reads (the longest reading wins, then the first language's), the lexicons' spellings,
     a digit said again after a word of repeating."""
     said: dict[int, _Piece] = {}
     words = [t.word.casefold() for t in tokens]
-    for code in _languages(tuple(w for w in words if w.isalpha() or "-" in w)):
-        for o in find_numbers(list(tokens), code, 0):
-            if o.is_ordinal or not o.text.isdigit() or any(i in said for i in range(o.start, o.end)):
-                continue
-            said[o.start] = _Piece(o.start, o.end - 1, o.text)
+    found = [
+        (o.start, -o.end, rank, o.text)
+        for rank, code in enumerate(_languages(tuple(w for w in words if w.isalpha() or "-" in w)))
+        for o in find_numbers(list(tokens), code, 0)
+        # digits are said one or two at a time: "a hundred" and "miles" (Spanish: thousands) say none
+        if not o.is_ordinal and o.text.isdigit() and len(o.text) <= 2
+    ]
+    taken: set[int] = set()
+    for start, neg_end, _, value in sorted(found):  # the longest reading of a token wins, then the first language's
+        if not taken & set(range(start, -neg_end)):
+            said[start] = _Piece(start, -neg_end - 1, value)
+            taken.update(range(start, -neg_end))
     pieces: list[_Piece] = []
     i = 0
     while i < len(tokens):
@@ -202,4 +260,10 @@ def _run(text: str, tokens: Sequence[_Token], group: Sequence[_Piece]) -> list[R
     after = text[end : end + 2]
     if after[:1].isalnum() or (after[:1] in _AFTER and after[1:2].isdigit()):
         return []
-    return [Run(start, end, "".join(p.digits for p in group))]
+    written = "".join(
+        (" " if i and tokens[a.last + 1 : b.first] else "") + b.digits
+        for i, (a, b) in enumerate(zip((group[0], *group), group, strict=False))
+    )
+    # said in words: a word in it, and no group of digits typed ("612 345 678 o al ..." is Spanish "or")
+    words = not all(p.written for p in group) and not any(p.written and len(p.digits) > 1 for p in group)
+    return [Run(start, end, "".join(p.digits for p in group), written if words else "")]
