@@ -123,3 +123,37 @@ class TestSaidInWords:
     def test_words_that_say_no_run_of_digits(self, text: str):
         said = [e.text for e in extract(text) if e.kind in ("phone", "number", "card", "order")]
         assert not any(c.isalpha() for text in said for c in text)
+
+
+class TestNumbersThatAreNoPhones:
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Meine neue Adresse ist Hauptstraße 12, 10115 Berlin.",
+            "Ma nouvelle adresse est 12 rue de la Paix, 75002 Paris.",
+            "Mi nueva dirección es Calle Mayor 15, 28013 Madrid.",
+            "mon code postal est 75011",
+            "mi código postal es 28013",
+            "Ik heb op 12-03-2024 een iPhone 15 Pro besteld, bestelnummer 500-2291-7734.",
+            "the model number is 55-887-1234 and it is broken",
+        ],
+    )
+    def test_postcodes_order_and_model_numbers(self, text: str):
+        assert facts(customer(text), kinds=("phone", "number", "account")) == []
+
+    def test_a_short_run_after_00_is_no_international_number(self):
+        assert facts(customer("my member number is 00418827")) == [("member_number", "00418827")]
+
+    @pytest.mark.parametrize(
+        ("text", "phone"),
+        [
+            ("mi móvil es 612345678", "612345678"),
+            ("Meine Handynummer: 0171 1234567", "0171 1234567"),
+            ("vous pouvez m'appeler au 06.12.34.56.78", "06.12.34.56.78"),
+            ("Tel.: 0043 1 5124567", "0043 1 5124567"),
+            ("bel mij op +31(0)20 1234567", "+31(0)20 1234567"),
+            ("mijn nummer is 020 - 123 45 67", "020 - 123 45 67"),
+        ],
+    )
+    def test_phones_by_the_cues_of_every_language(self, text: str, phone: str):
+        assert facts(customer(text), kinds=("phone",)) == [("phone", phone)]

@@ -97,6 +97,10 @@ _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?!\
 
 _IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)")
 
+_ACCOUNT_BEFORE = re.compile(
+    r"(?i)(?<!\w)(?:" + _either(lambda e: e.labels.get("account", ())) + r")(?!\w)\W*(?:[^\W\d_]+\W+){0,3}$"
+)
+
 _ISO_DATE = re.compile(rf"(?<![\w/.-])(?P<y>{_YEAR})-(?P<m>0?[1-9]|1[0-2])-(?P<d>{_DAY})(?![\w/-])")
 _NUM_DATE = re.compile(
     rf"(?<![\w/.:,-])(?P<a>{_DAY})(?P<sep>[/.])(?P<b>{_DAY})(?:(?P=sep)(?P<y>{_YEAR}|\d\d))?(?![\w/]|[.,]\d)"
@@ -227,7 +231,8 @@ def _extract(text: str, region: str) -> tuple[Entity, ...]:
     handles.find(text, add)  # a card's last digits before an account's; a username before a code
     if _ANY_DIGIT.search(text):  # every pattern below needs a digit; most sentences have none
         for m in _IBAN.finditer(text):
-            if national_ids.iban_valid(m.group()):  # its check digits, or it is some other code
+            # its check digits say IBAN, or an account's label before it (a mistyped one is still theirs)
+            if national_ids.iban_valid(m.group()) or _ACCOUNT_BEFORE.search(text, max(0, m.start() - 40), m.start()):
                 add("account", m.start(), m.end(), compact(m.group()))
         percents.find(text, add)  # "2.75%" is a rate, never a date, a time or a code
         _dates(text, add)
