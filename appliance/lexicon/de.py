@@ -12,6 +12,7 @@ from appliance.lexicon.schema import (
     Requests,
     Secrets,
     StageCues,
+    Times,
 )
 
 # fmt: off
@@ -194,6 +195,7 @@ LEXICON = Lexicon(
         ),
     ),
     numbers=Numbers(spellings={"fuenf": "5"}),
+    times=Times(ordinals=(".",), day_parts={"uhr": "24h"}),
     names=Names(
         self_cues=(r"mein\s+name\s+ist", r"ich\s+heiße", r"ich\s+heisse", r"hier\s+spricht"),
         firm_cues=(r"mein\s+(?:vollständiger\s+)?name\s+ist", r"ich\s+heiße", r"ich\s+heisse"),

@@ -11,6 +11,7 @@ from appliance.lexicon.schema import (
     Requests,
     Secrets,
     StageCues,
+    Times,
 )
 
 # fmt: off
@@ -187,6 +188,7 @@ LEXICON = Lexicon(
             r"\bpor\s+correo\b",
         ),
     ),
+    times=Times(ordinals=("º", "°")),
     names=Names(
         self_cues=(r"me\s+llamo", r"mi\s+nombre\s+es", "soy"),
         firm_cues=(r"me\s+llamo", r"mi\s+nombre\s+(?:completo\s+)?es"),

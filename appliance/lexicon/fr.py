@@ -12,6 +12,7 @@ from appliance.lexicon.schema import (
     Requests,
     Secrets,
     StageCues,
+    Times,
 )
 
 # fmt: off
@@ -179,6 +180,7 @@ LEXICON = Lexicon(
         ),
     ),
     numbers=Numbers(spellings={"zero": "0"}),
+    times=Times(ordinals=("er", "e")),
     names=Names(
         self_cues=(r"je\s+m\s*['’]\s*appelle", r"je\s+suis", r"mon\s+nom\s+est"),
         firm_cues=(r"je\s+m\s*['’]\s*appelle", r"mon\s+(?:nom|nom\s+complet)\s+(?:est|c\s*['’]\s*est)"),

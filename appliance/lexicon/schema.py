@@ -261,6 +261,11 @@ class Entities:
     level_nouns: tuple[str, ...] = ()
     """Patterns of the words a level stands next to in this language, before or after it, joined by
     a space or a hyphen ("premium tier", "Platin-Mitglied", "socio oro", "Gold-abonnement")."""
+    tails: tuple[str, ...] = ()
+    """Plain phrases before an account's or a card's last digits, with no label ("ending in",
+    "last four digits are")."""
+    units: tuple[str, ...] = ()
+    """Plain units after a number that make it a quantity, not a code ("kg", "GB", "mph", "pm")."""
     card_words: tuple[str, ...] = ()
     """Patterns of the words for a payment card ("card", "visa", "Karte")."""
     card_tails: tuple[str, ...] = ()
@@ -330,6 +335,57 @@ class Entities:
     percent_words: tuple[str, ...] = ()
     """Patterns of the words after a number that make it a percentage, as "%" does ("percent",
     "Prozent", "pour cent")."""
+
+
+@dataclass(frozen=True)
+class Times:
+    """Plain lower-case words and phrases of dates, clock times and promises of a deadline
+    (``appliance.facts.entities``); none of them is a pattern."""
+
+    ordinals: tuple[str, ...] = ()
+    """Endings of an ordinal day after its digits ("st", "nd"; "er"; "."; "º")."""
+    day_articles: tuple[str, ...] = ()
+    """Articles that are part of a date before its day ("the 3rd of March")."""
+    day_leads: tuple[str, ...] = ()
+    """Words before a day of the month said alone ("on the 11th", "until the 25th")."""
+    not_days_after: tuple[str, ...] = ()
+    """Words after an ordinal that make it no day ("the 2nd floor", "5th and Main")."""
+    this_month: tuple[str, ...] = ()
+    """Phrases after a day said alone that say which month it is of ("of this month")."""
+    day_parts: Mapping[str, str] = field(default_factory=dict)
+    """Phrases after a clock time and the half of the day they say, ``am`` or ``pm`` ("in the
+    evening": ``pm``), or ``24h`` for a word of a 24-hour clock ("Uhr")."""
+    oclock: tuple[str, ...] = ()
+    """Phrases after an hour that make it a clock time ("o'clock")."""
+    promisers: tuple[str, ...] = ()
+    """Words that promise before a verb of the future ("we", "someone"), or open the noun that does
+    with a word after them (``promiser_determiners``: "our team", "the courier")."""
+    promiser_determiners: tuple[str, ...] = ()
+    """Words before a noun that may promise ("our", "the")."""
+    promise_verbs: tuple[str, ...] = ()
+    """Verbs of a promise after its subject ("'ll", "will", "are going to")."""
+    promised: tuple[str, ...] = ()
+    """Nouns of what is promised before its deadline ("refund", "call back"); a plural in "s" counts."""
+    within: tuple[str, ...] = ()
+    """Words before a span of time that is a deadline ("within", "in")."""
+    within_next: tuple[str, ...] = ()
+    """Phrases between ``within`` and the span ("the next")."""
+    counts_said: tuple[str, ...] = ()
+    """Words and phrases of a number of units ("two", "a few", "a couple of")."""
+    ranges: tuple[str, ...] = ()
+    """Words between the two numbers of a range ("to", "or": "3 to 5 days")."""
+    unit_kinds: tuple[str, ...] = ()
+    """Words before a unit of time that say which days count ("business", "working")."""
+    units: tuple[str, ...] = ()
+    """Units of time of a deadline, singular and plural ("day", "days", "hrs")."""
+    by: tuple[str, ...] = ()
+    """Words before a point in time that is a deadline ("by", "no later than")."""
+    deadlines: tuple[str, ...] = ()
+    """Points in time after ``by`` ("end of the day", "tomorrow", "close of business")."""
+    next: tuple[str, ...] = ()
+    """Words before a weekday that say which one ("next")."""
+    timetable: tuple[str, ...] = ()
+    """Verbs of a timetable, not of a promise ("arrive", "departs"): "will arrive by 12:07" is none."""
 
 
 @dataclass(frozen=True)
@@ -439,6 +495,7 @@ class Lexicon:
     """Phrases that make a message point back at something said before ("again", "vorhin"), so
     that recall runs: matched without case as whole words, in scripts without spaces as text."""
     secrets: Secrets = field(default_factory=Secrets)
+    times: Times = field(default_factory=Times)
     numbers: Numbers = field(default_factory=Numbers)
     names: Names = field(default_factory=Names)
     entities: Entities = field(default_factory=Entities)
