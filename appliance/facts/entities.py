@@ -82,7 +82,7 @@ def _either(pick: Callable[[Entities], tuple[str, ...]]) -> str:
     return either(lambda lexicon: pick(lexicon.entities))
 
 
-def _times(pick: Callable[[Times], Iterable[str]]) -> str:
+def _said(pick: Callable[[Times], Iterable[str]]) -> str:
     return phrases(each(lambda lexicon: pick(lexicon.times)))
 
 
@@ -90,7 +90,7 @@ def _times(pick: Callable[[Times], Iterable[str]]) -> str:
 _MONTH_RE = alternation(*(re.escape(m) for m in MONTHS))
 # Months that are ordinary words too: a date only with an ordinal, a year or a capital ("May 5th").
 _AMBIGUOUS_MONTHS = frozenset(each(lambda lexicon: lexicon.entities.ambiguous_months))
-_ORDINALS = _times(lambda t: t.ordinals)
+_ORDINALS = _said(lambda t: t.ordinals)
 _ORD = rf"(?:{_ORDINALS})?"
 _ARTICLE = phrases(each(lambda lexicon: lexicon.entities.articles))
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])"
@@ -113,19 +113,19 @@ _NUM_DATE = re.compile(
     rf"(?<![\w/.:,-])(?P<a>{_DAY})(?P<sep>[/.])(?P<b>{_DAY})(?:(?P=sep)(?P<y>{_YEAR}|\d\d))?(?![\w/]|[.,]\d)"
 )
 _DAY_MONTH = re.compile(
-    rf"(?i)(?<!\w)(?:(?:{_times(lambda t: t.day_articles)})\s+)?(?P<d>{_DAY}){_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+"
+    rf"(?i)(?<!\w)(?:(?:{_said(lambda t: t.day_articles)})\s+)?(?P<d>{_DAY}){_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+"
     rf"(?P<m>{_MONTH_RE})(?!\w)(?:,?\s+(?:(?:{_either(lambda e: e.day_of)})\s+)?(?P<y>{_YEAR}))?"
 )
 _MONTH_DAY = re.compile(
-    rf"(?i)(?<!\w)(?P<m>{_MONTH_RE})\.?\s+(?:(?:{_times(lambda t: t.day_articles)})\s+)?(?P<d>{_DAY}){_ORD}(?!\w)(?:,?\s+(?P<y>{_YEAR}))?"
+    rf"(?i)(?<!\w)(?P<m>{_MONTH_RE})\.?\s+(?:(?:{_said(lambda t: t.day_articles)})\s+)?(?P<d>{_DAY}){_ORD}(?!\w)(?:,?\s+(?P<y>{_YEAR}))?"
 )
 # A day of the month alone, where the words say date: "on the 11th", "to 25th", "the 12th of this
 # month"; not "5th and Main", "the 2nd floor".
 _ORDINAL_DAY = re.compile(
-    rf"(?i)(?:(?<!\w)(?:{_times(lambda t: t.day_leads)})\s+|[-–]\s*)"
+    rf"(?i)(?:(?<!\w)(?:{_said(lambda t: t.day_leads)})\s+|[-–]\s*)"
     rf"(?P<d>3[01]|[12]\d|0?[1-9])(?:{_ORDINALS})(?!\w)"
-    rf"(?!\s+(?:{_times(lambda t: t.not_days_after)})\b)"
-    rf"|(?<![\w/.-])(?P<d2>3[01]|[12]\d|0?[1-9])(?:{_ORDINALS})(?=\s+(?:{_times(lambda t: t.this_month)})(?!\w))"
+    rf"(?!\s+(?:{_said(lambda t: t.not_days_after)})\b)"
+    rf"|(?<![\w/.-])(?P<d2>3[01]|[12]\d|0?[1-9])(?:{_ORDINALS})(?=\s+(?:{_said(lambda t: t.this_month)})(?!\w))"
 )
 _WEEKDAY = re.compile(r"(?i)(?<!\w)(?P<w>" + alternation(*WEEKDAYS) + r")(?!\w)")
 
@@ -139,7 +139,7 @@ _TIME = re.compile(
     rf"(?:\s?{_AMPM}|\s*(?P<part>{_PART})(?!\w))?(?![\w:]|[.,]\d)"
 )
 _TIME_WORDS = re.compile(
-    rf"(?i)(?<![\w:.,])(?P<h>1[0-2]|0?[1-9])(?:\s?(?:{_AMPM}|(?P<oclock>{_times(lambda t: t.oclock)})(?!\w))"
+    rf"(?i)(?<![\w:.,])(?P<h>1[0-2]|0?[1-9])(?:\s?(?:{_AMPM}|(?P<oclock>{_said(lambda t: t.oclock)})(?!\w))"
     rf"(?:\s+(?P<part>{_HALF})(?!\w))?"
     rf"|\s+(?P<part2>{_HALF})(?!\w))"
 )
@@ -161,27 +161,27 @@ _OTHER_POSTCODE = re.compile(
     r"|(?<=,\s)(?P<town>\d{4,5})(?=\s+[A-ZÀ-Þ][^\W\d_]+(?:[\s-][A-ZÀ-Þ][^\W\d_]+)?\s*(?:$|[.,;!?\n]))"
 )
 
-_NUMBER_WORDS = rf"(?:\d{{1,3}}(?:\s?[-–]\s?\d{{1,3}}|\s(?:{_times(lambda t: t.ranges)})\s\d{{1,3}})?|{_times(lambda t: t.counts_said)})"
+_NUMBER_WORDS = rf"(?:\d{{1,3}}(?:\s?[-–]\s?\d{{1,3}}|\s(?:{_said(lambda t: t.ranges)})\s\d{{1,3}})?|{_said(lambda t: t.counts_said)})"
 _DEADLINE = (
-    rf"(?:{_times(lambda t: t.within)})\s+(?:(?:{_times(lambda t: t.within_next)})\s+)?{_NUMBER_WORDS}[\s-]+"
-    rf"(?:(?:{_times(lambda t: t.unit_kinds)})\s+)?(?:{_times(lambda t: t.units)})"
-    rf"|(?:{_times(lambda t: t.by)})\s+(?:(?:{_ARTICLE})\s+)?(?:{_times(lambda t: t.deadlines)}|"
-    rf"(?:(?:{_times(lambda t: t.next)})\s+)?{_WEEKDAY_NAMES}|"
+    rf"(?:{_said(lambda t: t.within)})\s+(?:(?:{_said(lambda t: t.within_next)})\s+)?{_NUMBER_WORDS}[\s-]+"
+    rf"(?:(?:{_said(lambda t: t.unit_kinds)})\s+)?(?:{_said(lambda t: t.units)})"
+    rf"|(?:{_said(lambda t: t.by)})\s+(?:(?:{_ARTICLE})\s+)?(?:{_said(lambda t: t.deadlines)}|"
+    rf"(?:(?:{_said(lambda t: t.next)})\s+)?{_WEEKDAY_NAMES}|"
     rf"{_MONTH_RE}\s+{_DAY}{_ORD}|{_DAY}{_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+{_MONTH_RE}"
     r"|\d{1,2}(?::\d\d)?\s?(?:[ap]\.?m\.?)|\d{1,2}:\d\d)"
 )
 _COMMITMENT = re.compile(
-    rf"(?i)(?<!\w)(?P<lead>(?:{_times(lambda t: t.promisers)}|(?:{_times(lambda t: t.promiser_determiners)})\s+\w+)"
-    rf"\s*(?:{_times(lambda t: t.promise_verbs)})|(?:{_times(lambda t: t.promised)})s?)"
+    rf"(?i)(?<!\w)(?P<lead>(?:{_said(lambda t: t.promisers)}|(?:{_said(lambda t: t.promiser_determiners)})\s+\w+)"
+    rf"\s*(?:{_said(lambda t: t.promise_verbs)})|(?:{_said(lambda t: t.promised)})s?)"
     r"(?P<mid>(?:[^.!?;\n]|[.,](?=\d)){0,60}?)\s(?P<deadline>" + _DEADLINE + r")(?!\w)"
 )
 _DEADLINE_WORD = re.compile(
-    rf"(?i)^(?:{_times(lambda t: t.within)}|{_times(lambda t: t.by)})\s+"
-    rf"(?:(?:{_ARTICLE})\s+(?:(?:{_times(lambda t: t.next)})\s+)?)?"
+    rf"(?i)^(?:{_said(lambda t: t.within)}|{_said(lambda t: t.by)})\s+"
+    rf"(?:(?:{_ARTICLE})\s+(?:(?:{_said(lambda t: t.next)})\s+)?)?"
 )
 # A timetable ("will arrive by 12:07") is not a promise made to the customer; a delivery that
 # "should arrive within 3 days" is.
-_TIMETABLE = re.compile(rf"(?i)\b(?:{_times(lambda t: t.timetable)})\b")
+_TIMETABLE = re.compile(rf"(?i)\b(?:{_said(lambda t: t.timetable)})\b")
 _CLOCK = re.compile(r"\d:\d\d|\d\s?[ap]\.?m")
 
 
