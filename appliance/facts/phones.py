@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 import phonenumbers
-from phonenumbers import Leniency, PhoneNumberFormat, PhoneNumberMatch, PhoneNumberMatcher
+from phonenumbers import Leniency, PhoneNumberFormat, PhoneNumberMatcher
 
 from appliance.facts.text import digits
 from appliance.lexicon import LEXICONS, each, either
@@ -74,47 +75,45 @@ def find(text: str, add: Add, region: str = DEFAULT_REGION) -> None:
 
     A run of digits that is no possible number of ``region`` ("0151 23456789" in Britain, "1-800-555-0199"
     in Germany) is read in the lexicons' regions in turn, the first that reads it whole."""
-    found = [m for m in PhoneNumberMatcher(text, region, leniency=Leniency.POSSIBLE) if _kept(text, m)]
+    matches = PhoneNumberMatcher(text, region, leniency=Leniency.POSSIBLE)
+    found = [(m.start, m.raw_string.rstrip(" .-/")) for m in matches]
+    found = [(start, raw) for start, raw in found if _kept(text, start, raw)]
     for run in _RUN.finditer(text):
-        if not any(m.start <= run.start() and run.end() <= m.end for m in found):
-            whole = _read_whole(text, run, region)
-            if whole is not None:
-                found = [m for m in found if not (m.start < whole.end and whole.start < m.end)] + [whole]
-    for m in sorted(found, key=lambda m: m.start):
-        raw = m.raw_string.rstrip(" .-/")
-        add("phone", m.start, m.start + len(raw), _norm(raw))
+        covered = any(start <= run.start() and run.end() <= start + len(raw) for start, raw in found)
+        if not covered and _kept(text, run.start(), run.group()) and _possible_elsewhere(run.group(), region):
+            found = [(s, r) for s, r in found if not (s < run.end() and run.start() < s + len(r))]
+            found.append((run.start(), run.group()))
+    for start, raw in sorted(found):
+        add("phone", start, start + len(raw), _norm(raw))
 
 
-def _read_whole(text: str, run: re.Match[str], region: str) -> PhoneNumberMatch | None:
-    """The reading of the digits ``run`` in the first of the lexicons' regions that reads it whole."""
-    for other in REGIONS:
-        if other == region:
-            continue
-        for m in PhoneNumberMatcher(run.group(), other, leniency=Leniency.POSSIBLE):
-            if m.start == 0 and m.end == len(run.group()):
-                whole = PhoneNumberMatch(run.start(), m.raw_string, m.number)
-                if _kept(text, whole):
-                    return whole
-    return None
+def _possible_elsewhere(raw: str, region: str) -> bool:
+    """Whether ``raw`` reads whole as a possible number of one of the lexicons' regions."""
+    return any(
+        m.start == 0 and m.end == len(raw)
+        for other in REGIONS
+        if other != region
+        for m in PhoneNumberMatcher(raw, other, leniency=Leniency.POSSIBLE)
+    )
 
 
-def _kept(text: str, m: PhoneNumberMatch) -> bool:
-    """Whether the candidate ``m`` is a phone: international, after a trunk prefix, a valid number
-    written in groups, or said to be one."""
-    raw = m.raw_string.rstrip(" .-/")
+def _kept(text: str, start: int, raw: str) -> bool:
+    """Whether the candidate ``raw`` at ``start`` is a phone: international, after a trunk prefix,
+    said to be one, or a valid number written in groups."""
     number = digits(raw)
     if any(c.isalpha() for c in raw):
         return False  # an extension ("x12") or a hexadecimal code ("0x80070005")
-    if not 7 <= len(number) <= 15 or _BEFORE.match(text, max(0, m.start - 1), m.start) or _AFTER.match(text, m.end):
+    end = start + len(raw)
+    if not 7 <= len(number) <= 15 or _BEFORE.match(text, max(0, start - 1), start) or _AFTER.match(text, end):
         return False  # "CU-4471-9902" is a code, "12.5" or "0x80070005" no phone
     if "/" in raw and (not raw.startswith("0") or raw.count("/") > 1):
         return False  # "2024/0012" is an invoice, "030/1234567" a Berlin number
     return (
         _international(raw)
         or raw.startswith(("0", "("))
+        or _cued_before(text[max(0, start - 40) : start])
+        or bool(_CUE_AFTER.search(text[end : end + 30]))
         or (not raw.isdigit() and _grouped_somewhere(raw))
-        or _cued_before(text[max(0, m.start - 40) : m.start])
-        or bool(_CUE_AFTER.search(text[m.start + len(raw) : m.start + len(raw) + 30]))
     )
 
 
@@ -136,6 +135,7 @@ def _norm(raw: str) -> str:
     return phonenumbers.format_number(number, PhoneNumberFormat.E164)
 
 
+@lru_cache(maxsize=4096)
 def _grouped_somewhere(raw: str) -> bool:
     """Whether ``raw``, a number without a prefix, is a valid number grouped as one of the lexicons'
     regions writes its numbers ("612 345 678" in Spain; not "12-03-2024" anywhere)."""
