@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from appliance.facts.entities import extract
 from appliance.facts.ledger import superseded
 from appliance.types import current_facts
 
@@ -462,3 +463,9 @@ class TestIbans:
         said = "DE88 3704 0044 0532 0130 00"
         assert facts(customer(f"my IBAN is {said}"), kinds=("account",)) == [("account", said)]
         assert facts(customer(f"the code on the box is {said}"), kinds=("account",)) == []
+
+
+class TestCodesAreNoDates:
+    @pytest.mark.parametrize("text", ["Your customer id is 4711-0815-22.", "Kundennummer 4711-0815-22."])
+    def test_a_codes_last_group_and_a_full_stop_are_no_day(self, text: str):
+        assert [e.kind for e in extract(text)] == ["customer_id"]

@@ -121,11 +121,13 @@ _MONTH_DAY = re.compile(
 )
 # A day of the month alone, where the words say date: "on the 11th", "to 25th", "the 12th of this
 # month"; not "5th and Main", "the 2nd floor".
+# The endings of the languages whose words say a day alone: "- 22." in a code is no German day.
+_DAY_ALONE = phrases(each(lambda lexicon: lexicon.times.ordinals if lexicon.times.day_leads else ()))
 _ORDINAL_DAY = re.compile(
     rf"(?i)(?:(?<!\w)(?:{_said(lambda t: t.day_leads)})\s+|[-–]\s*)"
-    rf"(?P<d>3[01]|[12]\d|0?[1-9])(?:{_ORDINALS})(?!\w)"
+    rf"(?P<d>3[01]|[12]\d|0?[1-9])(?:{_DAY_ALONE})(?!\w)"
     rf"(?!\s+(?:{_said(lambda t: t.not_days_after)})\b)"
-    rf"|(?<![\w/.-])(?P<d2>3[01]|[12]\d|0?[1-9])(?:{_ORDINALS})(?=\s+(?:{_said(lambda t: t.this_month)})(?!\w))"
+    rf"|(?<![\w/.-])(?P<d2>3[01]|[12]\d|0?[1-9])(?:{_DAY_ALONE})(?=\s+(?:{_said(lambda t: t.this_month)})(?!\w))"
 )
 _WEEKDAY = re.compile(r"(?i)(?<!\w)(?P<w>" + alternation(*WEEKDAYS) + r")(?!\w)")
 
