@@ -9,10 +9,10 @@ reserved ranges that fictional and test numbers use ("555-0199", "07700 900123")
 customers and its test sessions type all the same.
 
 What a candidate is stays the ledger's decision: a phone when it is international, opens with a
-trunk prefix or a parenthesis ("01223 842725", "(415) 555-0199"), is grouped as a region where one of
-the lexicons' languages is spoken writes its numbers ("612 345 678", "415.555.0142"), or stands after or before
-a phone word ("call me on 5551234567", "5551234567 is my cell"). Dates, amounts and labelled codes
-are extracted before phones, so "12.03.2024", "1,234.50" and "order 48213377" never become one.
+trunk prefix or a parenthesis ("01223 842725", "(415) 555-0199"), stands after or before a phone
+word ("call me on 5551234567", "5551234567 is my cell"), or is grouped as a region of the lexicons'
+languages writes its numbers ("612 345 678", "415.555.0142"). Dates, amounts and labelled codes are
+extracted before phones, so "12.03.2024", "1,234.50" and "order 48213377" never become one.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
 # Where a bare number is read when neither the settings nor the conversation say (``facts.region``).
 DEFAULT_REGION = "GB"
-# The regions where a number valid there is a phone without a cue: those of every lexicon's language.
+# The regions where a number grouped as they write theirs is a phone without a cue, and where a run
+# of digits that is no possible number of the region set is read: those of every lexicon's language.
 REGIONS = each(lambda lex: lex.regions)
 # A run of seven digits or more, grouped or not: a number the region's reading may have split.
 _RUN = re.compile(r"(?<![\w+])(?:\+|\(\d+\)\s?)?\d(?:[ ./-]?\d){6,}(?!\w)")
