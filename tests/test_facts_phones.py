@@ -118,6 +118,7 @@ class TestSaidInWords:
             "Average wind speed of 8 miles per hour",  # Spanish "miles" is thousands
             "me pueden llamar al 612 345 678 o al 912 345 678",  # Spanish "o" is "or", no zero
             "a hundred and five people, two three-bedroom flats",
+            "one\u2028two\u2029three\x85four\rfive\nsix",  # one number a line
         ],
     )
     def test_words_that_say_no_run_of_digits(self, text: str):

@@ -236,8 +236,10 @@ def _languages(words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _joined(text: str, tokens: Sequence[_Token], a: _Piece, b: _Piece) -> bool:
-    """Whether piece ``b`` continues the run that ``a`` ends: next to it, or after one joining mark;
-    a dot or a comma only between single digits or numbers said in words."""
+    """Whether piece ``b`` continues the run that ``a`` ends: next to it on its line, or after one
+    joining mark; a dot or a comma only between single digits or numbers said in words."""
+    if len(f"|{text[tokens[a.last].end : tokens[b.first].start]}|".splitlines()) > 1:
+        return False  # a list, one number a line ("one\ntwo\nthree")
     between = [t.word for t in tokens[a.last + 1 : b.first]]
     if not between:
         return True
