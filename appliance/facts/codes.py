@@ -108,7 +108,7 @@ _VALUE_FIRST = re.compile(
 )
 # Another label, or a phone's word, between a label and a number names the number itself.
 _ANY_LABEL = re.compile(
-    r"(?i)(?<!\w)(?:" + "|".join((*_LABELS.values(), _either(lambda e: e.phone_words))) + r")(?!\w)"
+    r"(?i)(?<!\w)(?:" + "|".join((*_LABELS.values(), phrases(each(lambda lex: lex.entities.phone_words)))) + r")(?!\w)"
 )
 # Digits a phone's shape fits (a leading 0, nine digits or more) stay a phone's.
 _PHONE_SHAPE = re.compile(r"0\d{8,}")

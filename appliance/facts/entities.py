@@ -82,6 +82,10 @@ def _either(pick: Callable[[Entities], tuple[str, ...]]) -> str:
     return either(lambda lexicon: pick(lexicon.entities))
 
 
+def _phrases(pick: Callable[[Entities], Iterable[str]]) -> str:
+    return phrases(each(lambda lexicon: pick(lexicon.entities)))
+
+
 def _said(pick: Callable[[Times], Iterable[str]]) -> str:
     return phrases(each(lambda lexicon: pick(lexicon.times)))
 
@@ -93,6 +97,7 @@ _AMBIGUOUS_MONTHS = frozenset(each(lambda lexicon: lexicon.entities.ambiguous_mo
 _ORDINALS = _said(lambda t: t.ordinals)
 _ORD = rf"(?:{_ORDINALS})?"
 _ARTICLE = phrases(each(lambda lexicon: lexicon.entities.articles))
+_DATE_ARTICLES = _said(lambda t: t.day_articles)  # that belong to a date: "the 3rd of March"
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 _YEAR = r"(?:19|20)\d\d"
 _WEEKDAY_NAMES = alternation(*WEEKDAYS)
@@ -113,11 +118,12 @@ _NUM_DATE = re.compile(
     rf"(?<![\w/.:,-])(?P<a>{_DAY})(?P<sep>[/.])(?P<b>{_DAY})(?:(?P=sep)(?P<y>{_YEAR}|\d\d))?(?![\w/]|[.,]\d)"
 )
 _DAY_MONTH = re.compile(
-    rf"(?i)(?<!\w)(?:(?:{_said(lambda t: t.day_articles)})\s+)?(?P<d>{_DAY}){_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+"
+    rf"(?i)(?<!\w)(?:(?:{_DATE_ARTICLES})\s+)?(?P<d>{_DAY}){_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+"
     rf"(?P<m>{_MONTH_RE})(?!\w)(?:,?\s+(?:(?:{_either(lambda e: e.day_of)})\s+)?(?P<y>{_YEAR}))?"
 )
 _MONTH_DAY = re.compile(
-    rf"(?i)(?<!\w)(?P<m>{_MONTH_RE})\.?\s+(?:(?:{_said(lambda t: t.day_articles)})\s+)?(?P<d>{_DAY}){_ORD}(?!\w)(?:,?\s+(?P<y>{_YEAR}))?"
+    rf"(?i)(?<!\w)(?P<m>{_MONTH_RE})\.?\s+(?:(?:{_DATE_ARTICLES})\s+)?(?P<d>{_DAY}){_ORD}(?!\w)"
+    rf"(?:,?\s+(?P<y>{_YEAR}))?"
 )
 # A day of the month alone, where the words say date: "on the 11th", "to 25th", "the 12th of this
 # month"; not "5th and Main", "the 2nd floor".
@@ -163,7 +169,10 @@ _OTHER_POSTCODE = re.compile(
     r"|(?<=,\s)(?P<town>\d{4,5})(?=\s+[A-ZÀ-Þ][^\W\d_]+(?:[\s-][A-ZÀ-Þ][^\W\d_]+)?\s*(?:$|[.,;!?\n]))"
 )
 
-_NUMBER_WORDS = rf"(?:\d{{1,3}}(?:\s?[-–]\s?\d{{1,3}}|\s(?:{_said(lambda t: t.ranges)})\s\d{{1,3}})?|{_said(lambda t: t.counts_said)})"
+_NUMBER_WORDS = (
+    rf"(?:\d{{1,3}}(?:\s?[-–]\s?\d{{1,3}}|\s(?:{_said(lambda t: t.ranges)})\s\d{{1,3}})?"
+    rf"|{_said(lambda t: t.counts_said)})"
+)
 _DEADLINE = (
     rf"(?:{_said(lambda t: t.within)})\s+(?:(?:{_said(lambda t: t.within_next)})\s+)?{_NUMBER_WORDS}[\s-]+"
     rf"(?:(?:{_said(lambda t: t.unit_kinds)})\s+)?(?:{_said(lambda t: t.units)})"
@@ -190,11 +199,11 @@ _CLOCK = re.compile(r"\d:\d\d|\d\s?[ap]\.?m")
 _ANY_DIGIT = re.compile(r"\d")
 
 _ADDRESS_END = re.compile(
-    r"(?i),?\s+(?:" + _either(lambda e: e.address_joins) + r")\s+|\s+(?:" + _either(lambda e: e.phone_words) + r")\b"
+    r"(?i),?\s+(?:" + _phrases(lambda e: e.address_joins) + r")\s+|\s+(?:" + _phrases(lambda e: e.phone_words) + r")\b"
 )
-_BIRTH_CUE = re.compile(r"(?i)(?:" + _either(lambda e: e.birth_cues) + r")(?:\b|(?<=\.))(?:[^.!?]|\.(?!\s)){0,25}$")
+_BIRTH_CUE = re.compile(r"(?i)(?:" + _phrases(lambda e: e.birth_cues) + r")(?:\b|(?<=\.))(?:[^.!?]|\.(?!\s)){0,25}$")
 _ADDRESS = re.compile(
-    r"(?i)(?<!\w)(?:" + _either(lambda e: e.address_cues) + r")\s*(?:(?:" + _either(lambda e: e.address_verbs) + r")"
+    r"(?i)(?<!\w)(?:" + _phrases(lambda e: e.address_cues) + r")\s*(?:(?:" + _phrases(lambda e: e.address_verbs) + r")"
     r"(?!\w)|:)\s*:?\s*(?P<value>[^.!?\n]{4,80})"
 )
 

@@ -24,8 +24,8 @@ from functools import lru_cache
 import phonenumbers
 from phonenumbers import Leniency, PhoneNumberFormat, PhoneNumberMatcher
 
-from appliance.facts.text import digits
-from appliance.lexicon import LEXICONS, each, either
+from appliance.facts.text import digits, phrases
+from appliance.lexicon import LEXICONS, each
 from appliance.lexicon.text import fold
 
 Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
@@ -40,13 +40,13 @@ _RUN = re.compile(r"(?<![\w+])(?:\+|\(\d+\)\s?)?\d(?:[ ./-]?\d){6,}(?!\w)")
 _BEFORE = re.compile(r"[\w+@.,/:-]")
 _AFTER = re.compile(r"[\w@]|[.,:/]\d")
 
-_CUES = either(lambda lex: lex.entities.phone_cues)
+_CUES = phrases(each(lambda lex: lex.entities.phone_cues))
 _CUE_WORD = re.compile(r"(?i)(?:" + _CUES + r")")
 # A cue is a word of its own: "iPhone 15 Pro, bestelnummer 500-2291-7734" names no phone.
 _CUE_BEFORE = re.compile(r"(?i)(?<![^\W\d_])(?P<cue>" + _CUES + r")\W*(?:\w+\W+){0,3}$")
 _CUE_AFTER = re.compile(r"(?i)^\W{0,3}(?:\w+\W+){0,2}(?:" + _CUES + r")(?!\w)")
 # "number" after a noun of its own names something else: "model number 55-887-1234", "numéro de série".
-_NUMBER_NOUN = re.compile(r"(?i)(?:" + (either(lambda lex: lex.entities.number_nouns) or "(?!)") + r")")
+_NUMBER_NOUN = re.compile(r"(?i)(?:" + phrases(each(lambda lex: lex.entities.number_nouns)) + r")")
 _NOUN_BEFORE = re.compile(r"(?<![\w-])(?P<word>[^\W\d_]+)\s+$")
 _NOUN_AFTER = re.compile(r"\s+(?:de|of|del)\s+(?P<word>[^\W\d_]+)")
 # Words that may stand next to "number" in a phone's cue: every lexicon's common words.

@@ -292,10 +292,10 @@ LEXICON = Lexicon(
         phone_cues=("telefoon", "mobiel", "gsm", "nummer", "bellen", "bereiken", "bereikbaar"),
         number_nouns=("nummer",),
         birth_cues=("geboortedatum",),
-        address_cues=(r"mijn\s+adres", r"uw\s+adres"),
+        address_cues=("mijn adres", "uw adres"),
         address_joins=("en",),
         balance=("saldo",),
-        percent_words=("procent", r"procentpunt(?:en)?"),
+        percent_words=("procent", "procentpunt", "procentpunten"),
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", "hoi", r"goede(?:n)?\s*(?:morgen|middag|avond)", "dag", r"hoe\s+gaat\s+het"),

@@ -245,8 +245,9 @@ class Names:
 
 @dataclass(frozen=True)
 class Entities:
-    """Labels and words of the fact extractor (``appliance.facts.entities``, ``amounts``, ``text``);
-    patterns are matched without case."""
+    """Labels and words of the fact extractor (``appliance.facts.entities``, ``amounts``, ``text``),
+    matched without case; a field says whether it holds patterns or plain words and phrases
+    (:func:`appliance.facts.text.phrases`: words apart by spaces, an apostrophe of either kind)."""
 
     labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Patterns by identifier kind (``reference``, ``order``, ``case``, ``ticket``, ``account``,
@@ -310,30 +311,30 @@ class Entities:
     day_of: tuple[str, ...] = ()
     """Patterns between a day and its month ("the 3rd of March": "of")."""
     phone_cues: tuple[str, ...] = ()
-    """Patterns of the words shortly before or after a phone number ("phone", "Telefon")."""
+    """Plain words and phrases shortly before or after a phone number ("phone", "Telefon")."""
     number_nouns: tuple[str, ...] = ()
-    """Patterns of the ``phone_cues`` that mean "number": after a noun that is no common word they
+    """Plain words of the ``phone_cues`` that mean "number": after a noun that is no common word they
     name no phone ("model number 55-887-1234", "numéro de série")."""
     birth_cues: tuple[str, ...] = ()
-    """Patterns of the words shortly before a date of birth ("date of birth", "geboren")."""
+    """Plain words and phrases shortly before a date of birth ("date of birth", "geboren")."""
     address_cues: tuple[str, ...] = ()
-    """Patterns of the words that introduce an address ("my address", "meine Anschrift")."""
+    """Plain words and phrases that introduce an address ("my address", "meine Anschrift")."""
     address_verbs: tuple[str, ...] = ()
-    """Patterns between ``address_cues`` and the address ("is", "lautet")."""
+    """Plain words and phrases between ``address_cues`` and the address ("is", "lautet")."""
     address_joins: tuple[str, ...] = ()
-    """Patterns of the words that join another clause to an address ("and", "aber"): it ends before them."""
+    """Plain words and phrases that join another clause to an address ("and", "aber"): it ends before them."""
     phone_words: tuple[str, ...] = ()
-    """Patterns of the words that name a phone ("phone", "Telefon"): an address ends before them."""
+    """Plain words and phrases that name a phone ("phone", "Telefon"): an address ends before them."""
     currencies: Mapping[str, str] = field(default_factory=dict)
     """Lower-case words for money in a currency, with its ISO 4217 code ("pounds": ``GBP``)."""
     credit: tuple[str, ...] = ()
-    """Patterns after a number that say it is money in an account ("in credit", "Guthaben")."""
+    """Plain words and phrases after a number that say it is money in an account ("in credit", "Guthaben")."""
     balance: tuple[str, ...] = ()
-    """Patterns before a number that say it is money in an account ("balance", "Kontostand")."""
+    """Plain words and phrases before a number that say it is money in an account ("balance", "Kontostand")."""
     balance_verbs: tuple[str, ...] = ()
-    """Patterns between ``balance`` and its number ("is", "beträgt")."""
+    """Plain words and phrases between ``balance`` and its number ("is", "beträgt")."""
     percent_words: tuple[str, ...] = ()
-    """Patterns of the words after a number that make it a percentage, as "%" does ("percent",
+    """Plain words and phrases after a number that make it a percentage, as "%" does ("percent",
     "Prozent", "pour cent")."""
 
 
