@@ -185,6 +185,7 @@ def policies(settings: Settings) -> dict[str, ContextPolicy]:
 
 
 def pipeline_settings(settings: Settings) -> PipelineSettings:
+    from appliance.facts.phones import locale_region
     from appliance.facts.secrets import Masking
     from appliance.facts.vocabulary import Vocabulary
     from appliance.turn.pipeline import PipelineSettings
@@ -218,6 +219,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
             settings.facts.request_cues,
             settings.facts.readback_cues,
             Masking.of(settings.privacy.mask_kinds, settings.privacy.patterns),
+            settings.facts.region or locale_region(_locale_name()),
         ),
         mask_secrets=settings.privacy.mask_secrets,
         safe_answers={**SAFE_ANSWER, **settings.privacy.safe_answer},
@@ -249,6 +251,11 @@ def load_concurrently(loads: dict[str, Callable[[], T]], *, workers: int | None 
                 _close(future.result())
         raise errors[0]
     return {name: future.result() for name, future in futures.items()}
+
+
+def _locale_name() -> str:
+    """The name of the box's locale for text, as the C library reads it ("de_DE.UTF-8")."""
+    return os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG", "")
 
 
 def _close(part: object) -> None:

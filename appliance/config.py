@@ -634,6 +634,10 @@ def _kind_table(key: str, table: Mapping[str, Mapping[str, tuple[str, ...]]], ke
 
 
 class FactsSettings(_Section):
+    region: str = Field(
+        "",
+        description='Where a phone number given without a country code belongs, as an ISO 3166 region code ("GB", "DE", "FR"): it is read as that region writes its numbers first, then as the regions of the built-in languages do. Empty: the region of the box\'s locale (`LC_ALL`, `LC_CTYPE` or `LANG`: `de_DE.UTF-8` is `DE`), else the country of the first international number a conversation holds, else `GB`.',
+    )
     request_cues: dict[str, dict[str, tuple[str, ...]]] = Field(
         default_factory=dict,
         description='Phrases of an agent\'s request ("your account number", "Geburtsdatum") by which a customer\'s bare reply is read as that kind ("Yes, Sarah Brown." after "your name?"), as a table language → kind → list. Kinds: '
@@ -649,6 +653,8 @@ class FactsSettings(_Section):
 
     @model_validator(mode="after")
     def _check_cues(self) -> FactsSettings:
+        if self.region and not re.fullmatch(r"[A-Z]{2}", self.region):
+            raise ValueError(f"facts.region: {self.region!r} is not a region code such as 'GB' or 'DE'")
         _kind_table("facts.request_cues", self.request_cues, KINDS)
         _kind_table("facts.readback_cues", self.readback_cues, ("request", *READBACK_TOPICS))
         return self

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from appliance.facts.checker import check, redact, strict_instruction
 from appliance.facts.ledger import entries
 from appliance.types import CheckResult, Turn, current_facts
 
-from .support import dev_conversations
+from .said import agent, customer
+from .support import SHARED_DATA, dev_conversations
 
 
 def transcript(conversation_id: str) -> tuple[Turn, ...]:
@@ -188,11 +191,8 @@ class TestNamesAndSlotValues:
         assert check_after(turns, "Who will I see?", "You will see Dr. Johnson.").ok
 
     def test_real_quoting_turns_of_the_star_dialogues_stay_unflagged_and_altered_ones_are_flagged(self):
-        import json
 
         from appliance.lab.bench.guards import score_checker
-
-        from .support import SHARED_DATA
 
         with (SHARED_DATA / "dev_star_conversations.jsonl").open() as fh:
             conversations = [json.loads(line) for line in fh if line.strip()]
@@ -200,3 +200,36 @@ class TestNamesAndSlotValues:
         score = score_checker(turns)
         assert score.real >= 30 and score.real_flagged == 0, score.false_alarms
         assert score.altered_flagged == score.altered, score.missed
+
+
+class TestCheckerOnTypedFacts:
+    def test_a_superseded_value_stated_as_current_is_a_contradiction(self):
+        said = (
+            agent("What is your account number?"),
+            customer("It's 12345678."),
+            agent("Thank you, one moment please."),
+            customer("Sorry, I gave you the wrong one, it's 12345679."),
+        )
+        turns = tuple(Turn("s", i, r, t) for i, (r, t) in enumerate(said))  # type: ignore[arg-type]
+        result = check(
+            "Your account number is 12345678.", ledger=entries(turns), summary="", transcript=turns, question="?"
+        )
+        assert [(f.entity.text, f.status, f.expected) for f in result.findings] == [
+            ("12345678", "contradiction", "12345679")
+        ]
+        right = check(
+            "Your account number is 12345679.", ledger=entries(turns), summary="", transcript=turns, question="?"
+        )
+        assert right.ok
+
+    def test_any_of_several_current_values_is_supported(self):
+        turns = (Turn("s", 0, "customer", "I have two accounts: checking 11112222 and savings 33334444."),)
+        for answer in ("Your savings account 33334444 is open.", "Your checking account 11112222 is open."):
+            assert check(answer, ledger=entries(turns), summary="", transcript=turns, question="?").ok
+
+    def test_names_are_matched_without_case(self):
+        turns = (Turn("s", 0, "agent", "Can I have your name please?"), Turn("s", 1, "customer", "mei lin chen"))
+        ok = check("Thank you, Mei Lin Chen.", ledger=entries(turns), summary="", transcript=turns, question="?")
+        assert ok.ok
+        wrong = check("Your name is mei lin wong.", ledger=entries(turns), summary="", transcript=turns, question="?")
+        assert [(f.status, f.expected) for f in wrong.findings] == [("contradiction", "mei lin chen")]

@@ -56,6 +56,9 @@ OWNERS = {
     "markdown_it": {"knowledge/markdown"},
     "selectolax": {"knowledge/html"},
     "pypdf": {"knowledge/pdf"},
+    "phonenumbers": {"facts/phones"},
+    "stdnum": {"facts/national_ids"},
+    "text_to_num": {"facts/spoken"},
     "textual": {"tui"},
     # The TUI reads the daemon's event streams with it. models/remote.py reads its servers' streams
     # itself: llama.cpp's server reports a failure in an `error:` field, which httpx-sse drops (the spec

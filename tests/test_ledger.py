@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from appliance.facts.ledger import entries, entries_for, render, superseded
+from appliance.store import Store
 from appliance.types import LedgerEntry, Turn, current_facts
 
 from .support import dev_conversations
@@ -143,3 +146,25 @@ def test_a_signature_whose_words_another_finder_took_is_not_weighed():
 
     prior = [fact("name", "Dana Whitfield", 0, "name:customer", "dana whitfield")]
     assert ledger._signs_another(slots.Reading((), frozenset(), signed=12), prior) is False
+
+
+class TestStored:
+    def test_labels_and_subjects_are_stored_and_rows_from_before_read(self, tmp_path: Path):
+        store = Store.open(tmp_path / "a.db")
+        session = store.create_session(policy="rolling")
+        text = "I have two accounts: checking 11112222 and savings 33334444."
+        said = entries((Turn(session.id, 0, "customer", text),))
+        store.append_turn(session.id, "customer", text, ledger=said)
+        store.db.execute(
+            "INSERT INTO ledger (session_id, turn, speaker, kind, slot, value, norm) "
+            "VALUES (?, 0, 'customer', 'phone', 'phone:customer', '0161 496 0000', '01614960000')",
+            [session.id],
+        )  # a row as the schema before m006 wrote it
+        stored = store.ledger(session.id)
+        assert [(e.value, e.label) for e in stored] == [
+            ("11112222", "checking"),
+            ("33334444", "savings"),
+            ("0161 496 0000", ""),
+        ]
+        assert stored[:2] == said
+        store.close()

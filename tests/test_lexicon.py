@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from appliance.facts import spoken
 from appliance.lexicon import CODES, LEXICONS, NATIONAL_ID_KINDS, Lexicon, each
 from appliance.lexicon.text import fold, phrase_form, sentences, straight
 from appliance.types import KINDS, READBACK_TOPICS
@@ -81,10 +82,10 @@ class TestEachLexicon:
         assert bool(LEXICONS[code].secrets.cues) == bool(LEXICONS[code].secrets.hints)
         assert bool(LEXICONS[code].secrets.national_ids) == bool(LEXICONS[code].secrets.id_hints)
 
-    def test_digits_are_whole(self, code: str):
+    def test_spellings_of_numbers_are_lower_case_and_say_a_digit(self, code: str):
         numbers = LEXICONS[code].numbers
-        assert len(numbers.digits) in (0, 10) and all(numbers.digits)
-        assert all(w == w.lower() for words in numbers.digits for w in words)
+        assert all(w == w.lower() and d.isdigit() and len(d) == 1 for w, d in numbers.spellings.items())
+        assert all(w == w.lower() and n > 1 for w, n in numbers.repeats.items())
 
 
 class TestRegistry:
@@ -92,7 +93,7 @@ class TestRegistry:
         for code in ("en", "de", "fr", "es", "nl"):
             lexicon = LEXICONS[code]
             assert lexicon.requests.cues and lexicon.readback.topics and lexicon.stage.late and lexicon.recall
-            assert lexicon.numbers.digits and lexicon.secrets.asks and lexicon.secrets.warnings
+            assert code in spoken.LANGUAGES and lexicon.secrets.asks and lexicon.secrets.warnings
 
     def test_every_field_defaults_to_empty(self):
         """A new language may start with a few fields: the rest need not be written."""

@@ -15,6 +15,7 @@ from appliance.turn.pipeline import Pipeline
 from appliance.types import LedgerEntry, current_facts
 
 from .fakes import FakeResponder
+from .said import agent, customer, ledger
 from .test_context import FakeCounter, context_of, snapshot
 
 
@@ -360,3 +361,45 @@ def test_current_facts_feed_the_selection():
     old = entry("account", "11112222", 1, slot="account:customer")
     asked = readback.wanted(Request(("account",)), current_facts((old, ACCOUNT)))
     assert asked == (Asked("account", (ACCOUNT,)),)
+
+
+class TestReadBackOfTypedFacts:
+    def test_several_values_are_read_back_with_their_labels(self):
+        facts_ = ledger(customer("I have two accounts: checking 11112222 and savings 33334444."))
+        asked = readback.wanted(readback.request("What were my account numbers again?"), facts_)
+        assert readback.phrase(asked) == "The account numbers I have are 11112222 (checking) and 33334444 (savings)."
+        assert "11112222 (checking), 33334444 (savings)" in readback.instruction(asked)
+
+    def test_a_read_back_gives_only_the_corrected_value(self):
+        said = (customer("My account number is 12345678."), agent("Thanks."), customer("Sorry, I meant 12345679."))
+        asked = readback.wanted(readback.request("Can you read back my account number?"), ledger(*said))
+        assert readback.phrase(asked) == "Your account number is 12345679."
+
+    def test_earlier_prefers_the_older_values(self):
+        said = [agent(f"The number of place {i} is 01632 96000{i}.") for i in range(5)]
+        facts_ = ledger(*said)
+        newest = readback.wanted(readback.request("What was the phone number you gave me?"), facts_)
+        older = readback.wanted(readback.request("What was the phone number you gave me earlier?"), facts_)
+        assert [e.value for e in readback.facts_of(newest)] == ["01632 960002", "01632 960003", "01632 960004"]
+        assert [e.value for e in readback.facts_of(older)] == ["01632 960000", "01632 960001", "01632 960002"]
+
+    @pytest.mark.parametrize(
+        ("question", "language", "phrase"),
+        [
+            ("What was my username?", "en", "Your username is rkowalski77."),
+            ("Wie war mein Benutzername?", "de", "Ihr Benutzername ist rkowalski77."),
+            ("Quel était mon nom d'utilisateur ?", "fr", "Votre nom d'utilisateur est rkowalski77."),
+            ("¿Cuál era mi nombre de usuario?", "es", "Su nombre de usuario es rkowalski77."),
+            ("Wat was mijn gebruikersnaam?", "nl", "Uw gebruikersnaam is rkowalski77."),
+        ],
+    )
+    def test_a_handle_in_every_language(self, question: str, language: str, phrase: str):
+        facts_ = ledger(agent("What is your username?"), customer("sure.  it's rkowalski77"))
+        req = readback.request(question)
+        assert req is not None and req.language == language
+        assert readback.phrase(readback.wanted(req, facts_), req.language) == phrase
+
+    def test_a_card_is_read_back_by_its_last_digits(self):
+        facts_ = ledger(customer("my card ending 4821 was swallowed by your ATM"))
+        asked = readback.wanted(readback.request("Which card did I tell you about again?"), facts_)
+        assert readback.phrase(asked) == "Your card ends in 4821."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.facts import secrets, slots
+from appliance.facts import national_ids, secrets, slots
 from appliance.facts.checker import check
 from appliance.facts.entities import extract
 from appliance.facts.ledger import entries
@@ -168,4 +168,4 @@ class TestNeverAValue:
         assert (e.kind, e.norm) == ("secret", "pin")
 
     def test_luhn(self):
-        assert secrets.luhn("4111111111111111") and not secrets.luhn("4111111111111112")
+        assert national_ids.luhn_valid("4111111111111111") and not national_ids.luhn_valid("4111111111111112")

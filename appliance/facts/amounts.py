@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
-from appliance.facts.text import alternation, digits
-from appliance.lexicon import LEXICONS, either
+from appliance.facts.text import alternation, digits, phrases
+from appliance.lexicon import LEXICONS, each
 
 # Currencies: symbol or word → ISO code. "$" alone is read as USD; "C$", "A$" are their own.
 _SYMBOLS = {
@@ -64,8 +64,9 @@ AMOUNT = re.compile(
 # Amounts without a currency where the words say money: "9758 in credit", "balance is 7762". Their
 # norm is the number alone, which matches the same number in any currency (:func:`lookup_keys`).
 BARE_AMOUNT = re.compile(
-    rf"(?i)(?<![\w.,])(?P<n1>{_NUMBER})\s+(?:{either(lambda lex: lex.entities.credit)})(?!\w)"
-    rf"|(?<!\w)(?:{either(lambda lex: lex.entities.balance)})\s+(?:{either(lambda lex: lex.entities.balance_verbs)}|:)?\s*"
+    rf"(?i)(?<![\w.,])(?P<n1>{_NUMBER})\s+(?:{phrases(each(lambda lex: lex.entities.credit))})(?!\w)"
+    rf"|(?<!\w)(?:{phrases(each(lambda lex: lex.entities.balance))})\s+"
+    rf"(?:{phrases(each(lambda lex: lex.entities.balance_verbs))}|:)?\s*"
     rf"(?:now\s+|currently\s+)?(?P<n2>{_NUMBER})(?![\w%]|[.,:]\d)"
 )
 

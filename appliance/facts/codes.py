@@ -16,8 +16,8 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 
-from appliance.facts.text import compact, digits
-from appliance.lexicon import Entities, Lexicon, either, either_joined
+from appliance.facts.text import compact, digits, phrases
+from appliance.lexicon import Entities, Lexicon, each, either, either_joined
 
 Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
@@ -108,23 +108,22 @@ _VALUE_FIRST = re.compile(
 )
 # Another label, or a phone's word, between a label and a number names the number itself.
 _ANY_LABEL = re.compile(
-    r"(?i)(?<!\w)(?:" + "|".join((*_LABELS.values(), _either(lambda e: e.phone_words))) + r")(?!\w)"
+    r"(?i)(?<!\w)(?:" + "|".join((*_LABELS.values(), phrases(each(lambda lex: lex.entities.phone_words)))) + r")(?!\w)"
 )
 # Digits a phone's shape fits (a leading 0, nine digits or more) stay a phone's.
 _PHONE_SHAPE = re.compile(r"0\d{8,}")
+# The last digits of an account after the words that name them ("ending 4821") or a mask ("**4821").
 _ACCOUNT_TAIL = re.compile(
-    r"(?i)(?<!\w)(?:end(?:ing|s)?(?:\s+(?:in|with))?|last\s+(?:four|4|two|2|three|3)(?:\s+digits)?"
-    r"(?:\s+(?:are|is|:))?|(?:\*|x|•|·){2,}[\s-]?)\s*:?\s*(?P<value>\d{2,6})(?!\w)"
+    r"(?i)(?<!\w)(?:(?:" + phrases(each(lambda lex: lex.entities.tails)) + r")(?!\w)|(?:\*|x|•|·){2,}[\s-]?)"
+    r"\s*:?\s*(?P<value>\d{2,6})(?!\w)"
 )
 # A code: letters and digits mixed, 5+ characters, upper case (codes are rarely written in lower case
 # unless a label says so), optionally joined by hyphens ("ORD-2024-0017") or after "Ref#".
 _CODE = re.compile(
     r"(?<![\w@-])(?:Ref#|#)?(?P<value>(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)*)(?![\w@]|-\w)"
 )
-_NOT_CODE = re.compile(
-    r"(?i)^\d+(?:st|nd|rd|th|am|pm|mg|ml|kg|km|cm|mm|gb|mb|kb|tb|ghz|mhz|kwh|mph|kph|ft|lbs|oz|hrs?|mins?|"
-    r"secs?|k|m|h|x|d|p|s|g|l|v|w)$|^[A-Z]\d$"
-)
+# A number and its unit ("500MG", "4K", "2ND") is a quantity, and a letter and a digit too short for a code.
+_NOT_CODE = re.compile(r"(?i)^\d+(?:" + phrases(each(lambda lex: lex.entities.units)) + r")$|^[A-Z]\d$")
 _LONG_NUMBER = re.compile(r"(?<![\w.,@/:-])#?(?P<value>\d{5,})(?![\w@]|[.,:]\d)")
 _CAPITALS = re.compile(r"[A-Z]{5}")
 

@@ -32,7 +32,7 @@ from functools import lru_cache
 
 from appliance.facts import handles, names, uncued
 from appliance.facts.matching import family
-from appliance.facts.text import compact
+from appliance.facts.text import compact, phrases
 from appliance.lexicon import Lexicon, either, either_joined
 from appliance.types import Entity, LedgerEntry
 
@@ -121,8 +121,7 @@ def _kind_words(lex: Lexicon) -> tuple[str, ...]:
         *ent.card_words,
         *ent.username_labels,
         *ent.level_labels,
-        *ent.phone_words,
-        *ent.birth_cues,
+        phrases((*ent.phone_words, *ent.birth_cues)),
         *(p for words in lex.requests.nouns.values() for p in words),
         *(re.escape(p) for p in lex.requests.cues.get("postcode", ())),
         *lex.secrets.other_facts,

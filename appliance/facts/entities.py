@@ -8,10 +8,10 @@ dateparser cost milliseconds per call and would not fit the per-answer budget.
 Rules are written for customer service in general (banks, shops, clinics, travel), not for one
 dataset: codes are recognised by shape or by a label ("order number", "case #";
 :mod:`appliance.facts.codes`), numbers by their separators. Labels, months, weekdays and the cues
-of phones, addresses and dates of birth are every lexicon's (:mod:`appliance.lexicon`);
-commitments, deadlines, clock times in words and a day of the month said alone are read in
-English only. Text may be word-tokenised ("cb2 3qb", "I 'm",
-"19:45 .") as in MultiWOZ.
+of phones, addresses and dates of birth are every lexicon's (:mod:`appliance.lexicon`), and so
+are the words of commitments, deadlines, the halves of the day and a day of the month said alone
+(``times``, written for English so far): the code holds no language's words. Text may be
+word-tokenised ("cb2 3qb", "I 'm", "19:45 .") as in MultiWOZ.
 
 Kinds and their ``norm`` (the form used for matching):
 
@@ -52,15 +52,15 @@ bare reply carries ("Yes, Sarah Brown." after "your name?") is read in :mod:`app
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from appliance.facts import amounts, codes, handles, names, percents, phones, secrets
+from appliance.facts import amounts, codes, handles, names, national_ids, percents, phones, secrets, spoken
 from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
-from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, spaced
-from appliance.lexicon import Entities, each, either
-from appliance.lexicon.text import APOSTROPHE
+from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, phrases, spaced
+from appliance.lexicon import LEXICONS, Entities, Times, each, either
+from appliance.lexicon.text import fold
 from appliance.types import Entity
 
 # Matching forms and keys live in their own modules; they are re-exported here for the callers.
@@ -82,13 +82,25 @@ def _either(pick: Callable[[Entities], tuple[str, ...]]) -> str:
     return either(lambda lexicon: pick(lexicon.entities))
 
 
+def _phrases(pick: Callable[[Entities], Iterable[str]]) -> str:
+    return phrases(each(lambda lexicon: pick(lexicon.entities)))
+
+
+def _said(pick: Callable[[Times], Iterable[str]]) -> str:
+    return phrases(each(lambda lexicon: pick(lexicon.times)))
+
+
 # Short month forms only with a day next to them ("Mar 3"), and never "may"/"mar" alone.
 _MONTH_RE = alternation(*(re.escape(m) for m in MONTHS))
 # Months that are ordinary words too: a date only with an ordinal, a year or a capital ("May 5th").
 _AMBIGUOUS_MONTHS = frozenset(each(lambda lexicon: lexicon.entities.ambiguous_months))
-_ORD = r"(?:st|nd|rd|th|er|e|º|°|\.)?"
+_ORDINALS = _said(lambda t: t.ordinals)
+_ORD = rf"(?:{_ORDINALS})?"
+_ARTICLE = phrases(each(lambda lexicon: lexicon.entities.articles))
+_DATE_ARTICLES = _said(lambda t: t.day_articles)  # that belong to a date: "the 3rd of March"
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 _YEAR = r"(?:19|20)\d\d"
+_WEEKDAY_NAMES = alternation(*WEEKDAYS)
 
 
 # Patterns ----------------------------------------------------------------------------------------
@@ -97,37 +109,47 @@ _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?!\
 
 _IBAN = re.compile(r"(?<!\w)[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?!\w)")
 
+_ACCOUNT_BEFORE = re.compile(
+    r"(?i)(?<!\w)(?:" + _either(lambda e: e.labels.get("account", ())) + r")(?!\w)\W*(?:[^\W\d_]+\W+){0,3}$"
+)
+
 _ISO_DATE = re.compile(rf"(?<![\w/.-])(?P<y>{_YEAR})-(?P<m>0?[1-9]|1[0-2])-(?P<d>{_DAY})(?![\w/-])")
 _NUM_DATE = re.compile(
     rf"(?<![\w/.:,-])(?P<a>{_DAY})(?P<sep>[/.])(?P<b>{_DAY})(?:(?P=sep)(?P<y>{_YEAR}|\d\d))?(?![\w/]|[.,]\d)"
 )
 _DAY_MONTH = re.compile(
-    rf"(?i)(?<!\w)(?:the\s+)?(?P<d>{_DAY}){_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+(?P<m>{_MONTH_RE})(?!\w)"
-    rf"(?:,?\s+(?:de\s+)?(?P<y>{_YEAR}))?"
+    rf"(?i)(?<!\w)(?:(?:{_DATE_ARTICLES})\s+)?(?P<d>{_DAY}){_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+"
+    rf"(?P<m>{_MONTH_RE})(?!\w)(?:,?\s+(?:(?:{_either(lambda e: e.day_of)})\s+)?(?P<y>{_YEAR}))?"
 )
 _MONTH_DAY = re.compile(
-    rf"(?i)(?<!\w)(?P<m>{_MONTH_RE})\.?\s+(?:the\s+)?(?P<d>{_DAY}){_ORD}(?!\w)(?:,?\s+(?P<y>{_YEAR}))?"
+    rf"(?i)(?<!\w)(?P<m>{_MONTH_RE})\.?\s+(?:(?:{_DATE_ARTICLES})\s+)?(?P<d>{_DAY}){_ORD}(?!\w)"
+    rf"(?:,?\s+(?P<y>{_YEAR}))?"
 )
 # A day of the month alone, where the words say date: "on the 11th", "to 25th", "the 12th of this
 # month"; not "5th and Main", "the 2nd floor".
+# The endings of the languages whose words say a day alone: "- 22." in a code is no German day.
+_DAY_ALONE = phrases(each(lambda lexicon: lexicon.times.ordinals if lexicon.times.day_leads else ()))
 _ORDINAL_DAY = re.compile(
-    r"(?i)(?:(?<!\w)(?:the|on|to|through|thru|till|until|from|by|before|after|month)\s+|[-–]\s*)"
-    r"(?P<d>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)(?!\w)"
-    r"(?!\s+(?:and|floor|floors|fl|street|st|avenue|ave|place|row|century|grade|birthday|anniversary|time|times|"
-    r"round|edition|generation|option|choice|person|people)\b)"
-    r"|(?<![\w/.-])(?P<d2>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)(?=\s+of\s+(?:this|next|the\s+next|the\s+following)\s+month)"
+    rf"(?i)(?:(?<!\w)(?:{_said(lambda t: t.day_leads)})\s+|[-–]\s*)"
+    rf"(?P<d>3[01]|[12]\d|0?[1-9])(?:{_DAY_ALONE})(?!\w)"
+    rf"(?!\s+(?:{_said(lambda t: t.not_days_after)})\b)"
+    rf"|(?<![\w/.-])(?P<d2>3[01]|[12]\d|0?[1-9])(?:{_DAY_ALONE})(?=\s+(?:{_said(lambda t: t.this_month)})(?!\w))"
 )
 _WEEKDAY = re.compile(r"(?i)(?<!\w)(?P<w>" + alternation(*WEEKDAYS) + r")(?!\w)")
 
 _AMPM = r"(?P<ampm>(?:[ap]\.\s?m\.|[ap]\s?m)(?!\w))"  # "5pm." ends a sentence; "5 p.m." keeps its dot
+# The words after a clock time that say its half of the day ("in the evening"), or a 24-hour clock ("Uhr").
+_DAY_PARTS = {fold(p): half for lexicon in LEXICONS.values() for p, half in lexicon.times.day_parts.items()}
+_PART = phrases(_DAY_PARTS)
+_HALF = phrases(p for p, half in _DAY_PARTS.items() if half != "24h")
 _TIME = re.compile(
     rf"(?i)(?<![\w:.,])(?P<h>[01]?\d|2[0-3])(?:(?P<sep>[:h])(?P<mi>[0-5]\d)|\.(?P<mi2>[0-5]\d)(?=\s?[ap]\.?m))"
-    rf"(?:\s?{_AMPM}|\s*(?P<part>in the (?:morning|afternoon|evening)|at night|tonight|uhr))?(?![\w:]|[.,]\d)"
+    rf"(?:\s?{_AMPM}|\s*(?P<part>{_PART})(?!\w))?(?![\w:]|[.,]\d)"
 )
 _TIME_WORDS = re.compile(
-    rf"(?i)(?<![\w:.,])(?P<h>1[0-2]|0?[1-9])(?:\s?(?:{_AMPM}|(?P<oclock>o\s?['’\"]\s?clock)(?!\w))"
-    rf"(?:\s+(?P<part>in the (?:morning|afternoon|evening)|at night|tonight))?"
-    rf"|\s+(?P<part2>in the (?:morning|afternoon|evening)|at night))"
+    rf"(?i)(?<![\w:.,])(?P<h>1[0-2]|0?[1-9])(?:\s?(?:{_AMPM}|(?P<oclock>{_said(lambda t: t.oclock)})(?!\w))"
+    rf"(?:\s+(?P<part>{_HALF})(?!\w))?"
+    rf"|\s+(?P<part2>{_HALF})(?!\w))"
 )
 
 
@@ -147,40 +169,41 @@ _OTHER_POSTCODE = re.compile(
     r"|(?<=,\s)(?P<town>\d{4,5})(?=\s+[A-ZÀ-Þ][^\W\d_]+(?:[\s-][A-ZÀ-Þ][^\W\d_]+)?\s*(?:$|[.,;!?\n]))"
 )
 
-_NUMBER_WORDS = r"(?:\d{1,3}(?:\s?[-–]\s?\d{1,3}|\s(?:to|or)\s\d{1,3})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|thirty|a|an|a\s+few|a\s+couple\s+of)"
+_NUMBER_WORDS = (
+    rf"(?:\d{{1,3}}(?:\s?[-–]\s?\d{{1,3}}|\s(?:{_said(lambda t: t.ranges)})\s\d{{1,3}})?"
+    rf"|{_said(lambda t: t.counts_said)})"
+)
 _DEADLINE = (
-    rf"(?:within|in|inside|under)\s+(?:the\s+next\s+)?{_NUMBER_WORDS}[\s-]+(?:(?:business|working|calendar)\s+)?"
-    r"(?:minutes?|hours?|days?|weeks?|months?|hrs?|mins?)"
-    r"|(?:by|before|no\s+later\s+than|until)\s+(?:the\s+)?(?:end\s+of\s+(?:the\s+)?(?:day|week|month|business\s+day)"
-    r"|tomorrow(?:\s+(?:morning|afternoon|evening))?|tonight|noon|midday|midnight|close\s+of\s+business|"
-    r"(?:next\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    rf"{_MONTH_RE}\s+{_DAY}{_ORD}|{_DAY}{_ORD}(?:\s+of)?\s+{_MONTH_RE}|\d{{1,2}}(?::\d\d)?\s?(?:[ap]\.?m\.?)|\d{{1,2}}:\d\d)"
+    rf"(?:{_said(lambda t: t.within)})\s+(?:(?:{_said(lambda t: t.within_next)})\s+)?{_NUMBER_WORDS}[\s-]+"
+    rf"(?:(?:{_said(lambda t: t.unit_kinds)})\s+)?(?:{_said(lambda t: t.units)})"
+    rf"|(?:{_said(lambda t: t.by)})\s+(?:(?:{_ARTICLE})\s+)?(?:{_said(lambda t: t.deadlines)}|"
+    rf"(?:(?:{_said(lambda t: t.next)})\s+)?{_WEEKDAY_NAMES}|"
+    rf"{_MONTH_RE}\s+{_DAY}{_ORD}|{_DAY}{_ORD}(?:\s+(?:{_either(lambda e: e.day_of)}))?\s+{_MONTH_RE}"
+    r"|\d{1,2}(?::\d\d)?\s?(?:[ap]\.?m\.?)|\d{1,2}:\d\d)"
 )
 _COMMITMENT = re.compile(
-    r"(?i)(?<!\w)(?P<lead>(?:we|i|you|it|someone|somebody|they|he|she|our\s+\w+|your\s+\w+|the\s+\w+|"
-    r"a\s+\w+|an\s+\w+)\s*(?:" + APOSTROPHE + r"ll|will|shall|should|are\s+going\s+to|is\s+going\s+to|am\s+going\s+to|"
-    r"promise\s+to|guarantee\s+to|can\s+expect)"
-    r"|(?:refund|reimbursement|replacement|delivery|callback|call\s+back|response|reply|credit|payment|"
-    r"confirmation|answer|decision|update)s?)"
+    rf"(?i)(?<!\w)(?P<lead>(?:{_said(lambda t: t.promisers)}|(?:{_said(lambda t: t.promiser_determiners)})\s+\w+)"
+    rf"\s*(?:{_said(lambda t: t.promise_verbs)})|(?:{_said(lambda t: t.promised)})s?)"
     r"(?P<mid>(?:[^.!?;\n]|[.,](?=\d)){0,60}?)\s(?P<deadline>" + _DEADLINE + r")(?!\w)"
 )
 _DEADLINE_WORD = re.compile(
-    r"(?i)^(?:within|in|inside|under|by|before|no\s+later\s+than|until)\s+(?:the\s+(?:next\s+)?)?"
+    rf"(?i)^(?:{_said(lambda t: t.within)}|{_said(lambda t: t.by)})\s+"
+    rf"(?:(?:{_ARTICLE})\s+(?:(?:{_said(lambda t: t.next)})\s+)?)?"
 )
 # A timetable ("will arrive by 12:07") is not a promise made to the customer; a delivery that
 # "should arrive within 3 days" is.
-_TIMETABLE = re.compile(r"(?i)\b(?:arrive|arrives|arriving|depart|departs|leave|leaves|get\s+you\s+in|run|runs)\b")
+_TIMETABLE = re.compile(rf"(?i)\b(?:{_said(lambda t: t.timetable)})\b")
 _CLOCK = re.compile(r"\d:\d\d|\d\s?[ap]\.?m")
 
 
 _ANY_DIGIT = re.compile(r"\d")
 
 _ADDRESS_END = re.compile(
-    r"(?i),?\s+(?:" + _either(lambda e: e.address_joins) + r")\s+|\s+(?:" + _either(lambda e: e.phone_words) + r")\b"
+    r"(?i),?\s+(?:" + _phrases(lambda e: e.address_joins) + r")\s+|\s+(?:" + _phrases(lambda e: e.phone_words) + r")\b"
 )
-_BIRTH_CUE = re.compile(r"(?i)(?:" + _either(lambda e: e.birth_cues) + r")(?:\b|(?<=\.))(?:[^.!?]|\.(?!\s)){0,25}$")
+_BIRTH_CUE = re.compile(r"(?i)(?:" + _phrases(lambda e: e.birth_cues) + r")(?:\b|(?<=\.))(?:[^.!?]|\.(?!\s)){0,25}$")
 _ADDRESS = re.compile(
-    r"(?i)(?<!\w)(?:" + _either(lambda e: e.address_cues) + r")\s*(?:(?:" + _either(lambda e: e.address_verbs) + r")"
+    r"(?i)(?<!\w)(?:" + _phrases(lambda e: e.address_cues) + r")\s*(?:(?:" + _phrases(lambda e: e.address_verbs) + r")"
     r"(?!\w)|:)\s*:?\s*(?P<value>[^.!?\n]{4,80})"
 )
 
@@ -190,12 +213,27 @@ Add = Callable[[str, int, int, str], None]  # kind, start, end, norm
 
 
 @lru_cache(maxsize=8192)
-def extract(text: str) -> tuple[Entity, ...]:
-    """Every fact in ``text``, in order of position. Spans of different kinds never overlap, except
-    commitments, which contain their deadline (itself a date or time).
+def extract(text: str, region: str = phones.DEFAULT_REGION) -> tuple[Entity, ...]:
+    """Every fact in ``text``, in order of position, a phone number without a country code read in
+    ``region`` first. Spans of different kinds never overlap, except commitments, which contain their
+    deadline (itself a date or time).
 
-    Cached: the same turn is extracted for the ledger, the checker and the benchmarks.
+    Numbers said in words are read where numbers are ("call me on oh two oh, seven nine four six"
+    is a phone, "card ending four four three one" a card's last digits), each entity keeping the
+    span of what was said. Cached: the same turn is extracted for the ledger, the checker and the
+    benchmarks.
     """
+    said = spoken.view(text)
+    if said is None:
+        return _extract(text, region)
+    out = []
+    for e in _extract(said.text, region):
+        start, end = said.span(e.start, e.end)
+        out.append(Entity(kind=e.kind, text=text[start:end], start=start, end=end, norm=e.norm))
+    return tuple(out)
+
+
+def _extract(text: str, region: str) -> tuple[Entity, ...]:
     found: list[Entity] = []
     taken: list[tuple[int, int]] = []
 
@@ -212,14 +250,16 @@ def extract(text: str) -> tuple[Entity, ...]:
     handles.find(text, add)  # a card's last digits before an account's; a username before a code
     if _ANY_DIGIT.search(text):  # every pattern below needs a digit; most sentences have none
         for m in _IBAN.finditer(text):
-            add("account", m.start(), m.end(), compact(m.group()))
+            # its check digits say IBAN, or an account's label before it (a mistyped one is still theirs)
+            if national_ids.iban_valid(m.group()) or _ACCOUNT_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+                add("account", m.start(), m.end(), compact(m.group()))
         percents.find(text, add)  # "2.75%" is a rate, never a date, a time or a code
         _dates(text, add)
         _ordinal_days(text, add, found)
         _times(text, add)
         amounts.find(text, add)
         codes.labelled(text, add)
-        phones.find(text, add)
+        phones.find(text, add, region)
         _postcodes(text, add)
         codes.shaped(text, add)
         amounts.find_bare(text, add)
@@ -319,8 +359,11 @@ def _ordinal_days(text: str, add: Add, found: list[Entity]) -> None:
         add("date", m.start(group), m.end(), f"{month}{day:02d}" if month else f"~{day:02d}")
 
 
+_CLEARLY = re.compile(rf"(?i)\d(?:{_ORDINALS})(?!\w)|\d{{4}}|\b(?:{_ARTICLE}|{_either(lambda e: e.day_of)})\b")
+
+
 def _clearly_date(span: str) -> bool:
-    return bool(re.search(r"\d(?:st|nd|rd|th)|\d{4}|\bthe\b|\bof\b", span, re.I)) or span[:1].isupper()
+    return bool(_CLEARLY.search(span)) or span[:1].isupper()
 
 
 def _times(text: str, add: Add) -> None:
@@ -335,14 +378,14 @@ def _times(text: str, add: Add) -> None:
 def _time_norm(raw_hour: str, hour: int, minute: int, ampm: str | None, part: str | None) -> str:
     """24-hour ``HH:MM``; a 12-hour clock time with nothing to say am or pm keeps both readings."""
     marker = (ampm or "").casefold().replace(".", "").replace(" ", "")
-    part = (part or "").casefold()
-    if marker == "pm" or any(w in part for w in ("afternoon", "evening", "night")):
+    half = _DAY_PARTS.get(" ".join(fold(part or "").split()), "")
+    if marker == "pm" or half == "pm":
         if hour < 12:
             hour += 12
-    elif marker == "am" or "morning" in part:
+    elif marker == "am" or half == "am":
         if hour == 12:
             hour = 0
-    elif 1 <= hour <= 12 and not raw_hour.startswith("0") and part != "uhr":
+    elif 1 <= hour <= 12 and not raw_hour.startswith("0") and half != "24h":
         other = hour + 12 if hour < 12 else 0
         return f"{min(hour, other):02d}:{minute:02d}|{max(hour, other):02d}:{minute:02d}"
     return f"{hour:02d}:{minute:02d}"

@@ -27,11 +27,11 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
-from appliance.facts import corrections, labels, names, phrases, secrets, slots
+from appliance.facts import corrections, labels, names, phones, phrases, secrets, slots
 from appliance.facts.checker import osa
 from appliance.facts.matching import family
 from appliance.facts.text import digits
-from appliance.facts.vocabulary import Cues
+from appliance.facts.vocabulary import Cues, vocabulary
 from appliance.lexicon.text import fold
 from appliance.types import Entity, LedgerEntry, Role, Turn, current_facts
 
@@ -117,7 +117,7 @@ def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerE
     customer = turn.role == "customer"
     before = asked.text if asked is not None and asked.role != turn.role else None
     asked_at = asked.index if asked is not None else None
-    reading = slots.read(turn.text, before, customer=customer, cues=cues)
+    reading = slots.read(turn.text, before, customer=customer, cues=cues, region=_region(cues, prior))
     if reading.signed is not None and _signs_another(reading, prior):
         kept = tuple(e for e in reading.entities if e.start != reading.signed)
         reading = slots.Reading(kept, reading.own_names - {reading.signed})
@@ -131,6 +131,16 @@ def _reading(turn: Turn, asked: Turn | None, cues: Cues, prior: Sequence[LedgerE
             own = reading.own_names | ({extra.start} if extra.kind == "name" else set())
             return slots.Reading(found, own, reading.signed)
     return reading
+
+
+def _region(cues: Cues, prior: Sequence[LedgerEntry]) -> str:
+    """Where a phone number without a country code belongs: the settings' region, else the country
+    of the conversation's first international number, else the default."""
+    configured = vocabulary(cues).region
+    if configured:
+        return configured
+    first = next((p.norm for p in prior if p.kind == "phone" and p.norm.startswith("+")), "")
+    return phones.region_of(first) or phones.DEFAULT_REGION
 
 
 def _signs_another(reading: slots.Reading, prior: Sequence[LedgerEntry]) -> bool:

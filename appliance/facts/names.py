@@ -43,6 +43,7 @@ from appliance.facts.namewords import (
     WORD_FORM,
     caseless,
     common,
+    dated,
     han_cut,
     month,
     sentence_start_word,
@@ -227,8 +228,10 @@ def _name_words(
             ok = upper(word)
         if not ok or word.casefold() in (NOT_NAMES if end is None else NOT_NAMES_AFTER):
             break
-        if fold(word) in WEEKDAYS or (end is not None and month(word)):
-            break  # "Dr Johnson Saturday 10am"
+        if (fold(word) in WEEKDAYS or (end is not None and month(word))) and not (
+            pattern in _OWN and upper(word) and not _TIME_AFTER.match(text, m.start("name") + w.end())
+        ):
+            break  # "Dr Johnson Saturday 10am"; not "my name is Marta Lunes", "soy Domingo Pérez"
         if pattern in _BARE_NAMED and (fold(word) in NOT_BARE or (end is None and word in SENTENCE_STARTS)):
             break  # "Click here", "this is Holy Trinity Church", "Hier ist Ihre Bestellnummer"
         if IDENTIFIER_WORD.fullmatch(word):
@@ -242,8 +245,9 @@ def _kept(
 ) -> bool:
     """Whether the name at ``span`` (start, end, words) stands where ``pattern`` gives one."""
     start, end, words = span
-    if pattern is not _HONORIFIC and words == 1 and sentence_start_word(text[start:end]):
-        return False
+    word = text[start:end]
+    if pattern is not _HONORIFIC and words == 1 and sentence_start_word(word) and not (firm and dated(word)):
+        return False  # "I'm Sorry", "this is Friday"; not "my name is April"
     if pattern is _HERE and end != m.end("name"):
         return False
     if pattern in _CLAUSE and SIGN_OFF_WORD.match(text, start):
@@ -256,6 +260,11 @@ def _kept(
 
 
 _TOKEN = re.compile(r"\S+")
+# A name's own cue: the speaker's, or the one something is held under. After one, a word that is a
+# weekday or a month too is a name's ("my name is Marta Lunes", "au nom de Jean Mardi"), unless a
+# time or a date follows it ("this is Tom Friday 10am").
+_OWN = (_FIRM_CUES, _NAME_CUES, _UNMARKED, _NAME_LABEL, _INTRO, _GREETED, _HERE, _HOLDER, _HELD)
+_TIME_AFTER = re.compile(r"\W{0,3}\d")
 _A_NAME_WORD = re.compile(NAME_WORD)
 _FIRST_PERSON = frozenset({"i", "i'm", "i’m", "i'd", "i’d", "i've", "i’ve", "i'll", "i’ll"})
 

@@ -110,6 +110,10 @@ WORD_FORM = re.compile(r"(?i)(?:" + either(lambda lexicon: lexicon.names.word_fo
 _PREFIXED = re.compile(r"[^\W\d_]{1,3}[-'’](?=[^\W\d_])")
 
 
+# Words that close a name given without a cue: thanks and please ("Grace Hopper thanks").
+_CLOSING = re.compile(r"(?i)(?:" + either(lambda lexicon: lexicon.names.after) + r")")
+
+
 def upper(word: str) -> bool:
     """Whether a word of a name is written capitalised: its first letter, or after a short lower-case
     prefix the part it joins ("al-Sayed", "d'Arcy"), in any script (:func:`capitalised`)."""
@@ -122,17 +126,19 @@ def caseless(word: str, text: str) -> bool:
     return not upper(word) or (word.isupper() and text == text.upper())
 
 
-def bare_word_ok(word: str, first: bool) -> bool:
-    """Whether a capitalised ``word`` may be part of a name given without a cue (``first``: opening it)."""
+def bare_word_ok(word: str, first: bool, asked: bool = False) -> bool:
+    """Whether a capitalised ``word`` may be part of a name given without a cue (``first``: opening
+    it); ``asked``: where a name was asked for, a weekday's or a month's word may be one ("Marta
+    Lunes"), and a place's after the first ("Sydney Park")."""
     folded = fold(word)
     if (
-        folded in NOT_BARE
-        or folded in WEEKDAYS
+        (folded in NOT_BARE and not (asked and not first and not _CLOSING.fullmatch(word)))
+        or (folded in WEEKDAYS and not asked)
         or word.casefold() in NOT_NAMES_AFTER
         or IDENTIFIER_WORD.fullmatch(word)
     ):
         return False
-    if first and (word.casefold() in NOT_NAMES or word in SENTENCE_STARTS or month(word)):
+    if first and (word.casefold() in NOT_NAMES or word in SENTENCE_STARTS or (month(word) and not asked)):
         return False
     # all capitals of more than 3 letters is shouting or an acronym ("HELP", "ASAP"), not a name
     return not (word.isupper() and len(word) > 3)
@@ -141,6 +147,11 @@ def bare_word_ok(word: str, first: bool) -> bool:
 def sentence_start_word(word: str) -> bool:
     """Whether ``word`` alone after a cue is a sentence's start or a day, not a name ("I'm Sorry")."""
     return word in SENTENCE_STARTS or word.casefold() in WEEKDAYS or month(word)
+
+
+def dated(word: str) -> bool:
+    """Whether ``word`` is a weekday's or a month's name ("Lunes", "April") in a lexicon."""
+    return fold(word) in WEEKDAYS or month(word)
 
 
 def month(word: str) -> bool:

@@ -1,18 +1,19 @@
-"""National identification numbers, by the shape of each country's: secrets like a PIN.
+"""National identification numbers, by the shape of each country's: secrets like a PIN; and the
+check digits of card numbers and IBANs.
 
-A customer who proves who they are may give one ("My social security number is 078-05-1120"), and
-it is not a fact to keep: :mod:`appliance.facts.secrets` masks it before anything is stored. Each
-kind has its country's shape and, where the format has one, its check:
+The only importer of ``python-stdnum``, which holds each number's rules and check digits. A customer
+who proves who they are may give one ("My social security number is 536-90-4412"), and it is not a
+fact to keep: :mod:`appliance.facts.secrets` masks it before anything is stored. The shapes below
+find candidates in text (stdnum validates a number, it does not find one), and stdnum decides:
 
-* ``ssn``, US Social Security number: area not 000, 666 or 9xx, group not 00, serial not 0000;
-  dashed as written ("078-05-1120"), or bare or spaced after a cue ("SSN 078051120");
+* ``ssn``, US Social Security number: dashed as written ("536-90-4412"), or bare or spaced after a
+  cue ("SSN 536904412"); stdnum refuses the areas never issued and the numbers published as samples;
 * ``nino``, UK National Insurance number: two prefix letters of the allowed ones, six digits, a
-  suffix A-D ("AB 12 34 56 C"), in capitals unless a cue names it;
-* ``steuer_id``, German Steuer-ID: eleven digits, the first not 0, one digit of the first ten
-  repeated two or three times, and the check digit (ISO 7064, MOD 11,10);
-* ``dni``, Spanish DNI and NIE: eight digits (or X, Y or Z and seven) and the check letter (mod 23);
-* ``nir``, French social security number: thirteen digits (Corsica's 2A and 2B) and the key, 97
-  less the number mod 97;
+  suffix A-D ("AB 12 34 56 C"), in capitals unless a cue names it (stdnum has no rules for it);
+* ``steuer_id``, German Steuer-ID: eleven digits, one repeated, and the check digit;
+* ``dni``, Spanish DNI and NIE: eight digits (or X, Y or Z and seven) and the check letter;
+* ``nir``, French social security number: fifteen characters (Corsica's 2A and 2B) and the key,
+  opening with 1 or 2 unless a cue names it;
 * ``bsn``, Dutch citizen service number: nine digits that pass the eleven-test; written
   "1234.56.782" on its own, in any form after a cue (the eleven-test alone passes one number in
   eleven, and Dutch account numbers used the same test).
@@ -29,6 +30,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+
+from stdnum import iban, luhn
+from stdnum.de import idnr
+from stdnum.es import dni, nie
+from stdnum.fr import nir
+from stdnum.nl import bsn
+from stdnum.us import ssn
 
 from appliance.lexicon import NATIONAL_ID_KINDS, either
 
@@ -64,7 +72,6 @@ _BSN = re.compile(r"(?<![\w.,/+-])(\d{4})([ .]?)(\d{2})\2(\d{3})" + _END)
 _NINO_FIRST = frozenset("ABCEGHJKLMNOPRSTWXYZ")
 _NINO_SECOND = frozenset("ABCEGHJKLMNPRSTWXYZ")
 _NINO_NEVER = frozenset({"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"})
-_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
 
 
 @dataclass(frozen=True)
@@ -100,10 +107,9 @@ def mentioned(text: str) -> frozenset[str]:
 
 
 def _ssn(m: re.Match[str], cue: bool) -> bool:
-    area, sep, group, serial = m.groups()
-    if sep != "-" and not cue:
+    if m.group(2) != "-" and not cue:
         return False  # "040 12 3456" is a phone number, "123456789" any number: only a cue says SSN
-    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+    return ssn.is_valid(m.group(1) + m.group(3) + m.group(4))
 
 
 def _nino(m: re.Match[str], cue: bool) -> bool:
@@ -114,55 +120,32 @@ def _nino(m: re.Match[str], cue: bool) -> bool:
     return prefix[0] in _NINO_FIRST and prefix[1] in _NINO_SECOND and prefix not in _NINO_NEVER
 
 
-def steuer_id_valid(number: str) -> bool:
-    """The check digit of a German Steuer-ID (ISO 7064, MOD 11,10)."""
-    product = 10
-    for c in number[:10]:
-        total = (int(c) + product) % 10 or 10
-        product = total * 2 % 11
-    return (11 - product) % 10 == int(number[10])
-
-
 def _steuer(m: re.Match[str], cue: bool) -> bool:
-    number = m.group().replace(" ", "")
-    if number[0] == "0" or not steuer_id_valid(number):
-        return False
-    counts = sorted((number[:10].count(d) for d in set(number[:10])), reverse=True)
-    # one digit of the first ten twice or three times, the others once
-    return cue or (counts[0] in (2, 3) and (len(counts) < 2 or counts[1] == 1))
+    return idnr.is_valid(m.group())
 
 
 def _dni(m: re.Match[str], cue: bool) -> bool:
-    body = re.sub(r"[- ]", "", m.group(1)).upper()
-    if body[0] in "XYZ":
-        if len(body) != 8:
-            return False
-        body = str("XYZ".index(body[0])) + body[1:]
-    elif len(body) != 8:
-        return False
-    return _DNI_LETTERS[int(body) % 23] == m.group(2).upper()
+    number = m.group(1) + m.group(2)
+    return nie.is_valid(number) if number[0].isalpha() else dni.is_valid(number)
 
 
 def _nir(m: re.Match[str], cue: bool) -> bool:
-    sex, year, month, dept, commune, order, key = m.groups()
-    if not cue and sex not in "12":
-        return False
-    if not ("01" <= month <= "12" or "20" <= month <= "42" or "50" <= month <= "99"):
-        return False
-    dept = {"2A": "19", "2B": "18"}.get(dept.upper(), dept)
-    number = int(sex + year + month + dept + commune + order)
-    return 97 - number % 97 == int(key)
-
-
-def bsn_valid(number: str) -> bool:
-    """The eleven-test of a Dutch BSN: 9·d1 + 8·d2 + ... + 2·d8 − d9 is a multiple of eleven."""
-    total = sum(int(c) * w for c, w in zip(number, (9, 8, 7, 6, 5, 4, 3, 2, -1), strict=True))
-    return total % 11 == 0 and number != "000000000"
+    return (cue or m.group(1) in "12") and nir.is_valid(m.group())
 
 
 def _bsn(m: re.Match[str], cue: bool) -> bool:
     first, sep, middle, last = m.groups()
-    return (cue or sep == ".") and bsn_valid(first + middle + last)
+    return (cue or sep == ".") and bsn.is_valid(first + middle + last)
+
+
+def luhn_valid(number: str) -> bool:
+    """The check digit of card numbers (ISO/IEC 7812): catches any single wrong digit."""
+    return luhn.is_valid(number)
+
+
+def iban_valid(text: str) -> bool:
+    """Whether ``text`` is an IBAN: its country's length and its check digits (ISO 13616)."""
+    return iban.is_valid(text)
 
 
 _Valid = Callable[[re.Match[str], bool], bool]

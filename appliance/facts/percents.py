@@ -15,10 +15,11 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from appliance.facts.amounts import parse_number, plain
-from appliance.lexicon import either
+from appliance.facts.text import phrases
+from appliance.lexicon import each
 
 _NUMBER = r"\d+(?:[.,]\d+)*"
-_SIGN = r"(?:%|％|(?i:" + (either(lambda lex: lex.entities.percent_words) or "(?!)") + r")(?!\w))"
+_SIGN = r"(?:%|％|(?i:" + phrases(each(lambda lex: lex.entities.percent_words)) + r")(?!\w))"
 # The low end of a range borrows the sign of the high end; "to" and its kin only between two numbers.
 _RANGE = r"(?:\s?[-–]\s?|\s+(?i:to|bis|à|a|tot)\s+)"
 PERCENT = re.compile(rf"(?<![\w.,])(?:(?P<low>{_NUMBER})\s?(?:%|％)?{_RANGE})?(?P<value>{_NUMBER})\s?{_SIGN}")

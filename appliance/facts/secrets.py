@@ -60,18 +60,17 @@ _DIGITS = r"(?<![\w.,:/-])\d{3,8}(?![\w]|[.,:/]\d)"
 # Between a cue and its value: a few words that are not another fact's label ("my PIN: either 3941",
 # "PIN ist wohl 7402"), but never across a sentence. The value: its digits, or said apart or in
 # words ("4 4 3 1", "four four three one"), tried first as the longer.
-_LEAD_WORDS = (
-    r"(?i)(?:[\s:=,'’\"-]*(?!(?:" + either(lambda lex: lex.secrets.other_facts) + r")(?!\w))"
-    r"[^\W\d_]{1,12}(?![\w])){0,4}?[\s:=,'’\"-]*"
-)
-_FIRST = re.compile(_LEAD_WORDS + "(?P<v>" + _DIGITS + ")")
-_FIRST_SAID = re.compile(_LEAD_WORDS + "(?P<v>" + spoken.RUN + ")")
+_LEAD_WORD = r"[\s:=,'’\"-]*(?!(?:" + either(lambda lex: lex.secrets.other_facts) + r")(?!\w))[^\W\d_]{1,12}(?![\w])"
+_LEAD_END = r"[\s:=,'’\"-]*"
+_FIRST = re.compile(r"(?i)(?:" + _LEAD_WORD + r"){0,4}?" + _LEAD_END + "(?P<v>" + _DIGITS + ")")
+_STEP = re.compile(_LEAD_WORD, re.IGNORECASE)
+_GAP = re.compile(_LEAD_END)
 _JOIN = (
     r"(?i)[\s,?!]*(?:" + either(lambda lex: lex.secrets.joins) + r"|/|,)?[\s,]*"
     r"(?:" + either(lambda lex: lex.secrets.hedges) + r")?\s*\??\s*"
 )
 _MORE = re.compile(_JOIN + "(?P<v>" + _DIGITS + r")")
-_MORE_SAID = re.compile(_JOIN + "(?P<v>" + spoken.RUN + r")")
+_JOINED = re.compile(_JOIN)
 # A bare value in a reply to a request for a secret: not an amount, a time or a date's part.
 _SLOT_VALUE = re.compile(
     r"(?<![\w.,:/$€£¥#-])\d{3,8}(?![\w%]|[.,:/]\d|\s?(?i:" + either(lambda lex: lex.secrets.quantities) + r")(?!\w))"
@@ -197,11 +196,27 @@ def _replies(text: str, asked: Collection[str], recent: Collection[str], add: _A
 def _value(text: str, pos: int, first: bool) -> tuple[int, int, int] | None:
     """The value after a cue (``first``) or after the value before it ("3941 or 0314"): its span and
     where the match ends; said apart or in words if it is, else as digits."""
-    said = (_FIRST_SAID if first else _MORE_SAID).match(text, pos)
-    if said is not None and spoken.run_at(text, said.start("v")) is not None:
-        return said.start("v"), said.end("v"), said.end()
+    said = _said_after_cue(text, pos) if first else _said_after_join(text, pos)
+    if said is not None:
+        return said.start, said.end, said.end
     plain = (_FIRST if first else _MORE).match(text, pos)
     return (plain.start("v"), plain.end("v"), plain.end()) if plain is not None else None
+
+
+def _said_after_cue(text: str, pos: int) -> spoken.Run | None:
+    """A run said apart or in words after a cue and up to four words that name no other fact."""
+    for _ in range(5):
+        run = spoken.run_at(text, _GAP.match(text, pos).end())  # type: ignore[union-attr]
+        step = _STEP.match(text, pos)
+        if run is not None or step is None:
+            return run
+        pos = step.end()
+    return None
+
+
+def _said_after_join(text: str, pos: int) -> spoken.Run | None:
+    join = _JOINED.match(text, pos)
+    return spoken.run_at(text, join.end()) if join is not None else None
 
 
 def mask(text: str, asked: Collection[str] = (), recent: Collection[str] = (), masking: Masking = ALL) -> str:
@@ -244,17 +259,6 @@ def given(text: str) -> tuple[tuple[str, int, int], ...]:
     return tuple((by_label[m["label"]], m.start(), m.end()) for m in _PLACEHOLDER.finditer(text))
 
 
-def luhn(number: str) -> bool:
-    """The check digit of card numbers (ISO/IEC 7812): catches any single wrong digit."""
-    total = 0
-    for i, c in enumerate(reversed(number)):
-        d = int(c)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
 def _is_card(text: str, start: int, raw: str) -> bool:
     number = digits(raw)
     if not 13 <= len(number) <= 19:
@@ -264,7 +268,7 @@ def _is_card(text: str, start: int, raw: str) -> bool:
         return True
     if _NOT_CARD_CUE.search(before):
         return False  # "account 9931939443153" is an account number, whatever its check digit
-    return number[0] in "23456" and luhn(number)
+    return number[0] in "23456" and national_ids.luhn_valid(number)
 
 
 def _password(text: str, pos: int, add: _Add) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from appliance.facts import handles, labels, names, secrets, uncued
 from appliance.facts.entities import extract, spaced
+from appliance.facts.phones import DEFAULT_REGION
 from appliance.facts.text import compact, digits
 from appliance.facts.vocabulary import Cues, vocabulary
 from appliance.lexicon import either
@@ -125,10 +126,13 @@ def masked(turns: Sequence[Turn], *, cues: Cues = None) -> tuple[Turn, ...]:
     return tuple(out)
 
 
-def read(text: str, asked: str | None = None, *, customer: bool = True, cues: Cues = None) -> Reading:
+def read(
+    text: str, asked: str | None = None, *, customer: bool = True, cues: Cues = None, region: str = DEFAULT_REGION
+) -> Reading:
     """The facts of a turn. For a customer's turn, ``asked`` (the agent's turn just before, if any)
-    decides what its bare values are; a masked secret's placeholder becomes a ``secret`` entity."""
-    found = labels.announced(text, extract(text))
+    decides what its bare values are; a masked secret's placeholder becomes a ``secret`` entity.
+    ``region``: where a phone number without a country code belongs."""
+    found = labels.announced(text, extract(text, region))
     for kind, start, end in secrets.given(text):
         found = _put(found, Entity("secret", text[start:end], start, end, kind))
     if not customer:

@@ -41,6 +41,14 @@ def alternation(*alternatives: str) -> str:
     return "(?:" + "|".join(sorted(alternatives, key=len, reverse=True)) + ")"
 
 
+def phrases(words: Iterable[str]) -> str:
+    """Plain words and phrases of the lexicons as the body of an alternation, longest first: each
+    escaped, the spaces between words any run of spaces, an apostrophe either kind ("o'clock",
+    "o’clock"); one that matches nothing when there are none."""
+    found = sorted({w for w in words if w}, key=len, reverse=True)
+    return "|".join(r"\s+".join(re.escape(w) for w in p.split()).replace("'", "['’]") for p in found) or "(?!)"
+
+
 def whole_words(patterns: Iterable[str]) -> re.Pattern[str]:
     """``patterns`` as one pattern found only as whole words, without case (one that matches nothing
     when there are none)."""

@@ -148,7 +148,7 @@ def _run(
         if caseless(word, text) or (any_case and word.isupper() and len(word) > 1):
             if not any_case or common(word) or IDENTIFIER_WORD.fullmatch(word):
                 break
-        elif not upper(word) or not bare_word_ok(word, words == 0):
+        elif not upper(word) or not bare_word_ok(word, words == 0, asked=any_case):
             break
         if start is None:
             start = m.start(1)

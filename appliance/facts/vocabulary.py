@@ -116,11 +116,14 @@ class ReadBackPatterns:
 @dataclass(frozen=True)
 class Vocabulary:
     """Everything configurable that facts/ matches, compiled: pass it as ``cues=``. ``masking``: the
-    secrets masked (``privacy.mask_kinds``, ``privacy.patterns``)."""
+    secrets masked (``privacy.mask_kinds``, ``privacy.patterns``); ``region``: where a phone number
+    without a country code belongs (``facts.region``; empty: the conversation's first international
+    number's country, else :data:`~appliance.facts.phones.DEFAULT_REGION`)."""
 
     requests: RequestPatterns
     readback: ReadBackPatterns
     masking: Masking = ALL
+    region: str = ""
 
     @classmethod
     def build(
@@ -128,9 +131,10 @@ class Vocabulary:
         request_cues: RequestCues | None = None,
         readback_cues: ReadBackCues | None = None,
         masking: Masking = ALL,
+        region: str = "",
     ) -> Vocabulary:
         """The lexicons' cues with ``request_cues`` and ``readback_cues`` (the settings') merged in."""
-        return cls(_requests(request_cues or {}), _readback(readback_cues or {}), masking)
+        return cls(_requests(request_cues or {}), _readback(readback_cues or {}), masking, region)
 
 
 def readback_form(text: str) -> str:

@@ -38,6 +38,7 @@ from appliance.lexicon.schema import (
     Requests,
     Secrets,
     StageCues,
+    Times,
 )
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "Requests",
     "Secrets",
     "StageCues",
+    "Times",
     "each",
     "either",
 ]

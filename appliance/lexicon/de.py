@@ -12,11 +12,13 @@ from appliance.lexicon.schema import (
     Requests,
     Secrets,
     StageCues,
+    Times,
 )
 
 # fmt: off
 LEXICON = Lexicon(
     code="de",
+    regions=("DE", "AT", "CH"),
     compounding=True,
     requests=Requests(
         cues={
@@ -192,12 +194,8 @@ LEXICON = Lexicon(
             r"\bper\s+(?:post|brief)\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("null",), ("eins", "ein"), ("zwei", "zwo"), ("drei",), ("vier",), ("fünf", "fuenf"), ("sechs",),
-            ("sieben",), ("acht",), ("neun",),
-        ),
-    ),
+    numbers=Numbers(spellings={"fuenf": "5"}),
+    times=Times(ordinals=(".",), day_parts={"uhr": "24h"}),
     names=Names(
         self_cues=(r"mein\s+name\s+ist", r"ich\s+heiße", r"ich\s+heisse", r"hier\s+spricht"),
         firm_cues=(r"mein\s+(?:vollständiger\s+)?name\s+ist", r"ich\s+heiße", r"ich\s+heisse"),
@@ -341,20 +339,20 @@ LEXICON = Lexicon(
             ("sonntag",),
         ),
         phone_cues=(
-            "telefon", "tel", "handy", r"mobil(?:nummer)?", "rufnummer", "nummer", "erreichen", "erreichbar", "anrufen",
-            "festnetz",
+            "telefon", "tel", "handy", "mobil", "mobilnummer", "rufnummer", "nummer", "erreichen", "erreichbar",
+            "anrufen", "festnetz",
         ),
         number_nouns=("nummer",),
         birth_cues=("geburtsdatum", "geboren", "geburtstag"),
-        address_cues=(r"meine\s+(?:adresse|anschrift)", r"ihre\s+(?:adresse|anschrift)"),
+        address_cues=("meine adresse", "meine anschrift", "ihre adresse", "ihre anschrift"),
         address_verbs=("ist", "lautet"),
         address_joins=("und", "aber"),
         phone_words=("telefon",),
         currencies={"franken": "CHF"},
-        credit=(r"im\s+plus", "guthaben"),
+        credit=("im plus", "guthaben"),
         balance=("saldo", "kontostand"),
         balance_verbs=("ist", "beträgt"),
-        percent_words=("prozent", r"prozentpunkte?"),
+        percent_words=("prozent", "prozentpunkt", "prozentpunkte"),
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", r"guten\s+(?:morgen|tag|abend)", r"gruss\s+gott", "servus", "moin", r"wie\s+geht'?s"),

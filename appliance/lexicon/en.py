@@ -12,11 +12,13 @@ from appliance.lexicon.schema import (
     Requests,
     Secrets,
     StageCues,
+    Times,
 )
 
 # fmt: off
 LEXICON = Lexicon(
     code="en",
+    regions=("GB", "US"),
     requests=Requests(
         cues={
             "name": (
@@ -267,17 +269,52 @@ LEXICON = Lexicon(
             r"pin\s*pad|atm|cash\s+machine|cashpoint|app|website|online\s+banking|banking\s+app)\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("zero", "oh", "o", "nought"), ("one",), ("two",), ("three",), ("four",), ("five",), ("six",), ("seven",),
-            ("eight",), ("nine",),
+    numbers=Numbers(spellings={"oh": "0"}, repeats={"double": 2, "triple": 3}),
+    times=Times(
+        ordinals=("st", "nd", "rd", "th"),
+        day_articles=("the",),
+        day_leads=tuple("the on to through thru till until from by before after month".split()),
+        not_days_after=tuple(
+            """
+            and floor floors fl street st avenue ave place row century grade birthday anniversary time times round
+            edition generation option choice person people
+            """.split()
         ),
-        repeats={"double": 2, "triple": 3},
-        teens=(
-            "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-            "nineteen",
+        this_month=("of this month", "of next month", "of the next month", "of the following month"),
+        day_parts={
+            "in the morning": "am", "in the afternoon": "pm", "in the evening": "pm", "at night": "pm", "tonight": "pm",
+        },
+        oclock=("o'clock", "o 'clock", "o ' clock", 'o"clock'),
+        promisers=tuple("we i you it someone somebody they he she".split()),
+        promiser_determiners=("our", "your", "the", "a", "an"),
+        promise_verbs=(
+            "'ll", "will", "shall", "should", "are going to", "is going to", "am going to", "promise to", "guarantee to",
+            "can expect",
         ),
-        tens=("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"),
+        promised=tuple(
+            """
+            refund reimbursement replacement delivery callback response reply credit payment confirmation answer
+            decision update
+            """.split()
+        )
+        + ("call back",),
+        within=("within", "in", "inside", "under"),
+        within_next=("the next",),
+        counts_said=(
+            *"one two three four five six seven eight nine ten eleven twelve fourteen thirty a an".split(),
+            "a few", "a couple of",
+        ),
+        ranges=("to", "or"),
+        unit_kinds=("business", "working", "calendar"),
+        units=tuple("minute minutes hour hours day days week weeks month months hr hrs min mins".split()),
+        by=("by", "before", "no later than", "until"),
+        deadlines=(
+            "end of day", "end of the day", "end of week", "end of the week", "end of month", "end of the month",
+            "end of business day", "end of the business day", "tomorrow", "tomorrow morning", "tomorrow afternoon",
+            "tomorrow evening", "tonight", "noon", "midday", "midnight", "close of business",
+        ),
+        next=("next",),
+        timetable=("arrive", "arrives", "arriving", "depart", "departs", "leave", "leaves", "get you in", "run", "runs"),
     ),
     names=NAMES,
     entities=Entities(
@@ -295,6 +332,22 @@ LEXICON = Lexicon(
         level_labels=(r"member(?:ship)?\s+(?:level|tier|status)", r"loyalty\s+(?:level|tier|status)", "tier"),
         levels=("bronze", "silver", "gold", "platinum", "diamond", "premium", "elite", "vip"),
         level_nouns=("member", "membership", "tier", "level", "status", "cardholder", "customer"),
+        tails=(
+            "end", "ends", "ending", "end in", "ends in", "ending in", "end with", "ends with", "ending with",
+            "last four", "last four are", "last four is", "last four digits", "last four digits are",
+            "last four digits is", "last 4", "last 4 are", "last 4 is", "last 4 digits", "last 4 digits are",
+            "last 4 digits is", "last two", "last two are", "last two is", "last two digits", "last two digits are",
+            "last two digits is", "last 2", "last 2 are", "last 2 is", "last 2 digits", "last 2 digits are",
+            "last 2 digits is", "last three", "last three are", "last three is", "last three digits",
+            "last three digits are", "last three digits is", "last 3", "last 3 are", "last 3 is", "last 3 digits",
+            "last 3 digits are", "last 3 digits is",
+        ),
+        units=tuple(
+            """
+            st nd rd th am pm mg ml kg km cm mm gb mb kb tb ghz mhz kwh mph kph ft lbs oz hr hrs min mins sec secs k m h
+            x d p s g l v w
+            """.split()
+        ),
         card_words=("card", "visa", r"master\s?card", "amex", "maestro", "debit", "credit"),
         card_tails=(
             r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends(?:\s+(?:in|with))?", r"ends\s+(?:in|with)",
@@ -320,12 +373,17 @@ LEXICON = Lexicon(
         weekdays=(("monday",), ("tuesday",), ("wednesday",), ("thursday",), ("friday",), ("saturday",), ("sunday",)),
         day_of=("of",),
         phone_cues=(
-            "phone", r"tel(?:ephone)?", "call", "ring", "mobile", "cell", "fax", "contact", "number", "whatsapp", "sms",
-            "text", r"reach(?:ed)?",
+            "phone", "tel", "telephone", "call", "ring", "mobile", "cell", "fax", "contact", "number", "whatsapp",
+            "sms", "text", "reach", "reached",
         ),
         number_nouns=("number",),
-        birth_cues=(r"date\s+of\s+birth", r"birth\s*date", "birthday", r"d\.?\s?o\.?\s?b\.?", r"born(?:\s+on|\s+in)?"),
-        address_cues=(r"(?:my|your)\s+(?:home\s+|billing\s+|delivery\s+|shipping\s+|postal\s+|street\s+)?address",),
+        birth_cues=("date of birth", "birth date", "birthdate", "birthday", "d.o.b.", "d.o.b", "dob", "born", "born in", "born on"),
+        address_cues=(
+            "my address", "my billing address", "my delivery address", "my home address", "my postal address",
+            "my shipping address", "my street address", "your address", "your billing address",
+            "your delivery address", "your home address", "your postal address", "your shipping address",
+            "your street address",
+        ),
         address_verbs=("is", "was"),
         address_joins=("and", "but"),
         phone_words=("phone", "tel", "telephone"),
@@ -334,10 +392,10 @@ LEXICON = Lexicon(
             "pound": "GBP", "quid": "GBP", "yen": "JPY", "francs": "CHF", "rupees": "INR", "yuan": "CNY",
             "kronor": "SEK", "kroner": "NOK", "pesos": "MXN", "reais": "BRL",
         },
-        credit=(r"in\s+credit", r"credits?"),
-        balance=("balance", "total", r"amount\s+due", "outstanding"),
+        credit=("in credit", "credit", "credits"),
+        balance=("balance", "total", "amount due", "outstanding"),
         balance_verbs=("is", "was", "of"),
-        percent_words=(r"per\s?cent", r"percentage\s+points?", "pct"),
+        percent_words=("per cent", "percent", "percentage point", "percentage points", "pct"),
     ),
     ledger=Ledger(
         corrections=(

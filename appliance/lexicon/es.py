@@ -6,17 +6,18 @@ from appliance.lexicon.schema import (
     Ledger,
     Lexicon,
     Names,
-    Numbers,
     ReadBack,
     Replies,
     Requests,
     Secrets,
     StageCues,
+    Times,
 )
 
 # fmt: off
 LEXICON = Lexicon(
     code="es",
+    regions=("ES", "MX"),
     requests=Requests(
         cues={
             "name": (
@@ -187,12 +188,7 @@ LEXICON = Lexicon(
             r"\bpor\s+correo\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("cero",), ("uno", "una", "un"), ("dos",), ("tres",), ("cuatro",), ("cinco",), ("seis",), ("siete",),
-            ("ocho",), ("nueve",),
-        ),
-    ),
+    times=Times(ordinals=("º", "°")),
     names=Names(
         self_cues=(r"me\s+llamo", r"mi\s+nombre\s+es", "soy"),
         firm_cues=(r"me\s+llamo", r"mi\s+nombre\s+(?:completo\s+)?es"),
@@ -306,17 +302,18 @@ LEXICON = Lexicon(
         ),
         day_of=("de",),
         phone_cues=(
-            "teléfono", r"m[óo]vil", "celular", "fijo", "número", "llamar", r"ll[áa]m(?:e|en)(?:me)?",
+            "teléfono", "móvil", "movil", "celular", "fijo", "número", "llamar", "llame", "llámeme", "llameme",
+            "llamen", "llámenme", "llamenme",
         ),
         number_nouns=("número",),
-        birth_cues=(r"fecha\s+de\s+nacimiento", "nacid[oa]"),
-        address_cues=(r"mi\s+direcci[oó]n", r"su\s+direcci[oó]n"),
+        birth_cues=("fecha de nacimiento", "nacida", "nacido"),
+        address_cues=("mi direccion", "mi dirección", "su direccion", "su dirección"),
         address_verbs=("es",),
         address_joins=("y",),
-        credit=(r"de\s+saldo",),
+        credit=("de saldo",),
         balance=("saldo",),
         balance_verbs=("es",),
-        percent_words=(r"por\s+ciento", r"puntos?\s+porcentuales?"),
+        percent_words=("por ciento", "punto porcentual", "puntos porcentuales"),
     ),
     knowledge=KnowledgeCues(
         greetings=("hola", r"buen(?:os|as)\s+(?:dias|tardes|noches)", r"que\s+tal", r"como\s+esta(?:s)?"),

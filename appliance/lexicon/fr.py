@@ -12,11 +12,13 @@ from appliance.lexicon.schema import (
     Requests,
     Secrets,
     StageCues,
+    Times,
 )
 
 # fmt: off
 LEXICON = Lexicon(
     code="fr",
+    regions=("FR", "BE", "CH"),
     requests=Requests(
         cues={
             "name": (
@@ -177,12 +179,8 @@ LEXICON = Lexicon(
             r"\bpar\s+(?:courrier|la\s+poste)\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("zéro", "zero"), ("un", "une"), ("deux",), ("trois",), ("quatre",), ("cinq",), ("six",), ("sept",),
-            ("huit",), ("neuf",),
-        ),
-    ),
+    numbers=Numbers(spellings={"zero": "0"}),
+    times=Times(ordinals=("er", "e")),
     names=Names(
         self_cues=(r"je\s+m\s*['’]\s*appelle", r"je\s+suis", r"mon\s+nom\s+est"),
         firm_cues=(r"je\s+m\s*['’]\s*appelle", r"mon\s+(?:nom|nom\s+complet)\s+(?:est|c\s*['’]\s*est)"),
@@ -298,18 +296,16 @@ LEXICON = Lexicon(
         ambiguous_months=("mai",),
         weekdays=(("lundi",), ("mardi",), ("mercredi",), ("jeudi",), ("vendredi",), ("samedi",), ("dimanche",)),
         day_of=("de",),
-        phone_cues=(
-            "téléphone", r"t[ée]l", "portable", "mobile", "fixe", "numéro", "joindre", "appeler", "rappeler",
-        ),
+        phone_cues=("téléphone", "tel", "tél", "portable", "mobile", "fixe", "numéro", "joindre", "appeler", "rappeler"),
         number_nouns=("numéro",),
-        birth_cues=(r"date\s+de\s+naissance", r"n[ée]e?\s+le"),
-        address_cues=(r"mon\s+adresse", r"votre\s+adresse"),
+        birth_cues=("date de naissance", "né le", "née le", "ne le", "nee le"),
+        address_cues=("mon adresse", "votre adresse"),
         address_verbs=("est",),
         address_joins=("et",),
-        credit=(r"de\s+cr[ée]dit",),
+        credit=("de credit", "de crédit"),
         balance=("solde",),
         balance_verbs=("est",),
-        percent_words=(r"pour\s?cent", r"points?\s+de\s+pourcentage"),
+        percent_words=("pour cent", "pourcent", "point de pourcentage", "points de pourcentage"),
     ),
     knowledge=KnowledgeCues(
         greetings=("bonjour", "bonsoir", "salut", r"comment\s+allez[- ]vous", r"enchante(?:e)?"),

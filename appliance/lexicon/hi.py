@@ -2,4 +2,4 @@
 
 from appliance.lexicon.schema import Lexicon, Names
 
-LEXICON = Lexicon(code="hi", names=Names(self_cues=(r"मेरा\s+नाम",), self_hints=("नाम",)))
+LEXICON = Lexicon(code="hi", regions=("IN",), names=Names(self_cues=(r"मेरा\s+नाम",), self_hints=("नाम",)))

@@ -4,6 +4,7 @@ from appliance.lexicon.schema import Lexicon, Names
 
 LEXICON = Lexicon(
     code="it",
+    regions=("IT",),
     recall=("di nuovo", "prima", "ancora"),
     names=Names(
         self_cues=(r"mi\s+chiamo", r"il\s+mio\s+nome\s+è"),

@@ -17,6 +17,7 @@ from appliance.lexicon.schema import (
 # fmt: off
 LEXICON = Lexicon(
     code="nl",
+    regions=("NL", "BE"),
     compounding=True,
     requests=Requests(
         cues={
@@ -163,12 +164,7 @@ LEXICON = Lexicon(
             r"\bper\s+post\b",
         ),
     ),
-    numbers=Numbers(
-        digits=(
-            ("nul",), ("een", "één", "eén"), ("twee",), ("drie",), ("vier",), ("vijf",), ("zes",), ("zeven",),
-            ("acht",), ("negen",),
-        ),
-    ),
+    numbers=Numbers(spellings={"eén": "1"}),
     names=Names(
         self_cues=(r"ik\s+heet", r"mijn\s+naam\s+is", r"ik\s+ben"),
         firm_cues=(r"ik\s+heet", r"mijn\s+(?:volledige\s+)?naam\s+is"),
@@ -296,10 +292,10 @@ LEXICON = Lexicon(
         phone_cues=("telefoon", "mobiel", "gsm", "nummer", "bellen", "bereiken", "bereikbaar"),
         number_nouns=("nummer",),
         birth_cues=("geboortedatum",),
-        address_cues=(r"mijn\s+adres", r"uw\s+adres"),
+        address_cues=("mijn adres", "uw adres"),
         address_joins=("en",),
         balance=("saldo",),
-        percent_words=("procent", r"procentpunt(?:en)?"),
+        percent_words=("procent", "procentpunt", "procentpunten"),
     ),
     knowledge=KnowledgeCues(
         greetings=("hallo", "hoi", r"goede(?:n)?\s*(?:morgen|middag|avond)", "dag", r"hoe\s+gaat\s+het"),

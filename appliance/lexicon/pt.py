@@ -4,6 +4,7 @@ from appliance.lexicon.schema import Lexicon, Names
 
 LEXICON = Lexicon(
     code="pt",
+    regions=("PT", "BR"),
     recall=("novamente", "de novo"),
     names=Names(
         self_cues=(r"meu\s+nome\s+é", r"me\s+chamo"),

@@ -143,17 +143,12 @@ class Secrets:
 
 @dataclass(frozen=True)
 class Numbers:
-    """How digits are said (``appliance.facts.spoken``): "four four three one", "double four"."""
+    """How digits are said, beyond what ``text2num`` reads (``appliance.facts.spoken``)."""
 
-    digits: tuple[tuple[str, ...], ...] = ()
-    """The lower-case words for each digit, zero first, every spelling ("zero", "oh"; "zwei", "zwo")."""
+    spellings: Mapping[str, str] = field(default_factory=dict)
+    """Lower-case spellings of a digit that text2num does not read, and the digit ("oh": "0")."""
     repeats: Mapping[str, int] = field(default_factory=dict)
     """Lower-case words that say the next digit more than once, and how often ("double": 2)."""
-    teens: tuple[str, ...] = ()
-    """Lower-case words for 10 to 19, in order, where a language says digits in pairs ("fourteen")."""
-    tens: tuple[str, ...] = ()
-    """Lower-case words for 20, 30 ... 90, in order: with a digit word after them, a pair of digits
-    ("forty four thirty one" is 4431)."""
 
 
 @dataclass(frozen=True)
@@ -250,8 +245,9 @@ class Names:
 
 @dataclass(frozen=True)
 class Entities:
-    """Labels and words of the fact extractor (``appliance.facts.entities``, ``amounts``, ``text``);
-    patterns are matched without case."""
+    """Labels and words of the fact extractor (``appliance.facts.entities``, ``amounts``, ``text``),
+    matched without case; a field says whether it holds patterns or plain words and phrases
+    (:func:`appliance.facts.text.phrases`: words apart by spaces, an apostrophe of either kind)."""
 
     labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Patterns by identifier kind (``reference``, ``order``, ``case``, ``ticket``, ``account``,
@@ -266,6 +262,11 @@ class Entities:
     level_nouns: tuple[str, ...] = ()
     """Patterns of the words a level stands next to in this language, before or after it, joined by
     a space or a hyphen ("premium tier", "Platin-Mitglied", "socio oro", "Gold-abonnement")."""
+    tails: tuple[str, ...] = ()
+    """Plain phrases before an account's or a card's last digits, with no label ("ending in",
+    "last four digits are")."""
+    units: tuple[str, ...] = ()
+    """Plain units after a number that make it a quantity, not a code ("kg", "GB", "mph", "pm")."""
     card_words: tuple[str, ...] = ()
     """Patterns of the words for a payment card ("card", "visa", "Karte")."""
     card_tails: tuple[str, ...] = ()
@@ -310,31 +311,82 @@ class Entities:
     day_of: tuple[str, ...] = ()
     """Patterns between a day and its month ("the 3rd of March": "of")."""
     phone_cues: tuple[str, ...] = ()
-    """Patterns of the words shortly before or after a phone number ("phone", "Telefon")."""
+    """Plain words and phrases shortly before or after a phone number ("phone", "Telefon")."""
     number_nouns: tuple[str, ...] = ()
-    """Patterns of the ``phone_cues`` that mean "number": after a noun that is no common word they
+    """Plain words of the ``phone_cues`` that mean "number": after a noun that is no common word they
     name no phone ("model number 55-887-1234", "numéro de série")."""
     birth_cues: tuple[str, ...] = ()
-    """Patterns of the words shortly before a date of birth ("date of birth", "geboren")."""
+    """Plain words and phrases shortly before a date of birth ("date of birth", "geboren")."""
     address_cues: tuple[str, ...] = ()
-    """Patterns of the words that introduce an address ("my address", "meine Anschrift")."""
+    """Plain words and phrases that introduce an address ("my address", "meine Anschrift")."""
     address_verbs: tuple[str, ...] = ()
-    """Patterns between ``address_cues`` and the address ("is", "lautet")."""
+    """Plain words and phrases between ``address_cues`` and the address ("is", "lautet")."""
     address_joins: tuple[str, ...] = ()
-    """Patterns of the words that join another clause to an address ("and", "aber"): it ends before them."""
+    """Plain words and phrases that join another clause to an address ("and", "aber"): it ends before them."""
     phone_words: tuple[str, ...] = ()
-    """Patterns of the words that name a phone ("phone", "Telefon"): an address ends before them."""
+    """Plain words and phrases that name a phone ("phone", "Telefon"): an address ends before them."""
     currencies: Mapping[str, str] = field(default_factory=dict)
     """Lower-case words for money in a currency, with its ISO 4217 code ("pounds": ``GBP``)."""
     credit: tuple[str, ...] = ()
-    """Patterns after a number that say it is money in an account ("in credit", "Guthaben")."""
+    """Plain words and phrases after a number that say it is money in an account ("in credit", "Guthaben")."""
     balance: tuple[str, ...] = ()
-    """Patterns before a number that say it is money in an account ("balance", "Kontostand")."""
+    """Plain words and phrases before a number that say it is money in an account ("balance", "Kontostand")."""
     balance_verbs: tuple[str, ...] = ()
-    """Patterns between ``balance`` and its number ("is", "beträgt")."""
+    """Plain words and phrases between ``balance`` and its number ("is", "beträgt")."""
     percent_words: tuple[str, ...] = ()
-    """Patterns of the words after a number that make it a percentage, as "%" does ("percent",
+    """Plain words and phrases after a number that make it a percentage, as "%" does ("percent",
     "Prozent", "pour cent")."""
+
+
+@dataclass(frozen=True)
+class Times:
+    """Plain lower-case words and phrases of dates, clock times and promises of a deadline
+    (``appliance.facts.entities``); none of them is a pattern."""
+
+    ordinals: tuple[str, ...] = ()
+    """Endings of an ordinal day after its digits ("st", "nd"; "er"; "."; "º")."""
+    day_articles: tuple[str, ...] = ()
+    """Articles that are part of a date before its day ("the 3rd of March")."""
+    day_leads: tuple[str, ...] = ()
+    """Words before a day of the month said alone ("on the 11th", "until the 25th")."""
+    not_days_after: tuple[str, ...] = ()
+    """Words after an ordinal that make it no day ("the 2nd floor", "5th and Main")."""
+    this_month: tuple[str, ...] = ()
+    """Phrases after a day said alone that say which month it is of ("of this month")."""
+    day_parts: Mapping[str, str] = field(default_factory=dict)
+    """Phrases after a clock time and the half of the day they say, ``am`` or ``pm`` ("in the
+    evening": ``pm``), or ``24h`` for a word of a 24-hour clock ("Uhr")."""
+    oclock: tuple[str, ...] = ()
+    """Phrases after an hour that make it a clock time ("o'clock")."""
+    promisers: tuple[str, ...] = ()
+    """Words that promise before a verb of the future ("we", "someone"), or open the noun that does
+    with a word after them (``promiser_determiners``: "our team", "the courier")."""
+    promiser_determiners: tuple[str, ...] = ()
+    """Words before a noun that may promise ("our", "the")."""
+    promise_verbs: tuple[str, ...] = ()
+    """Verbs of a promise after its subject ("'ll", "will", "are going to")."""
+    promised: tuple[str, ...] = ()
+    """Nouns of what is promised before its deadline ("refund", "call back"); a plural in "s" counts."""
+    within: tuple[str, ...] = ()
+    """Words before a span of time that is a deadline ("within", "in")."""
+    within_next: tuple[str, ...] = ()
+    """Phrases between ``within`` and the span ("the next")."""
+    counts_said: tuple[str, ...] = ()
+    """Words and phrases of a number of units ("two", "a few", "a couple of")."""
+    ranges: tuple[str, ...] = ()
+    """Words between the two numbers of a range ("to", "or": "3 to 5 days")."""
+    unit_kinds: tuple[str, ...] = ()
+    """Words before a unit of time that say which days count ("business", "working")."""
+    units: tuple[str, ...] = ()
+    """Units of time of a deadline, singular and plural ("day", "days", "hrs")."""
+    by: tuple[str, ...] = ()
+    """Words before a point in time that is a deadline ("by", "no later than")."""
+    deadlines: tuple[str, ...] = ()
+    """Points in time after ``by`` ("end of the day", "tomorrow", "close of business")."""
+    next: tuple[str, ...] = ()
+    """Words before a weekday that say which one ("next")."""
+    timetable: tuple[str, ...] = ()
+    """Verbs of a timetable, not of a promise ("arrive", "departs"): "will arrive by 12:07" is none."""
 
 
 @dataclass(frozen=True)
@@ -430,6 +482,9 @@ class Lexicon:
 
     code: str
     """The language's ISO 639-1 code; the module's name in ``appliance/lexicon/``."""
+    regions: tuple[str, ...] = ()
+    """ISO 3166 codes of the regions where the language is most spoken, first the one a bare local
+    phone number of a customer writing it most likely belongs to ("GB", "US" for English)."""
     compounding: bool = False
     """Whether the language joins nouns into one word: a one-word request cue of six letters or
     more counts at the end of a longer word ("Vertragskontonummer" asks for a "kontonummer"), and
@@ -441,6 +496,7 @@ class Lexicon:
     """Phrases that make a message point back at something said before ("again", "vorhin"), so
     that recall runs: matched without case as whole words, in scripts without spaces as text."""
     secrets: Secrets = field(default_factory=Secrets)
+    times: Times = field(default_factory=Times)
     numbers: Numbers = field(default_factory=Numbers)
     names: Names = field(default_factory=Names)
     entities: Entities = field(default_factory=Entities)

@@ -2,4 +2,4 @@
 
 from appliance.lexicon.schema import Lexicon, Names
 
-LEXICON = Lexicon(code="tr", names=Names(self_cues=(r"benim\s+adım",), self_hints=("adım",)))
+LEXICON = Lexicon(code="tr", regions=("TR",), names=Names(self_cues=(r"benim\s+adım",), self_hints=("adım",)))
