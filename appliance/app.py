@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from appliance import stage
-from appliance.config import SAFE_ANSWER, ResponderSettings, Settings, SummarizerSettings, read_token_file
+from appliance.config import COVERED, SAFE_ANSWER, ResponderSettings, Settings, SummarizerSettings, read_token_file
 from appliance.context import ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
 from appliance.protocols import ChatModel, PrefixWarmer, Recaller, TokenCounter
@@ -227,6 +227,8 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         grounded_instruction=settings.knowledge.instruction.strip() or stage.GROUNDED_INSTRUCTION,
         grounded_temperature=settings.knowledge.temperature,
         not_found=dict(settings.knowledge.not_found),
+        min_answerable=settings.knowledge.min_answerable,
+        covered={**COVERED, **settings.knowledge.covered},
         languages=settings.summarizer.languages,
     )
 

@@ -668,6 +668,16 @@ NOT_FOUND: dict[str, str] = {
     "nl": "Die informatie heb ik hier niet; een collega aan de balie helpt u graag.",
 }
 
+# Added to the not-found answer when a placed passage is close to the question: what the documents do
+# cover on its subject ({topics}: the closest passages' document and section).
+COVERED: dict[str, str] = {
+    "en": "Our documents do cover {topics}.",
+    "de": "Unsere Unterlagen behandeln {topics}.",
+    "fr": "Nos documents traitent de {topics}.",
+    "es": "Nuestros documentos tratan de {topics}.",
+    "nl": "Onze documenten gaan over {topics}.",
+}
+
 
 class KnowledgeSettings(_Section):
     enabled: bool = Field(
@@ -699,10 +709,10 @@ class KnowledgeSettings(_Section):
         20.0, gt=0, le=1024, description="Largest document file taken in, in MB; a larger one is refused, naming it."
     )
     chunk_tokens: int = Field(
-        200,
+        120,
         ge=32,
         le=2048,
-        description="Largest passage in the responder's tokens: a section longer than this is split at its paragraphs and list items (a FAQ question stays with its answer).",
+        description="Largest passage in the responder's tokens: a section longer than this is cut into passages of even size, of whole sentences, list items and table rows, each overlapping the one before by a sentence (a FAQ question stays with its answer, a short list or table whole).",
     )
     k: int = Field(12, ge=1, le=100, description="Most passages retrieved for one question, best first.")
     instruction: str = Field(
@@ -721,6 +731,16 @@ class KnowledgeSettings(_Section):
         le=200,
         description="The recent turns read for what the conversation is about (the documents whose titles they name), newest first; the summary is read too.",
     )
+    min_answerable: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Least probability the responder gives a yes when asked whether the placed passages answer the question (one token's logits, before the answer; `docs/grounding.md`); below it the customer gets `knowledge.not_found`. 0: never asked.",
+    )
+    covered: dict[str, str] = Field(
+        default_factory=lambda: dict(COVERED),
+        description="Added, by language, to the not-found answer of a question whose placed passages do not answer it when one is close to it: what the documents do cover, `{topics}` standing for their document and section; a language given here replaces the built-in text.",
+    )
     not_found: dict[str, str] = Field(
         default_factory=lambda: dict(NOT_FOUND),
         description="The fixed answer, by language, to a question that needs the documents when no passage reaches `knowledge.min_score`; a language given here replaces the built-in text (en, de, fr, es, nl).",
@@ -733,6 +753,11 @@ class KnowledgeSettings(_Section):
                 raise ValueError(f"knowledge.not_found: {lang!r} is not a language code such as 'en' or 'de'")
             if not text.strip():
                 raise ValueError(f"knowledge.not_found.{lang} is empty")
+        for lang, text in self.covered.items():
+            if not _LANGUAGE.fullmatch(lang):
+                raise ValueError(f"knowledge.covered: {lang!r} is not a language code such as 'en' or 'de'")
+            if "{topics}" not in text:
+                raise ValueError(f"knowledge.covered.{lang} must contain {{topics}}, where the documents' sections go")
         return self
 
 

@@ -63,6 +63,18 @@ class ChatModel(TokenCounter, Protocol):
         ...
 
 
+@runtime_checkable
+class Judge(Protocol):
+    """A backend that can say how likely its answer to a prompt opens with a yes rather than a no,
+    without generating it (llama.cpp reads its next token's logits; a remote server, its logprobs)."""
+
+    def yes_or_no(self, messages: Sequence[Message], *, cache_key: str | None = None) -> float | None:
+        """The probability of a yes among a yes and a no as the answer's first word (None: the backend
+        cannot tell). ``cache_key`` as for :meth:`ChatModel.generate`: the prompt's evaluated prefix is
+        reused, and what the question evaluated stays for the answer after it."""
+        ...
+
+
 class Flag(Protocol):
     """Anything with ``is_set()``: a ``threading.Event``, or a view of "an answer is waiting"."""
 

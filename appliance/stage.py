@@ -48,6 +48,10 @@ GROUNDED_INSTRUCTION = (
     "figures; if none does, say so."
 )
 
+# The question that replaces a grounded prompt's directive to ask the responder, before it answers,
+# whether the passages placed answer the customer's question: its first token's yes or no is read.
+ANSWERABLE_QUESTION = "Do the documents above answer the customer's question? Reply with one word: yes or no."
+
 # Resolution cues per language (ISO 639-1), from the lexicons. Matched as whole words, case-insensitively.
 LATE_CUES: dict[str, tuple[str, ...]] = {code: lex.stage.late for code, lex in LEXICONS.items() if lex.stage.late}
 

@@ -254,6 +254,7 @@ class Timings:
     store_ms: float = 0.0
     total_s: float = 0.0
     knowledge_ms: float = 0.0  # the fetch check and retrieval (last: older records end before it)
+    probe_ms: float = 0.0  # asking the responder whether the placed passages answer the question
 
 
 @dataclass(frozen=True)
@@ -345,14 +346,31 @@ class FetchDecision:
 @dataclass(frozen=True)
 class Grounding:
     """What the operator's documents gave one answer: the fetch check's decision and scores, the
-    passages the prompt carried (the answer's sources, best first), how many retrieval found, and
-    whether the answer is the fixed ``knowledge.not_found`` text (no passage reached
-    ``knowledge.min_score`` for a question that needs the documents; nothing was generated)."""
+    passages the prompt carried (the answer's sources, best first), how many retrieval found, whether
+    the answer is the fixed ``knowledge.not_found`` text (no passage reached ``knowledge.min_score``
+    for a question that needs the documents, or the responder judged that the placed passages do not
+    answer it: ``answerable``; nothing was generated)."""
 
     decision: FetchDecision
     sources: tuple[Citation, ...] = ()
     found: int = 0
     not_found: bool = False
+    # Whether the placed passages answer the question (None: not asked): the responder's own yes, and
+    # the probability read from it with the best passage's score; the answer is the not-found text when
+    # that is under knowledge.min_answerable.
+    answerable: float | None = None
+    yes: float | None = None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Whether the passages a prompt placed answer its question: the responder's probability of a yes
+    (asked in place of the prompt's directive), the best placed passage's score, and the probability
+    the two give together (what ``knowledge.min_answerable`` is compared with)."""
+
+    yes: float
+    best: float
+    answerable: float
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,17 @@ class FakeResponder(WordCounter):
             ttft_s=0.001,
             total_s=0.002,
         )
+
+
+class FakeJudgingResponder(FakeResponder):
+    """A :class:`FakeResponder` that also judges (``appliance.protocols.Judge``): ``yes`` is the
+    probability it gives every question asked of it; ``asked`` records each prompt it judged."""
+
+    def __init__(self, replies: Sequence[str] = (), *, yes: float = 0.9, **options: str) -> None:
+        super().__init__(replies, **options)
+        self.yes = yes
+        self.asked: list[tuple[Message, ...]] = []
+
+    def yes_or_no(self, messages: Sequence[Message], *, cache_key: str | None = None) -> float | None:
+        self.asked.append(tuple(messages))
+        return self.yes

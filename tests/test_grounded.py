@@ -536,7 +536,9 @@ class TestDraft:
         message = "Opening hours, and what does a transfer abroad cost?"
         session = grounded.new_session()
         grounded.record_turn(session.id, "customer", "Hello, I have a question about my account.")
-        found = grounded.next_prefix(session.id, message.removesuffix(" cost?"))  # Enter came before the last word
+        found = grounded.next_prefix(
+            session.id, message.removesuffix(" abroad cost?")
+        )  # Enter came before the last words
         assert found is not None
         head = found[1][-1].content
         after_draft = grounded.answer(session.id, message, persist=False)
@@ -784,6 +786,25 @@ class TestBenchScore:
         assert agreement("do they allow pets", yes_no, "Yes, up to two pets.") == 1.0
         assert agreement("do they allow pets", yes_no, "No, pets are not allowed.") == 0.0
         assert agreement("what kind of food is it", "They serve Thai food.", "Thai food.") is None
+
+    @pytest.mark.parametrize(
+        ("answer", "abstains"),
+        [
+            ("I don't have that information here; a colleague at the counter can help you.", True),
+            ("The documents do not mention loans for boats.", True),
+            ("Sorry, I'm not sure. Please ask at the counter.", True),
+            ("Diese Information habe ich hier nicht.", True),
+            ("Je n'ai pas cette information ici.", True),
+            ("No tengo esa información aquí.", True),
+            ("Die informatie heb ik hier niet.", True),
+            ("No, we do not offer loans for buying boats.", False),  # a confident answer, not an abstention
+            ("It typically costs around 25 GBP per book.", False),
+        ],
+    )
+    def test_an_answer_that_says_the_documents_do_not_cover_it_abstains(self, answer: str, abstains: bool):
+        from appliance.lab.bench.knowledge_answers import abstains as says_not_covered
+
+        assert says_not_covered(answer) is abstains
 
 
 @pytest.mark.real_model

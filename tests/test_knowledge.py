@@ -214,9 +214,72 @@ class TestChunking:
         assert len(found) > 2 and all(c.text.startswith("Cards\n") for c in found)
         assert all(c.tokens <= 80 for c in found)
 
+    def test_a_long_prose_section_becomes_even_passages_that_overlap_by_a_sentence(self):
+        sentences = [f"Sentence {i} says that rule {i} applies to every account holder here." for i in range(12)]
+        text = f"# Terms\n\n## Accounts and their conditions\n\n{' '.join(sentences)}\n"
+        found = chunks(parse(Source("terms.md", text.encode()), MB), WordCounter(), 60)
+        sizes = [c.tokens for c in found]
+        assert len(found) >= 3 and max(sizes) <= 60 and max(sizes) - min(sizes) <= 15  # no stray last sentence
+        for before, after in zip(found, found[1:]):
+            assert after.text.startswith("Accounts and their conditions\n")  # each led by its heading
+            last = before.text.split("\n", 1)[1].split(". ")[-1].rstrip(".")
+            assert last in after.text  # the sentence before the cut is read again after it
+        assert all(f"Sentence {i} " in " ".join(c.text for c in found) for i in range(12))
+
+    def test_a_list_cut_in_two_keeps_its_lead_in_and_a_short_section_stays_whole(self):
+        items = "\n".join(f"- you are enrolled in programme number {i} at least half time" for i in range(10))
+        text = (
+            f"# Loans\n\n## Deferment\n\nYou may qualify if one of these is true:\n\n{items}\n\n## Short\n\nOne line.\n"
+        )
+        found = chunks(parse(Source("loans.md", text.encode()), MB), WordCounter(), 50)
+        deferment = [c for c in found if c.heading == "Deferment"]
+        assert len(deferment) >= 2
+        assert all("You may qualify if one of these is true:" in c.text for c in deferment)
+        assert [c.text for c in found if c.heading == "Short"] == ["Short\nOne line."]
+
     def test_pdf_chunks_are_located_by_page(self):
         found = chunks(parse(Source("r.pdf", pdf_bytes(["First page.", "Second page."])), MB), WordCounter(), 3)
         assert [c.location for c in found] == ["page 1", "page 2"]
+
+
+PUBLIC_SERVICES = {
+    "passport-adult.md": """# Passports for adults
+
+## How do I renew my passport?
+
+Renew your passport at the counter of any town hall. Bring your current passport, one recent photo and
+the fee of 85 EUR. The new passport is ready after ten working days.
+
+## What documents do I need?
+
+An adult brings a proof of address, one recent photo and their current passport or identity card.
+
+## If your old passport is lost or stolen
+
+If you cannot find your old passport, report it as lost first. Then apply for a new one with a police
+report or a signed declaration of loss, and a proof of identity such as a driving licence.
+""",
+    "passport-child.md": """# Passports for children under 16
+
+## How do I apply for a child's passport?
+
+Both parents sign the application at the counter, and the child comes along to be photographed.
+
+## What documents do I need?
+
+For a child, bring the child's birth certificate, the identity cards of both parents and one photo of the child.
+""",
+    "bins.md": """# Household waste
+
+## When are the bins collected?
+
+Green bins are emptied on Mondays, blue bins every second Thursday.
+
+## What if I can't find my bin?
+
+A missing bin is replaced free of charge once a year: call the waste office.
+""",
+}
 
 
 def _lexical(kb: Knowledge, word: str) -> list[str]:
@@ -245,6 +308,17 @@ class TestIngest:
         found = kb.search("how long can I park behind the building?")
         assert all("90 minutes" not in p.text for p in found.passages)
         assert any("two hours" in p.text for p in found.passages)
+
+    def test_a_sync_recuts_an_unchanged_file_when_the_chunking_changed(self, kb: Knowledge, tmp_path: Path, encoder):
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        (folder / "terms.md").write_text("# Terms\n\n## Rules\n\n" + " ".join(f"Rule {i} holds." for i in range(60)))
+        first = kb.sync(folder)
+        assert first.added == ["terms.md"] and kb.sync(folder).unchanged == ["terms.md"]
+        smaller = Knowledge(kb.store, encoder, WordCounter(), kb.settings.model_copy(update={"chunk_tokens": 40}))
+        again = smaller.sync(folder)
+        assert again.replaced == ["terms.md"] and again.chunks > first.chunks
+        assert smaller.documents()[0]["chunking"].endswith("40 tokens")
 
     def test_an_unusable_edit_keeps_the_previous_version_whole(self, kb: Knowledge, tmp_path: Path):
         folder = tmp_path / "docs"
@@ -318,6 +392,49 @@ class TestRetrieval:
         assert found.passages[0].doc == "hotel-bijou.md" and found.decision.subject[0] == "hotel-bijou.md"
         follow_up = hotels.search(Query("and are pets allowed?", recent=("Hotel Bijou has no parking.", *recent)))
         assert follow_up.passages[0].doc == "hotel-bijou.md" and "Small dogs" in follow_up.passages[0].text
+
+    def test_a_follow_up_that_names_nothing_stays_with_the_document_the_answer_drew_on(
+        self, kb: Knowledge, tmp_path: Path
+    ):
+        for name, text in PUBLIC_SERVICES.items():
+            (tmp_path / name).write_text(text)
+        kb.add([tmp_path / name for name in PUBLIC_SERVICES])
+        query = Query(
+            "And what if I can't find the old one?",
+            recent=(
+                "You can renew it at the counter; bring your current passport and a photo.",
+                "How do I renew my passport?",
+            ),
+            previous="How do I renew my passport?",
+            answered="You can renew it at the counter; bring your current passport and a photo.",
+        )
+        found = kb.search(query)
+        assert found.passages[0].doc == "passport-adult.md", [p.doc for p in found.passages]
+        alone = kb.search(Query("And what if I can't find the old one?"))  # read alone, it is the bins' question
+        assert alone.passages[0].doc == "bins.md"
+
+    def test_among_near_duplicate_pages_the_one_whose_case_the_conversation_stated(self, kb: Knowledge, tmp_path: Path):
+        for name, text in PUBLIC_SERVICES.items():
+            (tmp_path / name).write_text(text)
+        kb.add([tmp_path / name for name in PUBLIC_SERVICES])
+        child = kb.search(
+            Query(
+                "What documents do I need?",
+                recent=("Yes, for my daughter, she is six.", "Is the passport for a child under 16?"),
+                previous="I want to apply for a passport for my daughter.",
+                answered="Is the passport for a child under 16?",
+            )
+        )
+        assert child.passages[0].doc == "passport-child.md", [p.doc for p in child.passages]
+        adult = kb.search(
+            Query(
+                "What documents do I need?",
+                recent=("It's for me, I'm 34.", "Is the passport for you or for a child?"),
+                previous="I want to apply for a passport.",
+                answered="Is the passport for you or for a child?",
+            )
+        )
+        assert adult.passages[0].doc == "passport-adult.md", [p.doc for p in adult.passages]
 
     def test_the_snapshot_gives_the_query_its_subject(self, hotels: Knowledge):
         turns = tuple(
@@ -593,6 +710,43 @@ class TestFetchCheck:
         assert Form.of(message, self.CUES).acts and not decision.fetch and decision.reason == "action"
 
     @pytest.mark.parametrize(
+        ("message", "language"),
+        [
+            ("I need a cheap hotel in the north with free parking", "en"),  # a travel desk: a search
+            ("I'd like a table for two with a view of the garden", "en"),
+            ("Can you find me a hotel with free wifi and parking?", "en"),
+            ("I want to buy a season ticket with the student discount", "en"),  # a museum
+            ("Ich brauche ein günstiges Hotel mit kostenlosem Parkplatz", "de"),
+            ("Je voudrais une chambre avec parking gratuit", "fr"),
+            ("Necesito un coche de alquiler con aire acondicionado", "es"),
+            ("Ik wil graag een goedkope kamer met gratis parkeren", "nl"),
+        ],
+    )
+    def test_a_request_to_search_book_or_buy_is_not_fetched_whatever_catalogue_words_it_has(
+        self, message: str, language: str
+    ):
+        # Its catalogue words ("free parking") match the documents as well as a question they answer.
+        cues = self.CUES.in_language(language)
+        decision = decide(message, cues, Evidence(best=0.7, density=0.6, named=False), 0.45)
+        assert Form.of(message, cues).acts and not decision.fetch and decision.reason == "action"
+
+    @pytest.mark.parametrize(
+        ("message", "language"),
+        [
+            ("I need a replacement card. How much does it cost?", "en"),
+            ("I'd like a new card! How long does it take to arrive?", "en"),
+            ("Ich brauche eine neue Karte. Was kostet sie?", "de"),
+            ("Je voudrais une nouvelle carte. Combien coûte-t-elle ?", "fr"),
+            ("How do I order a new card?", "en"),
+        ],
+    )
+    def test_a_request_beside_a_question_of_its_own_is_a_question(self, message: str, language: str):
+        cues = self.CUES.in_language(language)
+        form = Form.of(message, cues)
+        assert form.asks and not form.acts
+        assert decide(message, cues, Evidence(best=0.7, density=0.6, named=False), 0.45).fetch
+
+    @pytest.mark.parametrize(
         "message",
         [
             "Is there an ATM near the branch?",  # a bank
@@ -784,6 +938,60 @@ class TestBench:
         json.dumps(report)
         assert "fetch check" in format_text(report)
 
+    def test_the_answer_is_placed_whichever_passage_or_document_holds_it(self):
+        from appliance.lab.bench.knowledge import answer_placed
+
+        answer = "Statements are sent on the 3rd. They show every payment."
+        assert answer_placed("statements are  sent on the 3rd.", ["Terms\nStatements are sent on the 3rd. Other."])
+        assert answer_placed(answer, ["x Statements are sent on the 3rd.", "They show every payment. y"])  # cut in two
+        assert not answer_placed(answer, ["Statements are sent on the 3rd."])  # half of it
+        assert not answer_placed("", ["anything"])
+
+    def test_abstention_counts_the_not_found_answers_and_draws_the_refusal_curve(self):
+        from appliance.lab.bench.knowledge_answers import abstention
+
+        def row(gold: bool, yes: float | None, *, none: bool = False, judged: bool = False) -> dict[str, Any]:
+            # ``none``: fetched, and retrieval found no passage; ``yes`` None and not ``none``: not fetched
+            return {
+                "needs": True,
+                "gold": gold,
+                "answerable": yes,
+                "not_found": none,
+                "judged_not_found": judged or none,
+            }
+
+        rows = [row(True, 0.9), row(True, 0.4, judged=True), row(True, None, none=True), row(True, None)]
+        rows += [row(False, 0.2, judged=True), row(False, 0.6), row(False, None), {"needs": False, "gold": False}]
+        found = abstention(rows, (0.3, 0.5, 0.7))
+        assert found["unanswerable"] == 0.333 and found["refused"] == 0.5
+        assert found["items"] == {"unanswerable": 3, "answerable": 4}
+        assert [(c["refused_answerable"], c["answered_unanswerable"]) for c in found["curve"]] == [
+            (0.25, 0.667),  # at 0.3 only the question with no passage is refused; one not fetched is answered
+            (0.5, 0.667),
+            (0.5, 0.333),
+        ]
+        assert found["auc"] == 0.75  # of the judged: 0.9 beats both, 0.4 beats 0.2 only
+
+    @pytest.mark.parametrize(
+        ("spec", "why"),
+        [
+            ("only-one-part", "expected DIALOGUES:DOCS"),
+            ("missing.jsonl:{docs}", "is not a file"),
+            ("{file}:nowhere", "is not a folder"),
+        ],
+    )
+    def test_a_set_that_is_not_a_dialogue_file_and_a_folder_is_refused_by_name(
+        self, tmp_path: Path, spec: str, why: str
+    ):
+        from appliance.errors import InputError
+        from appliance.lab.bench.knowledge import named_sets
+
+        (tmp_path / "d.jsonl").write_text("{}\n")
+        spec = spec.format(docs=tmp_path, file=tmp_path / "d.jsonl")
+        with pytest.raises(InputError, match=why):
+            named_sets([spec])
+        assert named_sets([f"{tmp_path / 'd.jsonl'}:{tmp_path}"]) == [(tmp_path / "d.jsonl", tmp_path)]
+
     def test_a_kept_database_is_reused_by_the_next_run(self, tmp_path: Path, encoder: Recall, settings):
         from appliance.lab.bench.knowledge import run_bench
 
@@ -853,5 +1061,43 @@ class TestDaemon:
                 found = http.get("/v1/knowledge/search", params={"q": "what does a transfer abroad cost?"}).json()
                 assert "6.20 EUR" in found["passages"][0]["text"]
                 assert not any("7.50 EUR" in p["text"] for p in found["passages"])
+        finally:
+            assert daemon.stop() == 0
+
+    def test_a_question_on_a_prose_page_is_answered_from_its_passage_or_judged_unanswered(self, tmp_path: Path):
+        # The real daemon, its tiny model judging whether the placed passages answer: either way the
+        # record names the prose page's passage that holds the answer, deep in a long section.
+        from .test_daemon import start_daemon
+
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        filler = " ".join(
+            f"Clause {i} describes the general conditions of the account in plain words." for i in range(14)
+        )
+        page = f"# Current account terms\n\n## General conditions\n\n{filler} Statements are sent on the 3rd of each month. {filler}\n"
+        (folder / "terms.md").write_text(page)
+        extra = f'[knowledge]\npaths = ["{folder}"]\n'
+        daemon = start_daemon(tmp_path, server="", args=(), env=None, name="prose", max_tokens=16, extra=extra)
+        try:
+            with daemon.client() as http:
+                documents = http.get("/v1/knowledge/documents").json()["documents"]
+                assert documents[0]["chunks"] > 2  # the long section is cut in passages
+                question = "When are the account statements sent?"
+                found = http.get("/v1/knowledge/search", params={"q": question}).json()["passages"]
+                assert "3rd of each month" in found[0]["text"]  # the passage that holds it comes first
+                session = http.post("/v1/sessions").json()["id"]
+                reply = http.post(f"/v1/sessions/{session}/messages", json={"text": question}).json()
+                knowledge = reply["knowledge"]
+                assert knowledge["decision"]["fetch"] and knowledge["answerable"] is not None
+                assert reply["sources"][0]["chunk_id"] == found[0]["chunk_id"]
+                if knowledge[
+                    "not_found"
+                ]:  # the tiny model judged it unanswered: the configured text, nothing generated
+                    assert (
+                        reply["text"].startswith("I don't have that information here")
+                        and not reply["completion_tokens"]
+                    )
+                else:
+                    assert reply["model"] != "knowledge.not_found"
         finally:
             assert daemon.stop() == 0

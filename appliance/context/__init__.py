@@ -7,7 +7,7 @@ finds the older turns a question points back to. Callers import the policy API f
 ``from appliance.context import PromptSpec, make_policies``.
 """
 
-from appliance.context.base import ContextPolicy, PromptSpec, before_question
+from appliance.context.base import ContextPolicy, PromptSpec, asking, before_question
 from appliance.context.baselines import RawPolicy, SeedQAPolicy, SeedTopicsPolicy, ThresholdPolicy
 from appliance.context.registry import POLICIES, make_policies
 from appliance.context.rolling import RollingPolicy
@@ -16,6 +16,7 @@ __all__ = [
     "POLICIES",
     "ContextPolicy",
     "PromptSpec",
+    "asking",
     "before_question",
     "RawPolicy",
     "RollingPolicy",

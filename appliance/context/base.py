@@ -139,13 +139,25 @@ def passages_note(passages: Sequence[Passage], why: str) -> str:
 
 # Where the question begins: before it, the prompt is known before the customer speaks.
 QUESTION_MARK = "\n\n[QUESTION]\n"
+INSTRUCTION_MARK = "\n\n[INSTRUCTION]\n"
 
 
 def assemble(spec: PromptSpec, context: str, question: str) -> tuple[Message, ...]:
     user = f"[CONTEXT]\n{context or NO_CONTEXT}{QUESTION_MARK}{question}"
     if spec.instruction:  # a stage whose directive is turned off has no [INSTRUCTION]
-        user += f"\n\n[INSTRUCTION]\n{spec.instruction}"
+        user += f"{INSTRUCTION_MARK}{spec.instruction}"
     return (Message("system", spec.system), Message("user", user))
+
+
+def asking(messages: Sequence[Message], instruction: str, directive: str) -> tuple[Message, ...]:
+    """The prompt with ``instruction`` in place of its [INSTRUCTION], ``directive`` (after its question
+    where it had none): the same prompt, up to its directive, asked something else. Only the
+    prompt's own directive is replaced, whatever marker the question itself quotes."""
+    *head, last = messages
+    text = last.content
+    own = f"{INSTRUCTION_MARK}{directive}"
+    kept = text.removesuffix(own) if directive and text.endswith(own) else text
+    return (*head, Message(last.role, f"{kept}{INSTRUCTION_MARK}{instruction}"))
 
 
 def before_question(messages: Sequence[Message]) -> tuple[Message, ...]:

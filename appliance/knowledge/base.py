@@ -224,4 +224,6 @@ class Knowledge:
         passages = rank(
             index, similarity, lexical, subjects, k=self.settings.k, min_score=self.settings.min_score, thread=thread
         )
-        return Retrieval(question, decision, passages, reply_of(passages[0], self.cues) if passages else None)
+        best = passages[0] if passages else None
+        reply = reply_of(best, self.cues) if best is not None and index.opens_section(best.chunk_id) else None
+        return Retrieval(question, decision, passages, reply)

@@ -227,12 +227,36 @@ class Form:
 
     @classmethod
     def read(cls, message: str, cues: LanguageCues) -> Form:
+        """Read sentence by sentence: a request ("I need a replacement card.") beside a question of its
+        own ("How much does it cost?") is a question, as the question is what the customer waits for."""
         text = normal(message)
         polar = _polar(text, cues)
-        asks = polar or "?" in message or "？" in message or bool(cues.questions and cues.questions.search(text))
+        sentences = [_Sentence.read(s, cues) for s in _SENTENCES.split(message) if re.search(r"\w", s)]
+        asks = polar or any(s.asks for s in sentences)
+        acts = any(s.acts for s in sentences) and not any(s.asks and not s.acts for s in sentences)
+        return cls(asks, acts, bool(cues.repeats and cues.repeats.search(text)), polar)
+
+
+# Where a message's sentences end: after an end mark and white space, or after a question mark.
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|(?<=[?？])")
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    """One sentence's form: a question, a request to do something (an action's word not inside "how do
+    I ..."), or neither."""
+
+    asks: bool
+    acts: bool
+
+    @classmethod
+    def read(cls, sentence: str, cues: LanguageCues) -> _Sentence:
+        text = normal(sentence)
+        asks = _polar(text, cues) or "?" in sentence or "？" in sentence
+        asks = asks or bool(cues.questions and cues.questions.search(text))
         action = bool(cues.actions and cues.actions.search(text))
         procedure = bool(cues.procedures and cues.procedures.search(text))
-        return cls(asks, action and not procedure, bool(cues.repeats and cues.repeats.search(text)), polar)
+        return cls(asks, action and not procedure)
 
 
 def _polar(text: str, cues: LanguageCues) -> bool:

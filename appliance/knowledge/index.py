@@ -123,5 +123,15 @@ class Index:
         topic = (self.topics @ v)[self.topic_of]
         return TEXT_WEIGHT * text + (1.0 - TEXT_WEIGHT) * topic, topic
 
+    def opens_section(self, chunk_id: int) -> bool:
+        """Whether the chunk is its section's first (the one that follows its heading), not a later part
+        of a long section cut in passages."""
+        row = self.row_of.get(chunk_id)
+        if row is None:
+            return False
+        entry = self.entries[row]
+        before = self.entries[row - 1] if row else None
+        return before is None or (before.doc, before.heading) != (entry.doc, entry.heading)
+
     def __len__(self) -> int:
         return len(self.entries)

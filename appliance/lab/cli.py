@@ -222,25 +222,32 @@ def bench_context_cmd(
 
 @bench.command("knowledge")
 @click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="DIALOGUES:DOCS",
+    help="A dialogue file (one JSON object a line, as shared/data/knowledge_dev/dialogues.jsonl) and the "
+    "folder of documents it asks about; repeat for several sets, one row each.",
+)
+@click.option(
     "--dialogues",
     "dialogues_file",
-    required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Dialogue items, one JSON object a line (as shared/data/knowledge_dev/dialogues.jsonl).",
+    help="One set's dialogue items (with --docs): the same as --set DIALOGUES:DOCS.",
 )
 @click.option(
     "--docs",
     "docs_dir",
-    required=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The folder of documents the dialogues ask about (synced into a temporary database).",
+    help="The folder of documents --dialogues asks about.",
 )
-@click.option("--limit", type=click.IntRange(1), help="Only the first N items.")
+@click.option("--limit", type=click.IntRange(1), help="Only the first N items of each set.")
 @click.option("--rows", is_flag=True, help="With --json: each item's decision, scores and gold rank too.")
 @click.option(
     "--database",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Sync the documents into this database file and keep it, so the next run re-uses the ingest.",
+    type=click.Path(path_type=Path),
+    help="Sync the documents into this database file (a folder holding one per set, with several sets) and "
+    "keep it, so the next run re-uses the ingest.",
 )
 @click.option(
     "--answers/--no-answers",
@@ -248,32 +255,48 @@ def bench_context_cmd(
     show_default=True,
     help="Answer the knowledge-seeking items with the configured responder (agreement, not-found, TTFT).",
 )
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="With --no-answers: judge each knowledge question as the turn does (is it answered by its placed "
+    "passages?) with the configured responder, without answering it: abstention and the refusal curve.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @pass_ctx
 @edge
 def bench_knowledge_cmd(
     obj: Context,
-    dialogues_file: Path,
-    docs_dir: Path,
+    sets: tuple[str, ...],
+    dialogues_file: Path | None,
+    docs_dir: Path | None,
     limit: int | None,
     rows: bool,
     database: Path | None,
     answers: bool,
+    probe: bool,
     as_json: bool,
 ) -> None:
-    """Knowledge base: ingest time and chunks, fetch-check precision and recall, gold section placed and at
-    ranks 1 and 3; and the answers: agreement with the gold answers, not-found, unsupported entities, TTFT."""
+    """Knowledge base on one or several dialogue sets: ingest time and chunks, fetch-check precision and
+    recall, the gold answer and section placed and at ranks 1 and 3, abstention on questions no document
+    answers; and the answers: agreement with the gold answers, not-found, unsupported entities, TTFT."""
     import json
 
-    from appliance.lab.bench.knowledge import format_text, run_bench
+    from appliance.lab.bench.knowledge import format_sets, format_text, named_sets, run_sets
     from appliance.lab.progress import say
 
-    report = run_bench(
-        obj.settings, dialogues_file, docs_dir, limit=limit, progress=say, answers=answers, database=database
-    )
+    if (dialogues_file is None) != (docs_dir is None):
+        raise click.UsageError("--dialogues and --docs go together (or use --set DIALOGUES:DOCS)")
+    chosen = named_sets(sets) + ([(dialogues_file, docs_dir)] if dialogues_file and docs_dir else [])
+    if not chosen:
+        raise click.UsageError("no set to measure: give --set DIALOGUES:DOCS (repeatable) or --dialogues and --docs")
+    reports = run_sets(obj.settings, chosen, limit=limit, progress=say, answers=answers, probe=probe, database=database)
     if not rows:
-        report.pop("rows")
-    click.echo(json.dumps(report) if as_json else format_text(report))
+        for report in reports:
+            report.pop("rows")
+    if as_json:
+        click.echo(json.dumps(reports[0] if len(reports) == 1 else {"sets": reports}))
+    else:
+        click.echo(format_text(reports[0]) if len(reports) == 1 else format_sets(reports))
 
 
 @bench.command("load")

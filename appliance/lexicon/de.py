@@ -370,6 +370,7 @@ LEXICON = Lexicon(
         polar=(r"(?:haben|hat|gibt|darf|ist|sind|bieten|nehmen|akzeptieren)\s+(?:sie|es|man|ihr)", "ob"),
         actions=(
             "buchen", "reservieren", r"such(?:e|en)\s+(?:mir|uns|ein|eine|einen)", "empfehlen", "finden",
+            "kaufen", "bestellen", r"(?:ich|wir)\s+(?:brauche|brauchen|mochte|mochten|will|wollen|hatte\s+gerne?)\s+(?:ein|eine|einen)",
             r"(?:gleich|(?:der|dem|die|das)?selb)e[nmrs]?\s+(?:gegend|viertel|stadtteil|bezirk|ecke)",
         ),
         procedures=(r"wie\s+(?:kann|konnen|muss|mussen|soll|sollte)\s+(?:ich|man|wir)",),

@@ -468,6 +468,8 @@ LEXICON = Lexicon(
             "another", r"any\s+other", "somewhere", "anywhere",
             r"(?<!there\s)(?<!there's\s)(?<!have\s)(?<!has\s)(?:a|any)\s+place\s+(?:to|for|that|where|i|we)",
             r"give\s+me\s+(?:a|an|some)", r"same\s+(?:area|neighbou?rhood|district|vicinity|part\s+of\s+(?:town|the\s+city))",
+            "buy", "purchase", r"order\s+(?:a|an|some|me|us|the|it|them|one)",
+            r"(?:i|we)(?:\s+(?:need|want|would\s+like)|'d\s+like|'m\s+after)\s+(?:a|an|two|three|four)",
         ),
         procedures=(
             r"how\s+(?:do|can|could|should|would|does|must)\s+(?:i|we|you|one|someone|my|a|the)", r"how\s+to",

@@ -328,6 +328,7 @@ LEXICON = Lexicon(
         polar=(r"(?:tienen|tiene|hay|aceptan|acepta|ofrecen|ofrece)",),
         actions=(
             "reservar", r"busc(?:o|ar|ame)", "recomendar", "recomienda", r"encontrar(?:me)?",
+            "comprar", r"pedir\s+(?:un|una|unos|unas)", r"(?:necesito|necesitamos|quiero|queremos|quisiera)\s+(?:un|una)",
             r"mism[oa]\s+(?:zona|area|barrio|sector|distrito|vecindario)",
         ),
         procedures=(r"como\s+(?:puedo|se\s+puede|hago|podemos|tengo\s+que|se\s+hace)",),

@@ -320,6 +320,7 @@ LEXICON = Lexicon(
         polar=(r"est[- ]ce\s+que?", r"y\s+a[- ]t[- ]il", r"(?:avez|acceptez|faites|proposez)[- ]vous"),
         actions=(
             "reserver", r"trouve[rz]?\s+(?:moi|nous|un|une)", "recommander", "conseiller", "chercher",
+            "acheter", r"commander\s+(?:un|une|des|le|la|les)", r"(?:je\s+voudrais|je\s+veux|j'ai\s+besoin\s+d)\s*'?\s*(?:un|une)",
             r"meme\s+(?:quartier|coin|secteur|zone|arrondissement)",
         ),
         procedures=(r"comment\s+(?:puis\s+je|je\s+peux|peut\s+on|on\s+peut|faire|faut\s+il|est\s+ce\s+qu)",),

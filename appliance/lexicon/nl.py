@@ -310,6 +310,7 @@ LEXICON = Lexicon(
         polar=(r"(?:hebben|heeft|is|zijn|mag|accepteren|bieden)\s+(?:jullie|u|het|er)",),
         actions=(
             "boeken", "reserveren", r"zoek(?:en)?\s+(?:een|voor)", "aanraden", "vinden",
+            "kopen", r"bestellen", r"(?:ik|we|wij)\s+(?:wil|willen|zou\s+graag|zouden\s+graag)\s+(?:graag\s+)?(?:een|twee)",
             r"(?:dezelfde|hetzelfde|zelfde)\s+(?:buurt|wijk|omgeving|streek|gebied|stadsdeel)",
         ),
         procedures=(r"hoe\s+(?:kan|kunnen|moet|moeten)\s+(?:ik|we|je|u|men)",),

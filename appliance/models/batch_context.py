@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from appliance.errors import GenerationError
+from appliance.models.llama import yes_share
 from appliance.types import Sampling
 
 if TYPE_CHECKING:
@@ -161,12 +162,15 @@ class BatchContext:
             n = llama_cpp.llama_token_to_piece(self.vocab, token, self._piece, len(self._piece), 0, False)
         return self._piece.raw[: max(n, 0)]
 
-    def argmax(self, index: int) -> int:
-        """The most likely next token at batch output ``index`` (the bare benchmark's sampler)."""
+    def logits(self, index: int) -> np.ndarray:
+        """The logits after batch output ``index`` (-1: the last), as a view valid until the next decode."""
         import llama_cpp
 
-        logits = llama_cpp.llama_get_logits_ith(self.ctx, index)
-        return int(np.argmax(np.ctypeslib.as_array(logits, shape=(self.n_vocab,))))
+        return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self.ctx, index), shape=(self.n_vocab,))
+
+    def argmax(self, index: int) -> int:
+        """The most likely next token at batch output ``index`` (the bare benchmark's sampler)."""
+        return int(np.argmax(self.logits(index)))
 
 
 def batch_context(model: LlamaChatModel, n_seq: int, n_ctx: int | None = None) -> BatchContext:
@@ -236,6 +240,27 @@ class SeqSampler:
         if self._chain is not None:
             llama_cpp.llama_sampler_free(self._chain)
             self._chain = None
+
+
+class YesNoReader:
+    """In place of a sampler, for a question answered yes or no (:meth:`LlamaChatModel.yes_or_no`):
+    reads the probability of the yes tokens among the yes and no tokens from the logits after the
+    prompt, and ends the sequence there."""
+
+    def __init__(self, context: BatchContext, words: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+        self._context = context
+        self._words = words
+        self.found: float | None = None
+
+    def sample(self, index: int) -> int:
+        self.found = yes_share(self._context.logits(index), self._words)
+        return self._context.eos
+
+    def text(self, token: int) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
 
 
 # bare timings, for the lab's ``bench batch`` --------------------------------------------------------

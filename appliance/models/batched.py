@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from appliance.errors import Cancelled, GenerationError
-from appliance.models.batch_context import BatchContext, Entry, SeqSampler, batch_context
+from appliance.models.batch_context import BatchContext, Entry, SeqSampler, YesNoReader, batch_context
 from appliance.models.llama import LlamaChatModel
 from appliance.models.openmp import release_workers
 from appliance.models.sequences import PromptStats, Request, Seq, Sequences
@@ -81,6 +81,10 @@ class BatchedChatModel(LlamaChatModel):
     ) -> Generation:
         prompt = self.tokens(messages)
         return self.engine.generate(prompt, sampling, on_token=on_token, cancel=cancel, cache_key=cache_key)
+
+    def yes_or_no(self, messages: Sequence[Message], *, cache_key: str | None = None) -> float | None:
+        words = self._answers
+        return None if words is None else self.engine.judge(self.tokens(messages), words, cache_key=cache_key)
 
     def prepare(self, messages: Sequence[Message], *, cache_key: str, cancel: Flag | None = None) -> Warmed:
         return self.engine.prepare(self.tokens(messages, open_end=True), cache_key=cache_key, cancel=cancel)
@@ -184,6 +188,23 @@ class BatchedEngine:
             finish_reason=value.finish,
         )
 
+    def judge(
+        self, prompt: Sequence[int], words: tuple[tuple[int, ...], tuple[int, ...]], *, cache_key: str | None = None
+    ) -> float | None:
+        """The probability of ``words``' yes among its yes and no as the first token after ``prompt``,
+        evaluated in a sequence of its own like an answer's prompt (its prefix shared and kept alike)."""
+        if not prompt or len(prompt) >= self.context.n_ctx:
+            raise GenerationError(
+                f"{self.name}: a prompt of {len(prompt)} tokens cannot be judged in n_ctx {self.context.n_ctx}"
+            )
+        request = self._submit(Request(prompt, Sampling(max_tokens=1, temperature=0.0), cache_key, None, words=words))
+        while True:
+            kind, value = request.out.get()
+            if isinstance(value, Ended):
+                return request.judged
+            if isinstance(value, BaseException):
+                raise value
+
     def prepare(self, prefix: Sequence[int], *, cache_key: str, cancel: Flag | None = None) -> Warmed:
         """Evaluate all but the last of ``prefix`` (a session's next prompt up to its question) in a
         sequence, in chunks, and keep it under ``cache_key``; once ``cancel`` is set it stops at the
@@ -259,7 +280,11 @@ class BatchedEngine:
     def _admit(self, request: Request, slot: int) -> None:
         """Give ``request`` sequence ``slot``, its cache started as :meth:`Sequences.place` finds best."""
         try:
-            sampler = SeqSampler(self.context, request.sampling)
+            sampler: SeqSampler | YesNoReader = (
+                YesNoReader(self.context, request.words)
+                if request.words
+                else SeqSampler(self.context, request.sampling)
+            )
         except Exception as exc:  # a sampler llama.cpp cannot make fails this answer alone
             self._seqs.free.append(slot)  # its cache untouched: what it held
             request.out.put(("error", GenerationError(f"{self.name}: {exc}")))
@@ -346,6 +371,8 @@ class BatchedEngine:
         finally:
             self._seqs.release(seq, keep=keep)
             seq.sampler.close()
+            if isinstance(seq.sampler, YesNoReader):
+                seq.request.judged = seq.sampler.found
             seq.request.out.put(("error" if isinstance(outcome, Exception) else "end", outcome))
 
     def _keep(self, seq: Seq) -> None:

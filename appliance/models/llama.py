@@ -51,6 +51,14 @@ _SPLIT_PROBE = (
 )
 
 
+def yes_share(logits: np.ndarray, words: tuple[tuple[int, ...], tuple[int, ...]]) -> float:
+    """The probability of ``words``' yes ids among its yes and no ids, from a token's ``logits``."""
+    yes, no = (logits[list(ids)].astype(np.float64) for ids in words)
+    top = max(yes.max(), no.max())
+    p_yes, p_no = np.exp(yes - top).sum(), np.exp(no - top).sum()
+    return float(p_yes / (p_yes + p_no))
+
+
 class _Loading:
     """While any model loads: the process's stdout and stderr point at /dev/null, llama.cpp logs
     through its own C logger (to that /dev/null) instead of a Python callback, and it keeps the
@@ -376,6 +384,40 @@ class LlamaChatModel:
             logit_bias={self._llama.token_eos(): float("-inf")} if sampling.ignore_eos else None,
             stream=True,
         )
+
+    def yes_or_no(self, messages: Sequence[Message], *, cache_key: str | None = None) -> float | None:
+        """The probability that the answer to ``messages`` opens with a yes rather than a no, read from the
+        logits of its first token (the words' one-token forms, with and without a leading space and a
+        capital); None when this tokenizer has no one-token yes or no. The prompt's prefix is evaluated
+        once: an answer to a prompt that shares it (the same messages up to their end) reuses it."""
+        words = self._answers
+        if words is None:
+            return None
+        prompt = self.tokens(messages)
+        if len(prompt) >= self.n_ctx:
+            raise GenerationError(f"prompt of {len(prompt)} tokens exceeds n_ctx {self.n_ctx}")
+        with self._lock, decoding():
+            self._select(cache_key, prompt)
+            llama = self._llama
+            # One token at least is evaluated, so the context's logits are this prompt's last.
+            reused = min(shared_prefix(llama.input_ids[: llama.n_tokens], np.asarray(prompt)), len(prompt) - 1)
+            try:
+                llama.n_tokens = reused  # eval() drops the cache beyond this position
+                llama.eval(prompt[reused:])
+            except (RuntimeError, ValueError) as exc:
+                raise GenerationError(f"{self.name}: {exc}") from None
+            return yes_share(np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)), words)
+
+    @functools.cached_property
+    def _answers(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The token ids that say yes and those that say no as a whole first word."""
+        found = []
+        for word in ("yes", "no"):
+            forms = {word, word.capitalize(), word.upper(), " " + word, " " + word.capitalize()}
+            ids = {ids[0] for ids in (self._tokenize_piece(f, False, False) for f in forms) if len(ids) == 1}
+            found.append(tuple(sorted(ids)))
+        yes, no = found
+        return (yes, no) if yes and no and not set(yes) & set(no) else None
 
     # evaluated prefixes, per session -----------------------------------------------------------------
 

@@ -17,6 +17,7 @@ Counting tokens is what keeps a prompt inside the model's window, so it has one 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -272,6 +273,36 @@ class RemoteChatModel:
             total_s=total,
             finish_reason=finish,
         )
+
+    def yes_or_no(self, messages: Sequence[Message], *, cache_key: str | None = None) -> float | None:
+        """P(yes) among yes and no as the answer's first token, from the server's ``top_logprobs`` (one
+        token generated, greedy); None when the server sends no log-probabilities or neither word is
+        among them."""
+        url = f"{self.base_url}/chat/completions"
+        body = {
+            "model": self.name,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": 20,
+        }
+        try:
+            reply = self._http.post(url, json=body)
+        except httpx.HTTPError as exc:
+            raise GenerationError(f"{url}: {_describe(exc)}") from None
+        if reply.status_code != 200:
+            raise GenerationError(f"{url} answered HTTP {reply.status_code}: {reply.text.strip()[:300]}")
+        try:
+            first = _json(reply)["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            found = {str(t["token"]): float(t["logprob"]) for t in first}
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+        mass = {
+            word: sum(math.exp(lp) for t, lp in found.items() if t.strip().lower() == word) for word in ("yes", "no")
+        }
+        total = mass["yes"] + mass["no"]
+        return mass["yes"] / total if total > 0 else None
 
     def _request(self, messages: Sequence[Message], sampling: Sampling) -> dict[str, Any]:
         """OpenAI's fields, plus llama.cpp's ``top_k`` and ``repeat_penalty`` (servers ignore what they lack)."""

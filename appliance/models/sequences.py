@@ -19,7 +19,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from appliance.models.batch_context import BatchContext, SeqSampler
+from appliance.models.batch_context import BatchContext, SeqSampler, YesNoReader
 from appliance.models.states import SavedState, StateCache, shared_prefix
 from appliance.protocols import Flag
 from appliance.types import Sampling
@@ -33,10 +33,18 @@ class Request:
     """One answer asked of the engine: its prompt and sampling, and the caller's side of its stream."""
 
     def __init__(
-        self, prompt: Sequence[int], sampling: Sampling, cache_key: str | None, cancel: Flag | None, warm: bool = False
+        self,
+        prompt: Sequence[int],
+        sampling: Sampling,
+        cache_key: str | None,
+        cancel: Flag | None,
+        warm: bool = False,
+        words: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
     ) -> None:
         self.prompt = list(prompt)
         self.warm = warm  # evaluate and keep the prompt, sample nothing (a warm-up)
+        self.words = words  # read the yes and no tokens' logits after the prompt instead of sampling
+        self.judged: float | None = None  # what they said: the probability of a yes
         self.sampling = sampling
         self.cache_key = cache_key
         self.cancel = cancel
@@ -53,7 +61,7 @@ class Seq:
 
     slot: int
     request: Request
-    sampler: SeqSampler
+    sampler: SeqSampler | YesNoReader
     kv: list[int] = field(default_factory=list)  # the tokens in this sequence's cache, in order
     todo: list[int] = field(default_factory=list)  # prompt tokens not yet evaluated
     reused: int = 0  # prompt tokens it did not evaluate (kept, restored or copied)

@@ -12,19 +12,41 @@ follow-up included, is looked up afresh, with the conversation's subject in its 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from appliance.context import PromptSpec
+from appliance.context import PromptSpec, asking
 from appliance.knowledge import Knowledge, Retrieval
-from appliance.protocols import OnToken
+from appliance.knowledge.chunk import HEADING_JOIN
+from appliance.protocols import ChatModel, Judge, OnToken
+from appliance.stage import ANSWERABLE_QUESTION
 from appliance.summarizer import conversation_language, customer_language
 from appliance.turn.guard import Guarded
 from appliance.turn.plan import TurnPlan
-from appliance.types import CheckResult, Generation, LedgerEntry, Manifest, Prompt, Snapshot, Turn
+from appliance.types import (
+    CheckResult,
+    Generation,
+    Judgement,
+    LedgerEntry,
+    Manifest,
+    Passage,
+    Prompt,
+    Snapshot,
+    Turn,
+)
 
 # The record's model of an answer that is the configured not-found text: no model wrote it.
 NOT_FOUND_MODEL = "knowledge.not_found"
+# The judgement's weights (the responder's log-odds of yes, the best placed passage's score, bias),
+# chosen on the three dev sets together: the fewest answered questions no document answers, over the
+# sets, with at most about a tenth of the answerable ones refused on each, at 0.5
+# (knowledge.min_answerable; docs/measurements.md has the curve).
+JUDGED = (1.0, 5.0, -3.5)
+# A placed passage at least this similar to the question is close enough to name in the not-found
+# answer (knowledge.covered), at most COVERED_TOPICS of them.
+CLOSE = 0.5
+COVERED_TOPICS = 2
 
 
 @dataclass(frozen=True)
@@ -36,6 +58,9 @@ class KnowledgeStep:
     instruction: str  # the directive of a turn whose prompt carries passages (knowledge.instruction)
     not_found: Mapping[str, str]  # knowledge.not_found, by language
     languages: Sequence[str]  # summarizer.languages: the first is the fallback
+    min_answerable: float = 0.0  # knowledge.min_answerable: 0 never asks
+    covered: Mapping[str, str] = field(default_factory=dict)  # knowledge.covered, by language
+    question: str = ANSWERABLE_QUESTION  # what the responder is asked about the placed passages
 
     def reserve(self) -> int:
         """The tokens held for passages: none until the knowledge base has documents, then the
@@ -84,6 +109,48 @@ class KnowledgeStep:
         first = self.languages[0] if self.languages else "en"
         return texts.get(language) or texts.get(first) or texts.get("en") or next(iter(texts.values()), "")
 
+    def judge(self, model: ChatModel, prompt: Prompt, directive: str, cache_key: str | None) -> Judgement | None:
+        """Whether the passages ``prompt`` placed answer its question: its own model asked, with the same
+        prompt and :data:`ANSWERABLE_QUESTION` in place of its ``directive`` (one token's yes against its
+        no; the evaluated prefix, up to the question, is the answer's, so this costs the question's few
+        tokens), read with the best placed passage's score (:func:`answerable`). None when not asked (no
+        passages placed, ``min_answerable`` 0, or a model that cannot tell)."""
+        if self.min_answerable <= 0 or not prompt.manifest.passages or not isinstance(model, Judge):
+            return None
+        yes = model.yes_or_no(asking(prompt.messages, self.question, directive), cache_key=cache_key)
+        if yes is None:
+            return None
+        best = max(p.score for p in prompt.manifest.passages)
+        return Judgement(yes, best, answerable(yes, best))
+
+    def unanswered(self, snap: Snapshot, message: str, passages: Sequence[Passage]) -> str:
+        """The not-found answer to a question whose placed ``passages`` do not answer it, with what the
+        documents do cover (``knowledge.covered``) when the best of them is close to it."""
+        text = self.not_found_text(snap, message)
+        close = [p for p in passages if p.score >= CLOSE]
+        if not close:
+            return text
+        language = conversation_language(_said(snap, message), self.languages)
+        note = self.covered.get(language) or self.covered.get("en", "")
+        topics = ", ".join(dict.fromkeys(_topic(p) for p in close[:COVERED_TOPICS]))
+        return f"{text} {note.replace('{topics}', topics)}" if note else text
+
+
+def answerable(yes: float, best: float) -> float:
+    """The probability that the placed passages answer the question, from the responder's yes and the
+    best placed passage's score: a logistic regression of the two (:data:`JUDGED`), as neither alone
+    holds on every kind of document (the score tells a prose page's neighbour topics apart better; the
+    responder, a FAQ's near questions)."""
+    w_yes, w_best, bias = JUDGED
+    odds = math.log(min(max(yes, 1e-4), 1 - 1e-4) / (1 - min(max(yes, 1e-4), 1 - 1e-4)))
+    return 1.0 / (1.0 + math.exp(-(w_yes * odds + w_best * best + bias)))
+
+
+def _topic(passage: Passage) -> str:
+    """A passage's document and section as the customer is told them: "Fees: Replacing a card"."""
+    section = passage.heading.split(HEADING_JOIN)[-1]
+    return f"“{passage.title}: {section}”" if section and section != passage.title else f"“{passage.title}”"
+
 
 def _said(snap: Snapshot, message: str) -> tuple[Turn, ...]:
     """The session's turns and the customer's new message after them."""
@@ -114,18 +181,28 @@ def placed_passages(prompt: Prompt | None) -> tuple[int, ...]:
     return tuple(p.chunk_id for p in prompt.manifest.passages) if prompt is not None else ()
 
 
-def not_found_answer(plan: TurnPlan, on_token: OnToken | None) -> tuple[Manifest, Generation, Guarded]:
-    """The plan's not-found text as the turn's answer: streamed whole, no prompt (its manifest says
-    why), no generation and nothing to check."""
+def not_found_answer(
+    plan: TurnPlan, on_token: OnToken | None, prompt: Prompt | None = None
+) -> tuple[Manifest, Generation, Guarded]:
+    """The plan's not-found text as the turn's answer: streamed whole, no generation and nothing to
+    check. Its manifest is the prompt's whose passages the responder judged (``prompt``), saying so,
+    or, where no passage was found, an empty one that says why there was no prompt."""
     text = plan.not_found
     if on_token is not None:
         on_token(text)
-    manifest = Manifest(
-        policy=plan.policy.name,
-        budget=plan.spec.budget,
-        total_tokens=0,
-        parts=(),
-        cuts=("no prompt: the question needs the documents and no passage reached knowledge.min_score",),
-    )
+    if prompt is not None:
+        judged = (
+            f"not answered: the placed passages do not answer the question (answerable {plan.answerable:.2f}"
+            f" < knowledge.min_answerable; the responder's yes {plan.yes:.2f})"
+        )
+        manifest = dataclasses.replace(prompt.manifest, cuts=(*prompt.manifest.cuts, judged))
+    else:
+        manifest = Manifest(
+            policy=plan.policy.name,
+            budget=plan.spec.budget,
+            total_tokens=0,
+            parts=(),
+            cuts=("no prompt: the question needs the documents and no passage reached knowledge.min_score",),
+        )
     answer = Generation(text=text, model=NOT_FOUND_MODEL, prompt_tokens=0, completion_tokens=0, ttft_s=0.0, total_s=0.0)
     return manifest, answer, Guarded(answer, CheckResult())

@@ -38,9 +38,11 @@ from appliance.turn.timing import TurnTimer
 from appliance.types import (
     ROLES,
     Generation,
+    Grounding,
     LedgerEntry,
     Manifest,
     Message,
+    Prompt,
     Role,
     Sampling,
     Session,
@@ -83,6 +85,8 @@ class PipelineSettings:
     grounded_instruction: str  # knowledge.instruction, else the built-in one: the directive of a turn with passages
     grounded_temperature: float  # knowledge.temperature: the sampling temperature of a turn with passages
     not_found: Mapping[str, str]  # knowledge.not_found, by language
+    min_answerable: float  # knowledge.min_answerable: the responder's least yes that the passages answer
+    covered: Mapping[str, str]  # knowledge.covered over the built-in texts, by language
     languages: Sequence[str]  # summarizer.languages: the conversation's language is one of them (the first by default)
 
 
@@ -110,7 +114,13 @@ class Pipeline:
         self.recall = recall
         self.knowledge = knowledge
         self.grounding = KnowledgeStep(
-            knowledge, settings.passage_tokens, settings.grounded_instruction, settings.not_found, settings.languages
+            knowledge,
+            settings.passage_tokens,
+            settings.grounded_instruction,
+            settings.not_found,
+            settings.languages,
+            min_answerable=settings.min_answerable,
+            covered=settings.covered,
         )
         self.policies = dict(policies)
         self.settings = settings
@@ -278,12 +288,15 @@ class Pipeline:
         cancel: threading.Event | None,
         persist: bool,
     ) -> TurnResult:
-        """The plan carried out: the prompt built, the answer generated, checked and guarded (or the
-        not-found text given), the exchange stored (unless ``persist`` is false)."""
+        """The plan carried out: the prompt built, the responder asked whether its passages answer the
+        question, the answer generated, checked and guarded (or the not-found text given), the
+        exchange stored (unless ``persist`` is false)."""
+        plan, prompt = self._prompted(plan, timer)
         if plan.not_found:
-            manifest, first, kept = not_found_answer(plan, on_token)
+            manifest, first, kept = not_found_answer(plan, on_token, prompt)
         else:
-            manifest, first, kept = self._generate(plan, timer, on_token=on_token, cancel=cancel)
+            assert prompt is not None
+            manifest, first, kept = self._generate(plan, prompt, timer, on_token=on_token, cancel=cancel)
         timings = timer.timings(first)
         with timer.phase("store"):
             record = TurnRecord(
@@ -304,14 +317,49 @@ class Pipeline:
         # The stored record cannot include the store's own write; the caller's copy does.
         return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timer.timings(first)))
 
-    def _generate(
-        self, plan: TurnPlan, timer: TurnTimer, *, on_token: OnToken | None, cancel: threading.Event | None
-    ) -> tuple[Manifest, Generation, guard.Guarded]:
-        """The prompt built, the answer generated, checked (against the passages the prompt placed
-        too) and guarded: the prompt's manifest, the first generation, and the answer kept."""
+    def grounding_of(self, session_id: str, text: str) -> Grounding | None:
+        """What the operator's documents would give an answer to ``text`` in the session, as the turn
+        decides it (planned, prompted and judged; nothing generated or stored): the record's knowledge
+        part (None without a knowledge base)."""
+        timer = TurnTimer()
+        plan = self._plan(self.store.snapshot(session_id), self.validate_message(text), timer)
+        plan, prompt = self._prompted(plan, timer)
+        return plan.grounding(prompt.manifest if prompt is not None else Manifest("", 0, 0, ()))
+
+    def _prompted(self, plan: TurnPlan, timer: TurnTimer) -> tuple[TurnPlan, Prompt | None]:
+        """The plan's prompt, and the plan with what it placed and the responder's judgement of it (its
+        not-found answer set where the passages do not answer); no prompt for a plan already not found."""
+        if plan.not_found:
+            return plan, None
         with timer.phase("context"):
             prompt = plan.prompt()
-        plan = plan.placing(prompt.manifest)
+        return self._judged(plan.placing(prompt.manifest), prompt, timer), prompt
+
+    def _judged(self, plan: TurnPlan, prompt: Prompt, timer: TurnTimer) -> TurnPlan:
+        """``plan`` with the responder's judgement of whether the passages ``prompt`` placed answer the
+        question, and the not-found answer when they do not (``knowledge.min_answerable``)."""
+        with self.answering, timer.phase("probe"):
+            found = self.grounding.judge(plan.model, prompt, plan.spec.instruction, plan.cache_key)
+        if found is None:
+            return plan
+        judged = dataclasses.replace(plan, answerable=found.answerable, yes=found.yes)
+        if found.answerable >= self.grounding.min_answerable:
+            return judged
+        placed = {c.chunk_id for c in prompt.manifest.passages}
+        passages = [p for p in plan.spec.passages if p.chunk_id in placed]
+        return dataclasses.replace(judged, not_found=self.grounding.unanswered(plan.snapshot, plan.message, passages))
+
+    def _generate(
+        self,
+        plan: TurnPlan,
+        prompt: Prompt,
+        timer: TurnTimer,
+        *,
+        on_token: OnToken | None,
+        cancel: threading.Event | None,
+    ) -> tuple[Manifest, Generation, guard.Guarded]:
+        """The answer to ``prompt`` generated, checked (against the passages it placed too) and
+        guarded: the prompt's manifest, the first generation, and the answer kept."""
         with self.answering:
             first = plan.model.generate(
                 prompt.messages, plan.sampling, on_token=on_token, cancel=cancel, cache_key=plan.cache_key

@@ -31,7 +31,9 @@ class TurnPlan:
     decision and the passages found, which ``spec`` carries. ``not_found`` is the fixed answer, in the
     conversation's language, to a question that needs the documents when none of them answers it
     (empty otherwise: the model answers). ``sources`` are the texts of the passages the answer's
-    prompt placed (:meth:`placing`): the checker's source besides the conversation.
+    prompt placed (:meth:`placing`): the checker's source besides the conversation. ``answerable``:
+    the responder's probability that those passages answer the question (None: not asked); under
+    ``knowledge.min_answerable`` the plan's ``not_found`` is set after the prompt is built.
     """
 
     snapshot: Snapshot
@@ -50,6 +52,8 @@ class TurnPlan:
     retrieval: Retrieval | None = None
     not_found: str = ""
     sources: tuple[str, ...] = ()
+    answerable: float | None = None  # whether the placed passages answer (types.Judgement; None: not asked)
+    yes: float | None = None  # the responder's own yes to that
 
     @property
     def session_id(self) -> str:
@@ -76,7 +80,14 @@ class TurnPlan:
         if self.retrieval is None:
             return None
         found = self.retrieval.passages
-        return Grounding(self.retrieval.decision, manifest.passages, len(found), not_found=bool(self.not_found))
+        return Grounding(
+            self.retrieval.decision,
+            manifest.passages,
+            len(found),
+            not_found=bool(self.not_found),
+            answerable=self.answerable,
+            yes=self.yes,
+        )
 
     def check(self, answer: str) -> CheckResult:
         """``answer`` checked against everything the conversation supports, the message included, and

@@ -14,7 +14,7 @@ from typing import Literal
 
 from appliance.types import Generation, Timings
 
-Phase = Literal["recall", "knowledge", "context", "check", "repair", "store"]
+Phase = Literal["recall", "knowledge", "context", "probe", "check", "repair", "store"]
 
 
 class TurnTimer:
@@ -22,7 +22,8 @@ class TurnTimer:
 
     ``recall`` covers the turn's facts, read-back request and recalled turns; ``knowledge`` the fetch
     check and retrieval; ``context`` the prompt's
-    build; ``check`` the first answer's check; ``repair`` the guard and the refinement after it; and
+    build; ``probe`` whether the placed passages answer the question (before the answer: the customer
+    waits for it); ``check`` the first answer's check; ``repair`` the guard and the refinement after it; and
     ``store`` the record and the write. A phase that did not run reads as zero.
     """
 
@@ -47,6 +48,7 @@ class TurnTimer:
             context_ms=spent("context", 0.0) * 1000,
             recall_ms=spent("recall", 0.0) * 1000,
             knowledge_ms=spent("knowledge", 0.0) * 1000,
+            probe_ms=spent("probe", 0.0) * 1000,
             ttft_s=first.ttft_s,
             generate_s=first.total_s,
             check_ms=spent("check", 0.0) * 1000,

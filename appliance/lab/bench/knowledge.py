@@ -38,16 +38,20 @@ from typing import Any
 
 from appliance.app import open_knowledge
 from appliance.config import Settings
+from appliance.errors import InputError
 from appliance.facts import readback
 from appliance.facts.entities import extract
 from appliance.knowledge import Knowledge, Query, Retrieval
 from appliance.knowledge.retrieve import conversation
+from appliance.lab.bench.knowledge_answers import abstention
 from appliance.lexicon.text import SENTENCE_BREAK
 from appliance.store import Store
 from appliance.summarizer import customer_language
 from appliance.types import Turn
 
 Progress = Callable[[str], None]
+# knowledge.min_answerable's values the refusal curve is given at.
+CURVE = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def load_items(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -205,6 +209,7 @@ def run_bench(
     encoder: Any = None,
     counter: Any = None,
     answers: bool = False,
+    probe: bool = False,
     responder: Any = None,
     database: Path | None = None,
 ) -> dict[str, Any]:
@@ -230,6 +235,13 @@ def run_bench(
         finally:
             store.close()
         answered: dict[str, Any] = {}
+        if probe and not answers:  # the answers judge their questions too
+            from appliance.lab.bench.knowledge_answers import run_probes
+
+            for row, extra in zip(
+                rows, run_probes(settings, path, items, responder=responder, encoder=encoder, progress=say), strict=True
+            ):
+                row.update(extra or {})
         if answers:
             from appliance.lab.bench.knowledge_answers import run_answers
 
@@ -239,6 +251,7 @@ def run_bench(
             for row, extra in zip(rows, answer_rows, strict=True):
                 row.update(extra or {})
     whole = score(rows)
+    judged = any("answerable" in r for r in rows)
     return {
         "ingest": {
             "seconds": round(first.seconds, 2),
@@ -253,6 +266,7 @@ def run_bench(
         "retrieval": whole["retrieval"],
         "not_found": whole["not_found"],
         "latency_ms": latency(rows),
+        **({"abstention": abstention(rows, CURVE)} if judged else {}),
         "halves": {"odd": score(rows[1::2]), "even": score(rows[0::2])},
         "budget_tokens": settings.passage_tokens,
         "items": len(rows),
@@ -268,12 +282,22 @@ def format_text(report: dict[str, Any]) -> str:
         f"{report['ingest']['seconds']:.1f} s{' (a kept database)' if report['ingest']['reused'] else ''}; "
         f"unchanged re-sync {report['resync_s']:.2f} s",
         f"fetch check: precision {f['precision']}, recall {f['recall']} ({report['items']} items)",
-        f"retrieval: gold placed in {report['budget_tokens']} tokens {r['gold_placed']}, at 1 {r['at_1']}, "
-        f"at 3 {r['at_3']} ({r['items']} items)",
+        f"retrieval: gold answer placed in {report['budget_tokens']} tokens {r['answer_placed']}, its section "
+        f"{r['gold_placed']}, at 1 {r['at_1']}, at 3 {r['at_3']} ({r['items']} items)",
         f"not found: {n['rate']} of {n['items']} questions no document answers; answerable ones called not "
         f"found {n['answerable']}",
         f"consult: p50 {report['latency_ms']['p50']} ms, p95 {report['latency_ms']['p95']} ms",
     ]
+    if "abstention" in report:
+        a = report["abstention"]
+        lines.append(
+            f"judged: {a['unanswerable']} of {a['items']['unanswerable']} questions no document answers get the "
+            f"not-found answer; {a['refused']} of {a['items']['answerable']} answerable ones do (AUC {a['auc']})"
+        )
+        lines.append(
+            "refusal curve (min_answerable: refused answerable / answered unanswerable): "
+            + ", ".join(f"{c['threshold']}: {c['refused_answerable']}/{c['answered_unanswerable']}" for c in a["curve"])
+        )
     for name, half in report["halves"].items():
         lines.append(
             f"  {name} items: fetch P {half['fetch']['precision']} R {half['fetch']['recall']}; "
@@ -284,4 +308,91 @@ def format_text(report: dict[str, Any]) -> str:
     lines += format_answers(report)
     for failed in report["failed"]:
         lines.append(f"  not taken in: {failed['document']}: {failed['error']}")
+    return "\n".join(lines)
+
+
+def named_sets(specs: Sequence[str]) -> list[tuple[Path, Path]]:
+    """``DIALOGUES:DOCS`` pairs as paths, each checked to exist (``InputError`` naming the one that does not)."""
+    found = []
+    for spec in specs:
+        dialogues, sep, docs = spec.rpartition(":")
+        if not sep or not dialogues or not docs:
+            raise InputError(
+                f"--set {spec!r}: expected DIALOGUES:DOCS (a dialogue file and its documents' folder)", field="set"
+            )
+        pair = (Path(dialogues), Path(docs))
+        if not pair[0].is_file():
+            raise InputError(f"--set {spec!r}: {pair[0]} is not a file", field="set")
+        if not pair[1].is_dir():
+            raise InputError(f"--set {spec!r}: {pair[1]} is not a folder", field="set")
+        found.append(pair)
+    return found
+
+
+def run_sets(
+    settings: Settings,
+    sets: Sequence[tuple[Path, Path]],
+    *,
+    database: Path | None = None,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """:func:`run_bench` on each set, each report named by its set (``set``: the documents' folder name);
+    ``database``: with one set, its database file; with several, a folder holding one per set."""
+    reports = []
+    for dialogues, docs in sets:
+        kept = database if database is None or len(sets) == 1 else database / f"{docs.resolve().name}.db"
+        report = run_bench(settings, dialogues, docs, database=kept, **options)
+        reports.append({"set": f"{docs.resolve().name} ({dialogues.name})", **report})
+    return reports
+
+
+def format_sets(reports: Sequence[dict[str, Any]]) -> str:
+    """One table, a row per set."""
+
+    def cell(value: Any) -> str:
+        return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+    head = [
+        "set",
+        "items",
+        "fetch P/R",
+        "answer placed",
+        "section placed",
+        "at 1/3",
+        "abstain (unanswerable)",
+        "refused (answerable)",
+        "agreement",
+        "consult p50 ms",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in reports:
+        f, rt = r["fetch"], r["retrieval"]
+        a = r.get("abstention", {})
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    r.get("set", ""),
+                    str(r["items"]),
+                    f"{cell(f['precision'])}/{cell(f['recall'])}",
+                    cell(rt["answer_placed"]),
+                    cell(rt["gold_placed"]),
+                    f"{cell(rt['at_1'])}/{cell(rt['at_3'])}",
+                    cell(a.get("unanswerable")),
+                    cell(a.get("refused")),
+                    cell(r.get("answers", {}).get("agreement")),
+                    cell(r["latency_ms"]["p50"]),
+                ]
+            )
+            + " |"
+        )
+    for r in reports:
+        curve = r.get("abstention", {}).get("curve")
+        if curve:
+            points = ", ".join(
+                f"{c['threshold']}: {cell(c['refused_answerable'])}/{cell(c['answered_unanswerable'])}" for c in curve
+            )
+            lines.append(
+                f"refusal curve, {r.get('set', '')} (min_answerable: refused answerable/answered unanswerable): {points}"
+            )
     return "\n".join(lines)

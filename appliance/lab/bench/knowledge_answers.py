@@ -26,10 +26,13 @@ check's, in :mod:`.knowledge`).
   that is not yes/no) is not scored. ``answers.quoted``: the answers the guard replaced by the
   document's own yes or no (action ``quote``), gold or not.
 * ``not_found_answers.rate``: on the items with ``needs_knowledge`` and no gold (no document answers them),
-  the share answered with ``knowledge.not_found`` or without an unsupported fact (the checker's
-  findings on the answer kept); ``not_found_answers.fixed`` is the share answered with the fixed text,
-  given for want of a passage or by the guard in place of an answer with an invented fact (the
-  retrieval figures' ``not_found`` is whether retrieval found nothing, before any answer).
+  the share that abstain: answered with ``knowledge.not_found`` (for want of a passage, judged
+  unanswered by the responder, or by the guard in place of an answer with an invented fact), or with
+  an answer that says the documents do not cover it (:func:`abstains`, in the languages of
+  :data:`NOT_COVERED`). An answer built on passages that do not answer the question fails, whatever
+  its facts. ``not_found_answers.fixed`` is the share given the fixed text alone; ``lenient`` is the
+  rate as it was counted before (the fixed text, or any answer without an unsupported fact), for
+  comparison.
 * ``unsupported``: the checker's unsupported entities in the first answers (before the guard's repair)
   and in the answers kept.
 * ``ttft``: for each answered item whose prompt placed passages, at the same point of its session (its
@@ -88,6 +91,35 @@ NUMBER_WORDS = (
     "sixteen seventeen eighteen nineteen twenty"
 ).split()
 WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+# What an answer that says the documents do not cover the question says, in the lexicons' languages (the
+# measuring stick's words, not the product's): matched in the answer's first two sentences, lower case.
+NOT_COVERED = (
+    r"(?:do not|don't|does not|doesn't|cannot|can't)\s+(?:have|find|see)\s+(?:that|this|any|the)?\s*(?:information|details|answer)",
+    r"no\s+(?:information|details|mention)\s+(?:about|on|of|regarding)",
+    r"(?:documents?|information|text|passages?)\s+(?:do not|don't|does not|doesn't)\s+(?:say|mention|cover|contain|include|specify|provide)",
+    r"not\s+(?:mentioned|covered|stated|specified|included)\s+in",
+    r"(?:i'm|i am)\s+(?:not sure|unable to)",
+    r"i\s+(?:do not|don't)\s+know",
+    r"keine\s+(?:information|informationen|angaben)",
+    r"habe\s+ich\s+(?:hier\s+)?nicht",
+    r"wei(?:ß|ss)\s+ich\s+nicht",
+    r"pas\s+(?:cette|d')\s*information",
+    r"ne\s+(?:sais|trouve)\s+pas",
+    r"no\s+tengo\s+(?:esa|esta|informaci[oó]n)",
+    r"no\s+(?:lo\s+)?s[eé]",
+    r"heb\s+ik\s+(?:hier\s+)?niet",
+    r"geen\s+informatie",
+    r"weet\s+ik\s+niet",
+)
+_NOT_COVERED = re.compile("|".join(NOT_COVERED))
+
+
+def abstains(answer: str) -> bool:
+    """Whether ``answer`` says, in its first two sentences, that the documents do not cover the question."""
+    opening = " ".join(re.split(r"(?<=[.!?])\s+", answer.strip().lower().replace("’", "'"))[:2])
+    return bool(_NOT_COVERED.search(opening))
+
+
 _WORD = re.compile(r"[\w'’-]+")
 _NUMBER = re.compile(r"(?<![\w.,:])\d+(?:[.,]\d+)?(?![\w:])")
 
@@ -258,17 +290,109 @@ def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
             f.status == "unsupported" for f in (check.original_findings if check.original else check.findings)
         ),
         "kept_unsupported": sum(f.status == "unsupported" for f in check.findings),
-        "ttft_s": result.record.timings.ttft_s,
+        "ttft_s": result.record.timings.ttft_s + result.record.timings.probe_ms / 1000,
+        "answerable": k.answerable if k is not None else None,
+        "yes": k.yes if k is not None else None,
+        "judged_not_found": bool(k and k.not_found),
+        "placed_passages": len(sources),
     }
     if sources:
         plain = before if before is not None else _answer(r.plain, session.id, message)
         if not isinstance(plain, str):
-            row["ttft_plain_s"] = plain.record.timings.ttft_s
+            row["ttft_plain_s"] = plain.record.timings.ttft_s + plain.record.timings.probe_ms / 1000
         for name, draft in (("full", message), ("partial", message.rsplit(maxsplit=1)[0])):
             drafted = _answer(r.drafted, session.id, message, draft=draft)
             if not isinstance(drafted, str):
-                row[f"ttft_draft_{name}_s"] = drafted.record.timings.ttft_s
+                row[f"ttft_draft_{name}_s"] = drafted.record.timings.ttft_s + drafted.record.timings.probe_ms / 1000
     return row
+
+
+def run_probes(
+    settings: Settings,
+    database: Path,
+    items: Sequence[dict[str, Any]],
+    *,
+    responder: ChatModel | None = None,
+    encoder: Recaller | None = None,
+    progress: Progress | None = None,
+) -> list[dict[str, Any] | None]:
+    """Each knowledge-seeking item's last message judged as the turn judges it, after its earlier turns
+    (recorded as said): whether its passages were placed and the responder's probability that they
+    answer it (:meth:`Pipeline.grounding_of`: nothing generated). None for the other items."""
+    from appliance.app import build
+
+    say = progress or (lambda _msg: None)
+    local = evolve(settings, paths={"database": database})
+    app = build(
+        local, responder=responder, recall=encoder if encoder is not None else True, worker=False, prewarm=False
+    )
+    rows: list[dict[str, Any] | None] = [None] * len(items)
+    asked = [i for i, item in enumerate(items) if item.get("needs_knowledge")]
+    try:
+        for n, i in enumerate(asked, start=1):
+            say(f"judging {n}/{len(asked)}: {items[i].get('id', i)}")
+            pipeline = app.pipeline
+            session = pipeline.new_session(title=str(items[i].get("id", "")))
+            for turn in items[i]["turns"][:-1]:
+                pipeline.record_turn(session.id, turn["role"], turn["text"])
+            try:
+                found = pipeline.grounding_of(session.id, items[i]["turns"][-1]["text"])
+            except ApplianceError as exc:  # a message that cannot fit the budget: a miss, the run goes on
+                rows[i] = {"error": f"{type(exc).__name__}: {exc}"}
+                continue
+            rows[i] = {
+                "answerable": found.answerable if found is not None else None,
+                "yes": found.yes if found is not None else None,
+                "judged_not_found": bool(found and found.not_found),
+                "placed_passages": len(found.sources) if found is not None else 0,
+            }
+    finally:
+        app.close()
+    return rows
+
+
+def abstention(rows: Sequence[dict[str, Any]], thresholds: Sequence[float] = ()) -> dict[str, Any]:
+    """Abstention on the knowledge questions: ``unanswerable``, the share of those no document answers
+    that get the not-found answer; ``refused``, the share of answerable ones that get it; and the same
+    two as a curve over ``knowledge.min_answerable`` (``curve``: threshold, refused, answered
+    unanswerable), from each row's ``answerable``: a question retrieval found no passage for is
+    refused at every threshold; one the fetch check did not fetch is answered without the documents,
+    neither refused nor judged."""
+    unanswerable = [r for r in rows if r["needs"] and not r["gold"] and "answerable" in r]
+    answerable = [r for r in rows if r["gold"] and "answerable" in r]
+    share = lambda n, d: round(n / d, 3) if d else None  # noqa: E731
+
+    def refuses(row: dict[str, Any], t: float) -> bool:
+        p = row.get("answerable")
+        return bool(row.get("not_found")) or (p is not None and p < t)
+
+    curve = [
+        {
+            "threshold": t,
+            "refused_answerable": share(sum(refuses(r, t) for r in answerable), len(answerable)),
+            "answered_unanswerable": share(sum(not refuses(r, t) for r in unanswerable), len(unanswerable)),
+        }
+        for t in thresholds
+    ]
+    return {
+        "unanswerable": share(sum(r["judged_not_found"] for r in unanswerable), len(unanswerable)),
+        "refused": share(sum(r["judged_not_found"] for r in answerable), len(answerable)),
+        "items": {"unanswerable": len(unanswerable), "answerable": len(answerable)},
+        "auc": _auc(
+            [r["answerable"] for r in answerable if r.get("answerable") is not None],
+            [r["answerable"] for r in unanswerable if r.get("answerable") is not None],
+        ),
+        "curve": curve,
+    }
+
+
+def _auc(pos: Sequence[float], neg: Sequence[float]) -> float | None:
+    """The probability that an answerable question's yes is above an unanswerable one's (ties half), of
+    the questions judged."""
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return round(wins / (len(pos) * len(neg)), 3)
 
 
 def run_answers(
@@ -306,7 +430,8 @@ def score_answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     with_gold = [r for r in rows if r.get("gold_answer")]
     scored = [r["agreement"] for r in with_gold if r.get("agreement") is not None]
     unknown = [r for r in rows if not r.get("gold_answer")]
-    good = [r for r in unknown if not r.get("error") and (r["not_found_text"] or r["kept_unsupported"] == 0)]
+    good = [r for r in unknown if not r.get("error") and (r["not_found_text"] or abstains(r["answer"]))]
+    lenient = [r for r in unknown if not r.get("error") and (r["not_found_text"] or r["kept_unsupported"] == 0)]
     timed = [r for r in rows if "ttft_plain_s" in r]
     share = lambda n, d: round(n / d, 3) if d else None  # noqa: E731
     with_p50 = statistics.median(r["ttft_s"] for r in timed) if timed else None
@@ -325,6 +450,7 @@ def score_answers(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "not_found_answers": {
             "rate": share(len(good), len(unknown)),
             "fixed": share(sum(r.get("not_found_text", False) for r in unknown), len(unknown)),
+            "lenient": share(len(lenient), len(unknown)),
             "items": len(unknown),
         },
         "unsupported": {
@@ -361,7 +487,8 @@ def format_answers(report: dict[str, Any]) -> list[str]:
     return [
         f"answers: agreement {a['agreement']} ({a['scored']} of {a['items']} items with a gold answer scored;"
         + f" {a['quoted']} answers replaced by the document's own yes or no)",
-        f"not found (answers): rate {nf['rate']}, the fixed text {nf['fixed']} ({nf['items']} items no document answers)",
+        f"not found (answers): abstained {nf['rate']}, the fixed text {nf['fixed']}; counted as before (no unsupported "
+        f"fact) {nf['lenient']} ({nf['items']} items no document answers)",
         f"unsupported entities: {u['first']} in first answers, {u['kept']} kept ({u['answers']} answers)",
         f"{ttft} ({t['items']} items)",
     ]
