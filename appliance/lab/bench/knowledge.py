@@ -336,13 +336,16 @@ def run_sets(
     database: Path | None = None,
     **options: Any,
 ) -> list[dict[str, Any]]:
-    """:func:`run_bench` on each set, each report named by its set (``set``: the documents' folder name);
-    ``database``: with one set, its database file; with several, a folder holding one per set."""
+    """:func:`run_bench` on each set, each report named by its set (``set``: the documents' folder and
+    the one above it); ``database``: with one set, its database file; with several, a folder holding
+    one per documents' folder."""
     reports = []
     for dialogues, docs in sets:
-        kept = database if database is None or len(sets) == 1 else database / f"{docs.resolve().name}.db"
+        folder = docs.resolve()
+        name = f"{folder.parent.name}-{folder.name}"  # sets of one folder share a database, others do not
+        kept = database if database is None or len(sets) == 1 else database / f"{name}.db"
         report = run_bench(settings, dialogues, docs, database=kept, **options)
-        reports.append({"set": f"{docs.resolve().name} ({dialogues.name})", **report})
+        reports.append({"set": f"{name} ({dialogues.name})", **report})
     return reports
 
 
