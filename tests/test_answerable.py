@@ -107,6 +107,25 @@ class TestThePipelineAsks:
         result = pipeline.answer(pipeline.new_session().id, "Hello")
         assert not responder.asked and result.agent.text == "Hello! How can I help?"
 
+    def test_a_message_sent_as_drafted_is_judged_once_from_its_draft(
+        self, settings: Settings, store: Store, encoder: Recall
+    ):
+        responder = FakeJudgingResponder(["A replacement card costs 5 GBP.", "It costs 7.50 EUR."], yes=0.99)
+        pipeline = judged_pipeline(settings, store, encoder, responder)
+        session = pipeline.new_session()
+        message = "How much does a replacement card cost?"
+        assert pipeline.next_prefix(session.id, message) is not None  # what the warm-up plans while it is typed
+        pipeline.judge_ahead(session.id)  # once its prefix is warm
+        assert len(responder.asked) == 1
+        result = pipeline.answer(session.id, message)
+        assert len(responder.asked) == 1 and result.record.timings.probe_ms == 0  # not asked again after Enter
+        assert result.record.knowledge is not None and result.record.knowledge.yes == 0.99
+        # another message than the draft is judged afresh
+        pipeline.next_prefix(session.id, message)
+        pipeline.judge_ahead(session.id)
+        pipeline.answer(session.id, "What does a transfer abroad cost?")
+        assert len(responder.asked) == 3
+
     def test_grounding_of_judges_without_answering_or_storing(self, settings: Settings, store: Store, encoder: Recall):
         responder = FakeJudgingResponder(yes=0.01)
         pipeline = judged_pipeline(settings, store, encoder, responder)

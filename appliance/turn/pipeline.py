@@ -39,6 +39,7 @@ from appliance.types import (
     ROLES,
     Generation,
     Grounding,
+    Judgement,
     LedgerEntry,
     Manifest,
     Message,
@@ -130,8 +131,11 @@ class Pipeline:
         self.after_store: list[Callable[[str], None]] = []
         # Set while an answer is being generated, so background work can yield to it.
         self.answering = AnswerGauge()
-        # By session: the passages the last draft's warm-up placed, for the message to keep their order.
+        # By session: the passages the last draft's warm-up placed, for the message to keep their order;
+        # the draft's plan and prompt, to be judged ahead; and that judgement, for a message sent as drafted.
         self._warmed_passages: dict[str, tuple[int, ...]] = {}
+        self._drafted: dict[str, tuple[TurnPlan, Prompt]] = {}
+        self._judged_ahead: dict[str, tuple[str, tuple[int, ...], Judgement]] = {}
 
     def counter_for(self, model: ChatModel) -> ResponderCounter:
         counter = self._counters.get(id(model))
@@ -338,8 +342,12 @@ class Pipeline:
     def _judged(self, plan: TurnPlan, prompt: Prompt, timer: TurnTimer) -> TurnPlan:
         """``plan`` with the responder's judgement of whether the passages ``prompt`` placed answer the
         question, and the not-found answer when they do not (``knowledge.min_answerable``)."""
-        with self.answering, timer.phase("probe"):
-            found = self.grounding.judge(plan.model, prompt, plan.spec.instruction, plan.cache_key)
+        ahead = self._judged_ahead.pop(plan.session_id, None)
+        if ahead is not None and ahead[:2] == (plan.message, placed_passages(prompt)):
+            found: Judgement | None = ahead[2]  # judged from the draft, as sent
+        else:
+            with self.answering, timer.phase("probe"):
+                found = self.grounding.judge(plan.model, prompt, plan.spec.instruction, plan.cache_key)
         if found is None:
             return plan
         judged = dataclasses.replace(plan, answerable=found.answerable, yes=found.yes)
@@ -405,12 +413,26 @@ class Pipeline:
                 plan = self._plan(snap, self.validate_message(draft), TurnTimer())
                 model, prompt = plan.model, None if plan.not_found else plan.prompt()
                 self._warmed_passages[session_id] = placed_passages(prompt)
+                if prompt is not None:
+                    self._drafted[session_id] = (plan, prompt)
             else:
                 _, model, spec = self._frame(snap, "", None)
                 prompt = self.policies[snap.session.policy].build(snap, "", spec, self.counter_for(model))
         except (SessionNotFound, InputError):
             return None
         return (model, before_question(prompt.messages)) if prompt is not None else None
+
+    def judge_ahead(self, session_id: str) -> None:
+        """Judge whether the passages the session's last draft placed answer it (its prefix warmed
+        already, so this evaluates the draft's question): a message sent as drafted, whose prompt places
+        the same passages, uses that judgement instead of asking after Enter."""
+        drafted = self._drafted.pop(session_id, None)
+        if drafted is None:
+            return
+        plan, prompt = drafted
+        found = self.grounding.judge(plan.model, prompt, plan.spec.instruction, plan.cache_key)
+        if found is not None:
+            self._judged_ahead[session_id] = (plan.message, placed_passages(prompt), found)
 
     def embed_ahead(self, session_id: str) -> int:
         """Embed and store the older turns recall may choose from, off the answer's path (a message

@@ -10,7 +10,9 @@ the next answer evaluates the message and what depends on it.
 
 While the customer types, a client may send the draft (:meth:`Prewarmer.draft`): the prefix is then
 planned for it as for the message, so the operator's passages it retrieves are evaluated too, and a
-message that retrieves the same ones evaluates only itself.
+message that retrieves the same ones evaluates only itself. Once that prefix is warm, whether those
+passages answer the draft is judged too (``Pipeline.judge_ahead``): a message sent as drafted is not
+judged again.
 
 Like the summary worker it yields: it starts only when no answer is being generated and the worker
 is idle, and stops between two chunks as soon as an answer starts (what it evaluated is kept).
@@ -119,6 +121,8 @@ class Prewarmer(SessionLoop[PrewarmStats]):
         if not isinstance(model, PrefixWarmer):
             return None  # a remote server keeps its own cache
         warmed = model.prepare(messages, cache_key=session_id, cancel=self._cancel)
+        if draft and warmed.complete and not self._cancel.is_set():
+            self.pipeline.judge_ahead(session_id)
         with self._cond:
             self.last[session_id] = warmed
         self._tally.add(

@@ -246,8 +246,9 @@ def rigs(settings: Settings, database: Path, responder: ChatModel | None, encode
 
 def _warm(app: Appliance, session_id: str, draft: str = "") -> None:
     """The session's next prompt up to its question evaluated, as the daemon does while idle (for
-    ``draft``: as it does while the customer types it, passages included), from an empty context:
-    what an answer before it left there (the same prompt, question included) is not reused."""
+    ``draft``: as it does while the customer types it, passages included, and the passages judged),
+    from an empty context: what an answer before it left there (the same prompt, question included)
+    is not reused."""
     if isinstance(app.responder, LlamaChatModel):
         forget_prefix(app.responder)
     found = app.pipeline.next_prefix(session_id, draft)
@@ -255,6 +256,8 @@ def _warm(app: Appliance, session_id: str, draft: str = "") -> None:
         found = app.pipeline.next_prefix(session_id)
     if found is not None and isinstance(found[0], PrefixWarmer):
         found[0].prepare(found[1], cache_key=session_id)
+        if draft:  # as the daemon's warm-up does once the draft's prefix is warm
+            app.pipeline.judge_ahead(session_id)
 
 
 def _answer(app: Appliance, session_id: str, text: str, draft: str = "") -> TurnResult | str:
