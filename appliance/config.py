@@ -735,7 +735,7 @@ class KnowledgeSettings(_Section):
         0.5,
         ge=0.0,
         le=1.0,
-        description="Least probability the responder gives a yes when asked whether the placed passages answer the question (one token's logits, before the answer; `docs/grounding.md`); below it the customer gets `knowledge.not_found`. 0: never asked.",
+        description="Least probability that the placed passages answer the question, judged before the answer from the responder's yes when asked so (one token's logits) and the best passage's score (`docs/grounding.md`); below it the customer gets `knowledge.not_found`. 0: never asked.",
     )
     covered: dict[str, str] = Field(
         default_factory=lambda: dict(COVERED),

@@ -206,7 +206,6 @@ class Knowledge:
         subjects = resolve(index.names, query.subject_texts())
         asked = unnamed(index.names, question, (s.doc for s in subjects))
         similarity, topics = index.similarity(self.encoder.embed([asked])[0])
-        thread = self._thread(index, query, similarity)
         rows = [index.rows_of_doc[s.doc] for s in subjects if s.doc in index.rows_of_doc]
         evidence = Evidence.of(topics, np.concatenate(rows) if rows else None)
         decision: FetchDecision = decide(
@@ -221,6 +220,7 @@ class Knowledge:
         if not (decision.fetch or always):
             return Retrieval(question, decision)
         lexical = dict(self.store.knowledge_search(match_expression(question, common=index.common), LEXICAL_LIMIT))
+        thread = self._thread(index, query, similarity)  # only a question that fetches is read in context
         passages = rank(
             index, similarity, lexical, subjects, k=self.settings.k, min_score=self.settings.min_score, thread=thread
         )

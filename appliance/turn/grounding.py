@@ -138,11 +138,12 @@ class KnowledgeStep:
 
 def answerable(yes: float, best: float) -> float:
     """The probability that the placed passages answer the question, from the responder's yes and the
-    best placed passage's score: a logistic regression of the two (:data:`JUDGED`), as neither alone
-    holds on every kind of document (the score tells a prose page's neighbour topics apart better; the
-    responder, a FAQ's near questions)."""
+    best placed passage's score: the logistic function of the yes's log-odds and the score, weighted
+    (:data:`JUDGED`), as neither alone holds on every kind of document (the score tells a prose page's
+    neighbouring topics apart better; the responder, a FAQ's near questions)."""
     w_yes, w_best, bias = JUDGED
-    odds = math.log(min(max(yes, 1e-4), 1 - 1e-4) / (1 - min(max(yes, 1e-4), 1 - 1e-4)))
+    clipped = min(max(yes, 1e-4), 1 - 1e-4)  # a certain yes or no still leaves the score a say
+    odds = math.log(clipped / (1 - clipped))
     return 1.0 / (1.0 + math.exp(-(w_yes * odds + w_best * best + bias)))
 
 

@@ -86,7 +86,7 @@ class PipelineSettings:
     grounded_instruction: str  # knowledge.instruction, else the built-in one: the directive of a turn with passages
     grounded_temperature: float  # knowledge.temperature: the sampling temperature of a turn with passages
     not_found: Mapping[str, str]  # knowledge.not_found, by language
-    min_answerable: float  # knowledge.min_answerable: the responder's least yes that the passages answer
+    min_answerable: float  # knowledge.min_answerable: the least judged probability that the passages answer
     covered: Mapping[str, str]  # knowledge.covered over the built-in texts, by language
     languages: Sequence[str]  # summarizer.languages: the conversation's language is one of them (the first by default)
 
