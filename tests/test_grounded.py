@@ -834,12 +834,43 @@ def test_the_bench_answers_a_few_items_with_the_tiny_model(tmp_path: Path, encod
     assert "ttft_ratio" in report and report["errors"] == 0
     answered = [r for r in report["rows"] if "answer" in r]
     assert len(answered) == 3 and all(r["answer"] for r in answered)
-    if report["ttft"]["items"]:
-        assert report["ttft_ratio"] > 0 and all(r["ttft_plain_s"] > 0 for r in answered if "ttft_plain_s" in r)
-        assert set(report["ttft_ratio_draft"]) == {"full", "partial"} and report["ttft_ratio_draft"]["full"] > 0
-        assert all(r["ttft_draft_full_s"] > 0 for r in answered if "ttft_plain_s" in r)
+    assert "abstention" in report and {"unanswerable", "refused", "curve", "auc"} <= set(report["abstention"])
+    timed = [r for r in answered if "ttft_plain_s" in r]  # generated from placed passages, not judged unanswered
+    assert all(r["placed_passages"] and not r["judged_not_found"] for r in timed)
+    assert all(r["ttft_plain_s"] > 0 and r["ttft_draft_full_s"] > 0 for r in timed if "ttft_draft_full_s" in r)
+    if timed:
+        assert report["ttft_ratio"] > 0
     json.dumps(report)
     assert "answers: agreement" in format_text(report)
+
+
+@pytest.mark.real_model
+def test_the_bench_judges_without_answering_with_the_tiny_model(tmp_path: Path, encoder: Recall, settings: Settings):
+    from appliance.app import load_model
+    from appliance.lab.bench.knowledge import format_text, run_bench
+    from appliance.lab.harness import evolve
+
+    from .support import ROOT, TEST_MODEL
+
+    local = evolve(settings, responder={"model": TEST_MODEL, "max_tokens": 8, "n_threads": 1})
+    tiny = load_model(local, TEST_MODEL, local.responder)
+    report = run_bench(
+        local,
+        ROOT / "examples" / "branch_questions.jsonl",
+        ROOT / "examples" / "branch",
+        limit=6,
+        encoder=encoder,
+        counter=WordCounter(),
+        probe=True,
+        responder=tiny,
+    )
+    judged = [r for r in report["rows"] if r.get("answerable") is not None]
+    assert judged and all(0.0 < r["answerable"] < 1.0 and 0.0 <= r["yes"] <= 1.0 for r in judged)
+    assert all(r["judged_not_found"] == (r["answerable"] < local.knowledge.min_answerable) for r in judged)
+    abstention = report["abstention"]
+    assert abstention["items"]["unanswerable"] >= 1 and len(abstention["curve"]) == 10
+    assert all(0.0 <= c["refused_answerable"] <= 1.0 for c in abstention["curve"])
+    assert "refusal curve" in format_text(report) and "answers" not in report
 
 
 # end to end: the real daemon ------------------------------------------------------------------------

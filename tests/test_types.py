@@ -68,7 +68,7 @@ STORED_TIMINGS = (
 
 # Fields added since, written after the older ones (issue 25: passages and the knowledge phase).
 ADDED_TO_MANIFEST = ', "passages": [], "cut_passages": []'
-ADDED_TO_TIMINGS = ', "knowledge_ms": 0.0'
+ADDED_TO_TIMINGS = ', "knowledge_ms": 0.0, "probe_ms": 0.0'
 ADDED_TO_CHECK = ', "opener": ""'
 
 

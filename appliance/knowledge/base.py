@@ -207,7 +207,7 @@ class Knowledge:
         asked = unnamed(index.names, question, (s.doc for s in subjects))
         similarity, topics = index.similarity(self.encoder.embed([asked])[0])
         rows = [index.rows_of_doc[s.doc] for s in subjects if s.doc in index.rows_of_doc]
-        evidence = Evidence.of(topics, np.concatenate(rows) if rows else None)
+        evidence = Evidence.of(topics, np.concatenate(rows) if rows else None, similarity)
         decision: FetchDecision = decide(
             query.message,
             cues,

@@ -24,7 +24,7 @@ measures) against ``knowledge.fetch_threshold``:
 A best topic with a cosine of at least ``CLEAR_MATCH`` is a fetch whatever the score (unless the
 message asks for an action): a base of a few documents has no density to speak of. A question (not
 an action) the score leaves out is still a fetch when the conversation names no document (``asked``)
-and the base matches it at least ``ASKED_FLOOR``: a question about nothing in particular is asked of
+and the base matches it (by a heading, or by a passage's text) at least ``ASKED_FLOOR``: a question about nothing in particular is asked of
 the institution, whose documents these are ("do you sell travel insurance?", "How do I book one?"
 after opening an account); if none answers it, the turn says so. A question about a document the
 conversation names is left to that document's evidence: in a conversation about a hotel, "what's the
@@ -190,22 +190,26 @@ def _only(text: str, *patterns: re.Pattern[str] | None) -> bool:
 @dataclass(frozen=True)
 class Evidence:
     """What the documents say about a message: its best topic similarity (among the subject's
-    documents when there are any), and the mean of its best ``DENSITY_TOP`` in the whole base."""
+    documents when there are any), the mean of its best ``DENSITY_TOP`` in the whole base, and its best
+    similarity to a passage, text and heading together (``text``: a prose page answers in a sentence of a
+    long section whose heading does not ask the question)."""
 
     best: float
     density: float
     named: bool = False  # the conversation names documents, and ``best`` is among theirs
+    text: float = 0.0
 
     @classmethod
-    def of(cls, topics: np.ndarray, subject_rows: np.ndarray | None) -> Evidence:
-        """``topics``: the question's cosine with every chunk's topic."""
+    def of(cls, topics: np.ndarray, subject_rows: np.ndarray | None, similarity: np.ndarray | None = None) -> Evidence:
+        """``topics``: the question's cosine with every chunk's topic; ``similarity``: with every chunk."""
         if not len(topics):
             return cls(0.0, 0.0)
         named = subject_rows is not None and len(subject_rows) > 0
         pool = topics[subject_rows] if named else topics
         n = min(len(topics), DENSITY_TOP, max(3, len(topics) // 50))
         top = np.partition(topics, -n)[-n:]
-        return cls(float(pool.max()), float(top.mean()), named)
+        text = float(similarity.max()) if similarity is not None and len(similarity) else 0.0
+        return cls(float(pool.max()), float(top.mean()), named, text)
 
 
 @dataclass(frozen=True)
@@ -323,7 +327,7 @@ def decide(
     score = _score(evidence, form)
     if score >= threshold or (evidence.best >= CLEAR_MATCH and not form.acts):
         return FetchDecision(True, "match", score, threshold, evidence.best, subject, polar)
-    if form.asks and not form.acts and not evidence.named and evidence.best >= ASKED_FLOOR:
+    if form.asks and not form.acts and not evidence.named and max(evidence.best, evidence.text) >= ASKED_FLOOR:
         return FetchDecision(True, "asked", score, threshold, evidence.best, subject, polar)
     return FetchDecision(False, "action" if form.acts else "weak", score, threshold, evidence.best, subject, polar)
 

@@ -35,7 +35,8 @@ check's, in :mod:`.knowledge`).
   comparison.
 * ``unsupported``: the checker's unsupported entities in the first answers (before the guard's repair)
   and in the answers kept.
-* ``ttft``: for each answered item whose prompt placed passages, at the same point of its session (its
+* ``ttft``: for each answered item whose answer was generated from placed passages (not judged
+  unanswered), at the same point of its session (its
   earlier turns recorded, the model's context emptied, then the prompt up to the question warmed as
   the daemon warms it while the customer types), the time to the first token of its answer, and of the same message answered by
   the same model with knowledge off; ``ttft_ratio`` is the median of the first over the median of the
@@ -63,6 +64,7 @@ from appliance.lab.dialogues import equated
 from appliance.lab.harness import evolve
 from appliance.models.llama import LlamaChatModel
 from appliance.protocols import ChatModel, PrefixWarmer, Recaller
+from appliance.turn.grounding import NOT_FOUND_MODEL
 from appliance.types import TurnResult
 
 if TYPE_CHECKING:
@@ -299,13 +301,13 @@ def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
         "judged_not_found": bool(k and k.not_found),
         "placed_passages": len(sources),
     }
-    if sources:
+    if sources and not row["judged_not_found"]:  # an answer generated from placed passages
         plain = before if before is not None else _answer(r.plain, session.id, message)
         if not isinstance(plain, str):
             row["ttft_plain_s"] = plain.record.timings.ttft_s + plain.record.timings.probe_ms / 1000
         for name, draft in (("full", message), ("partial", message.rsplit(maxsplit=1)[0])):
             drafted = _answer(r.drafted, session.id, message, draft=draft)
-            if not isinstance(drafted, str):
+            if not isinstance(drafted, str) and drafted.record.model != NOT_FOUND_MODEL:
                 row[f"ttft_draft_{name}_s"] = drafted.record.timings.ttft_s + drafted.record.timings.probe_ms / 1000
     return row
 
