@@ -120,7 +120,7 @@ class KnowledgeTables:
                    FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.doc_id
                    ORDER BY d.name, d.key, c.ord"""
             )
-            yield from list(rows)
+            yield from rows  # streamed: the index copies what it keeps of each row
 
     def knowledge_vectors(self, text_shas: Iterable[str], model: str) -> dict[str, bytes]:
         """Stored vectors of chunks with these texts (by their sha256), made by ``model``: an edited
