@@ -339,6 +339,19 @@ class TestRoles:
         )
         assert error["field"] == "Last-Event-ID"
 
+    def test_a_resume_point_past_the_stores_integer_range_is_refused_before_the_stream(
+        self, serve: Callable[..., Served]
+    ):
+        # Event ids are SQLite rowids (at most 2**63 - 1); a larger one once got a 200 and a dead stream.
+        served = serve()
+        mine = post(served, "/v1/sessions").json()["id"]
+        for path in ("/v1/events", f"/v1/sessions/{mine}/events"):
+            for bad in (str(2**63), str(2**64 + 5), "9" * 400, "-1", "1e3", "+5"):
+                error = error_of(served.request("GET", path, headers={"Last-Event-ID": bad}), 422, "invalid_request")
+                assert error["field"] == "Last-Event-ID" and "9223372036854775807" in error["message"]
+            for bad in (str(2**63), "9" * 400, "-1"):
+                error_of(served.request("GET", path, params={"after": bad}), 422, "invalid_request")
+
 
 def test_a_held_pipeline_refuses_before_anything_is_generated(pipeline, fake_responder: FakeResponder):
     session = pipeline.new_session()

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -199,6 +201,20 @@ class TestReading:
             parse(Source(name, data), MB)
         assert str(caught.value).startswith(name)
 
+    def test_a_file_nested_past_the_readers_bounds_is_refused_quickly_naming_it(self):
+        # Hostile files once got a 500: pypdf's RecursionError, and the HTML walk's recursion after
+        # lexbor spent its time squared in the depth (100,000 divs: 13.6 s there, 100 s here).
+        deep = _pdf_with_content(b"BT /F1 12 Tf " + b"[" * 50_000 + b"(x)" + b"]" * 50_000 + b" TJ ET")
+        divs = ("<div>" * 100_000 + "deep" + "</div>" * 100_000).encode()
+        for name, data, why in (("deep.pdf", deep, "nested too deep"), ("deep.html", divs, "nested more than")):
+            started = time.monotonic()
+            with pytest.raises(DocumentError, match=why) as caught:
+                parse(Source(name, data), 10 * MB)
+            assert str(caught.value).startswith(name) and time.monotonic() - started < 10
+        assert parse(Source("flat.pdf", _pdf_with_content(b"BT /F1 12 Tf [(x)] TJ ET")), MB).blocks[0].text == "x"
+        tables = ("<table><tr><td>" * 200 + "kept" + "</td></tr></table>" * 200).encode()
+        assert "kept" in parse(Source("tables.html", tables), MB).blocks[0].text  # nested, within the bound
+
 
 class TestChunking:
     def test_a_faq_question_stays_with_its_answer_with_title_path_and_location(self):
@@ -286,7 +302,63 @@ def _lexical(kb: Knowledge, word: str) -> list[str]:
     return [e.text for e in kb.index().entries if e.chunk_id in dict(kb.store.knowledge_search(f'"{word}"', 50))]
 
 
+def _pdf_with_content(content: bytes) -> bytes:
+    """A one-page PDF whose page draws ``content`` (a content stream) in Helvetica."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
 class TestIngest:
+    def test_a_folder_is_read_without_following_links_and_what_is_refused_is_named(self, kb: Knowledge, tmp_path: Path):
+        # A knowledge folder is often a shared drive: a link named like a document, pointing out of it
+        # (or into it), is never read, nor a pipe; the report names each, and what was read stays.
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "passwd.txt").write_text("root:x:0:0:root:/root:/bin/bash\n")
+        folder = tmp_path / "docs"
+        (folder / "sub").mkdir(parents=True)
+        (folder / "fees.md").write_text("# Fees\n\nA replacement card costs 5 EUR.\n")
+        (folder / "passwd.txt").symlink_to(outside / "passwd.txt")
+        (folder / "again.md").symlink_to(folder / "fees.md")
+        (folder / "elsewhere").symlink_to(outside, target_is_directory=True)
+        os.mkfifo(folder / "sub" / "pipe.txt")  # reading it would wait forever
+        report = kb.sync(folder)
+        assert report.added == ["fees.md"]
+        refused = dict(report.failed)
+        assert set(refused) == {"again.md", "passwd.txt", "elsewhere/", "sub/pipe.txt"}
+        assert all("refused" in why for why in refused.values())
+        assert "symbolic link" in refused["passwd.txt"] and "regular file" in refused["sub/pipe.txt"]
+        assert not _lexical(kb, "root") and [d["name"] for d in kb.documents()] == ["fees.md"]
+        added = kb.add([folder])
+        assert added.unchanged == ["fees.md"] and set(dict(added.failed)) == set(refused)
+
+    def test_a_file_swapped_for_a_link_after_the_listing_is_refused(self, tmp_path: Path):
+        from appliance.knowledge.ingest import Item
+
+        (tmp_path / "secret.txt").write_text("secret")
+        folder = tmp_path / "docs"
+        folder.mkdir()
+        (folder / "notes.txt").symlink_to(tmp_path / "secret.txt")
+        with pytest.raises(DocumentError, match="notes.txt: refused: .*(link|out of)"):
+            Item(str(folder / "notes.txt"), "notes.txt", str(folder), folder / "notes.txt").read(MB)
+        (folder / "inner").symlink_to(tmp_path, target_is_directory=True)
+        with pytest.raises(DocumentError, match="out of"):
+            Item("k", "inner/secret.txt", str(folder), folder / "inner" / "secret.txt").read(MB)
+
     def test_sync_adds_replaces_and_removes_and_leaves_nothing_stale(self, kb: Knowledge, tmp_path: Path):
         folder = tmp_path / "docs"
         folder.mkdir()

@@ -68,10 +68,13 @@ class Knowledge:
         started = time.monotonic()
         report = Report()
         items: list[Item] = []
+        skipped: list[tuple[str, str]] = []  # links and special files in the folders, refused
         for path in paths:
             path = Path(path).expanduser().resolve()
             if path.is_dir():
-                items += [Item(str(f), name, str(path), f) for f, name in folder_files(path)]
+                files, refused = folder_files(path)
+                items += [Item(str(f), name, str(path), f) for f, name in files]
+                skipped += refused
             elif path.exists():
                 items.append(Item(str(path), path.name, "", path))
             else:
@@ -80,6 +83,7 @@ class Knowledge:
             self.ingest.take(items, report, progress)
         if len(items) == 1 and report.failed:
             raise DocumentError(report.failed[0][1])
+        report.failed += skipped
         return timed(report, started)
 
     def upload(self, name: str, data: bytes) -> Report:
@@ -103,7 +107,8 @@ class Knowledge:
         if not root.is_dir():
             raise DocumentError(f"{root}: not a folder")
         report = Report()
-        files = folder_files(root)
+        files, refused = folder_files(root)
+        report.failed += refused
         with self._write:
             self.ingest.take([Item(str(f), name, str(root), f) for f, name in files], report, progress)
             present = {str(f) for f, _ in files}

@@ -5,8 +5,11 @@ elements a paragraph."""
 
 from __future__ import annotations
 
+import re
+
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from appliance.errors import DocumentError
 from appliance.knowledge.document import Block, Parsed, Source, decode, named_row, tidy, title_of
 
 SKIP = {"script", "style", "noscript", "template", "nav", "head", "svg", "iframe", "object", "button", "form"}
@@ -18,17 +21,48 @@ INLINE = {"a", "b", "i", "em", "strong", "span", "code", "small", "sup", "sub", 
 INLINE |= {"cite", "kbd", "var", "label", "font", "big", "wbr", "img", "data"}
 
 
+# lexbor builds a deep tree in time that grows with the square of its depth (100,000 nested divs: 100 s)
+# and the walk below recurses, so a page nested deeper than real pages are is refused before it is
+# parsed. The depth is counted over the elements that need their end tag (a paragraph, list item or
+# table cell ends itself), an upper bound of what the parser would build from them.
+MAX_DEPTH = 256
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
+_ENDS_ITSELF = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source"}
+_ENDS_ITSELF |= {"track", "wbr", "p", "li", "dt", "dd", "tr", "td", "th", "thead", "tbody", "tfoot", "option"}
+_ENDS_ITSELF |= {"optgroup", "rb", "rt", "rtc", "rp", "colgroup", "caption", "head", "body", "html"}
+
+
 def read(source: Source) -> Parsed:
-    tree = LexborHTMLParser(decode(source))
+    text = decode(source)
+    if _depth(text) > MAX_DEPTH:
+        raise DocumentError(f"{source.name}: HTML nested more than {MAX_DEPTH} elements deep (no real page is)")
+    tree = LexborHTMLParser(text)
     root = tree.body or tree.root
     blocks: list[Block] = []
     if root is not None:
-        _walk(root, blocks)
+        try:
+            _walk(root, blocks)
+        except RecursionError:  # nested within the bound, but through elements that end themselves
+            raise DocumentError(f"{source.name}: HTML nested too deep to read") from None
     head = tree.css_first("title")
     found = tuple(blocks)
     named = tidy(head.text()) if head is not None else ""
     title = named if named and not any(b.kind == "heading" and b.level == 1 for b in found) else ""
     return Parsed(title=title or title_of(found, source.name), blocks=found, format="html")
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of elements that need their end tag (stopping once past ``MAX_DEPTH``)."""
+    depth = deepest = 0
+    for match in _TAG.finditer(text):
+        closing, tag, empty = match.groups()
+        if empty or tag.lower() in _ENDS_ITSELF:
+            continue
+        depth = max(0, depth - 1) if closing else depth + 1
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+    return deepest
 
 
 def _walk(node: LexborNode, out: list[Block], names: list[str] | None = None) -> None:

@@ -10,13 +10,17 @@ previous version, if any, stays whole.
 
 A sync of a folder adds its new files, replaces those whose sha256 changed, and removes the documents
 it had given whose files are gone. Files and folders whose names start with a dot are left alone, and
-so are files of kinds there is no reader for.
+so are files of kinds there is no reader for. A knowledge folder is often a shared drive that more
+people can write to than the operator, so nothing in it but its regular files and folders is read: no
+symbolic link is followed, whether it points out of the folder or inside it (a document is read from
+its own file, once), and a link, a pipe or a device is reported as refused, with why.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +84,9 @@ class Item:
         if self.data is not None:
             return Source(self.name, self.data)
         assert self.path is not None
+        if self.folder and not Path(os.path.realpath(self.path)).is_relative_to(self.folder):
+            # a folder on the way was swapped for a link after the folder was listed
+            raise DocumentError(f"{self.name}: refused: its path leads out of {self.folder}")
         return read_file(self.path, self.name, max_bytes)
 
 
@@ -212,30 +219,57 @@ def _sha(text: str) -> str:
 
 
 def read_file(path: Path, name: str, max_bytes: int) -> Source:
-    """A file's bytes under ``name``; :class:`DocumentError` naming it if it is too large or unreadable."""
+    """A regular file's bytes under ``name``; :class:`DocumentError` naming it if it is too large,
+    unreadable, or not a regular file (opened without following a link, so one put in its place after
+    the folder was listed is refused too)."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise DocumentError(
-                f"{name}: {size / 1e6:.1f} MB is larger than knowledge.max_file_mb ({max_bytes / 1e6:g} MB)"
-            )
-        return Source(name, path.read_bytes())
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
+        if path.is_symlink():
+            raise DocumentError(f"{name}: refused: a symbolic link (links are not followed)") from None
         raise DocumentError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as file:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise DocumentError(f"{name}: refused: not a regular file")
+            if info.st_size > max_bytes:
+                raise DocumentError(
+                    f"{name}: {info.st_size / 1e6:.1f} MB is larger than knowledge.max_file_mb ({max_bytes / 1e6:g} MB)"
+                )
+            return Source(name, file.read(max_bytes + 1)[:max_bytes])
+        except OSError as exc:
+            raise DocumentError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
 
 
-def folder_files(folder: Path) -> list[tuple[Path, str]]:
+def folder_files(folder: Path) -> tuple[list[tuple[Path, str]], list[tuple[str, str]]]:
     """The documents of a folder and its subfolders, with their names relative to it, in name order
-    (hidden files and folders, and kinds without a reader, left out)."""
+    (hidden files and folders, and kinds without a reader, left out); and what was refused, with why:
+    symbolic links (to files or folders, not followed) and what is not a regular file."""
     found: list[tuple[Path, str]] = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    refused: list[tuple[str, str]] = []
+    for root, dirs, files in os.walk(folder):  # os.walk does not descend into linked folders
+        here = Path(root)
+        for name in sorted(d for d in dirs if not d.startswith(".") and (here / d).is_symlink()):
+            shown = (here / name).relative_to(folder).as_posix() + "/"
+            refused.append((shown, f"{shown}: refused: a symbolic link to a folder (links are not followed)"))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (here / d).is_symlink())
         for name in sorted(files):
             if name.startswith(".") or not known(name):
                 continue
-            path = Path(root) / name
-            found.append((path, path.relative_to(folder).as_posix()))
-    return found
+            path = here / name
+            shown = path.relative_to(folder).as_posix()
+            try:
+                kind = os.lstat(path).st_mode
+            except OSError:  # gone since the folder was listed
+                continue
+            if stat.S_ISLNK(kind):
+                refused.append((shown, f"{shown}: refused: a symbolic link (links are not followed)"))
+            elif not stat.S_ISREG(kind):
+                refused.append((shown, f"{shown}: refused: not a regular file"))
+            else:
+                found.append((path, shown))
+    return found, refused
 
 
 def timed(report: Report, started: float) -> Report:

@@ -32,6 +32,8 @@ def read(source: Source) -> Parsed:
     except (PyPdfError, ValueError, KeyError, TypeError, OSError, NotImplementedError) as exc:
         # pypdf raises these (and the odd built-in error) for damaged or unusual files.
         raise DocumentError(f"{source.name}: not a readable PDF ({type(exc).__name__}: {exc})") from None
+    except RecursionError:  # pypdf reads nested arrays and dictionaries by recursion
+        raise DocumentError(f"{source.name}: not a readable PDF (its objects are nested too deep)") from None
     found = tuple(blocks)
     return Parsed(title=named or title_of(found, source.name), blocks=found, format="pdf")
 
