@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given
@@ -807,26 +808,32 @@ class TestBenchScore:
         assert says_not_covered(answer) is abstains
 
 
-@pytest.mark.real_model
-def test_the_bench_answers_a_few_items_with_the_tiny_model(tmp_path: Path, encoder: Recall, settings: Settings):
+def _tiny_bench(settings: Settings, encoder: Recall, max_tokens: int, limit: int, **mode: bool) -> dict[str, Any]:
+    """bench knowledge on the branch example's first ``limit`` items, the tiny model responding."""
     from appliance.app import load_model
-    from appliance.lab.bench.knowledge import format_text, run_bench
+    from appliance.lab.bench.knowledge import run_bench
     from appliance.lab.harness import evolve
 
     from .support import ROOT, TEST_MODEL
 
-    local = evolve(settings, responder={"model": TEST_MODEL, "max_tokens": 24, "n_threads": 1})
-    tiny = load_model(local, TEST_MODEL, local.responder)
-    report = run_bench(
+    local = evolve(settings, responder={"model": TEST_MODEL, "max_tokens": max_tokens, "n_threads": 1})
+    return run_bench(
         local,
         ROOT / "examples" / "branch_questions.jsonl",
         ROOT / "examples" / "branch",
-        limit=4,
+        limit=limit,
         encoder=encoder,
         counter=WordCounter(),
-        answers=True,
-        responder=tiny,
+        responder=load_model(local, TEST_MODEL, local.responder),
+        **mode,
     )
+
+
+@pytest.mark.real_model
+def test_the_bench_answers_a_few_items_with_the_tiny_model(tmp_path: Path, encoder: Recall, settings: Settings):
+    from appliance.lab.bench.knowledge import format_text
+
+    report = _tiny_bench(settings, encoder, max_tokens=24, limit=4, answers=True)
     assert set(report["answers"]) == {"agreement", "scored", "items", "quoted"} and report["answers"]["items"] >= 2
     assert report["not_found_answers"]["items"] == 1 and report["not_found_answers"]["rate"] in (0.0, 1.0)
     assert set(report["not_found"]) == {"items", "rate", "answerable"}  # retrieval's, not overwritten by the answers'
@@ -846,27 +853,12 @@ def test_the_bench_answers_a_few_items_with_the_tiny_model(tmp_path: Path, encod
 
 @pytest.mark.real_model
 def test_the_bench_judges_without_answering_with_the_tiny_model(tmp_path: Path, encoder: Recall, settings: Settings):
-    from appliance.app import load_model
-    from appliance.lab.bench.knowledge import format_text, run_bench
-    from appliance.lab.harness import evolve
+    from appliance.lab.bench.knowledge import format_text
 
-    from .support import ROOT, TEST_MODEL
-
-    local = evolve(settings, responder={"model": TEST_MODEL, "max_tokens": 8, "n_threads": 1})
-    tiny = load_model(local, TEST_MODEL, local.responder)
-    report = run_bench(
-        local,
-        ROOT / "examples" / "branch_questions.jsonl",
-        ROOT / "examples" / "branch",
-        limit=6,
-        encoder=encoder,
-        counter=WordCounter(),
-        probe=True,
-        responder=tiny,
-    )
+    report = _tiny_bench(settings, encoder, max_tokens=8, limit=6, probe=True)
     judged = [r for r in report["rows"] if r.get("answerable") is not None]
     assert judged and all(0.0 < r["answerable"] < 1.0 and 0.0 <= r["yes"] <= 1.0 for r in judged)
-    assert all(r["judged_not_found"] == (r["answerable"] < local.knowledge.min_answerable) for r in judged)
+    assert all(r["judged_not_found"] == (r["answerable"] < settings.knowledge.min_answerable) for r in judged)
     abstention = report["abstention"]
     assert abstention["items"]["unanswerable"] >= 1 and len(abstention["curve"]) == 10
     assert all(0.0 <= c["refused_answerable"] <= 1.0 for c in abstention["curve"])

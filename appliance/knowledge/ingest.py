@@ -218,28 +218,35 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+LINK = "refused: a symbolic link (links are not followed)"
+FOLDER_LINK = "refused: a symbolic link to a folder (links are not followed)"
+SPECIAL = "refused: not a regular file"
+
+
 def read_file(path: Path, name: str, max_bytes: int) -> Source:
     """A regular file's bytes under ``name``; :class:`DocumentError` naming it if it is too large,
     unreadable, or not a regular file (opened without following a link, so one put in its place after
     the folder was listed is refused too)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if path.is_symlink():
-            raise DocumentError(f"{name}: refused: a symbolic link (links are not followed)") from None
+            raise DocumentError(f"{name}: {LINK}") from None
         raise DocumentError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as file:
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                raise DocumentError(f"{name}: refused: not a regular file")
-            if info.st_size > max_bytes:
-                raise DocumentError(
-                    f"{name}: {info.st_size / 1e6:.1f} MB is larger than knowledge.max_file_mb ({max_bytes / 1e6:g} MB)"
-                )
-            return Source(name, file.read(max_bytes + 1)[:max_bytes])
+                raise DocumentError(f"{name}: {SPECIAL}")
+            data = file.read(max_bytes + 1)  # bounded: the file may grow after its size was read
         except OSError as exc:
             raise DocumentError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
+    size = max(info.st_size, len(data))
+    if size > max_bytes:
+        raise DocumentError(
+            f"{name}: {size / 1e6:.1f} MB is larger than knowledge.max_file_mb ({max_bytes / 1e6:g} MB)"
+        )
+    return Source(name, data)
 
 
 def folder_files(folder: Path) -> tuple[list[tuple[Path, str]], list[tuple[str, str]]]:
@@ -250,10 +257,12 @@ def folder_files(folder: Path) -> tuple[list[tuple[Path, str]], list[tuple[str, 
     refused: list[tuple[str, str]] = []
     for root, dirs, files in os.walk(folder):  # os.walk does not descend into linked folders
         here = Path(root)
-        for name in sorted(d for d in dirs if not d.startswith(".") and (here / d).is_symlink()):
+        shown_dirs = sorted(d for d in dirs if not d.startswith("."))
+        links = {d for d in shown_dirs if (here / d).is_symlink()}
+        dirs[:] = [d for d in shown_dirs if d not in links]
+        for name in sorted(links):
             shown = (here / name).relative_to(folder).as_posix() + "/"
-            refused.append((shown, f"{shown}: refused: a symbolic link to a folder (links are not followed)"))
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (here / d).is_symlink())
+            refused.append((shown, f"{shown}: {FOLDER_LINK}"))
         for name in sorted(files):
             if name.startswith(".") or not known(name):
                 continue
@@ -264,9 +273,9 @@ def folder_files(folder: Path) -> tuple[list[tuple[Path, str]], list[tuple[str, 
             except OSError:  # gone since the folder was listed
                 continue
             if stat.S_ISLNK(kind):
-                refused.append((shown, f"{shown}: refused: a symbolic link (links are not followed)"))
+                refused.append((shown, f"{shown}: {LINK}"))
             elif not stat.S_ISREG(kind):
-                refused.append((shown, f"{shown}: refused: not a regular file"))
+                refused.append((shown, f"{shown}: {SPECIAL}"))
             else:
                 found.append((path, shown))
     return found, refused

@@ -295,7 +295,7 @@ def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
             f.status == "unsupported" for f in (check.original_findings if check.original else check.findings)
         ),
         "kept_unsupported": sum(f.status == "unsupported" for f in check.findings),
-        "ttft_s": result.record.timings.ttft_s + result.record.timings.probe_ms / 1000,
+        "ttft_s": _ttft(result),
         "answerable": k.answerable if k is not None else None,
         "yes": k.yes if k is not None else None,
         "judged_not_found": bool(k and k.not_found),
@@ -304,12 +304,17 @@ def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
     if sources and not row["judged_not_found"]:  # an answer generated from placed passages
         plain = before if before is not None else _answer(r.plain, session.id, message)
         if not isinstance(plain, str):
-            row["ttft_plain_s"] = plain.record.timings.ttft_s + plain.record.timings.probe_ms / 1000
+            row["ttft_plain_s"] = _ttft(plain)
         for name, draft in (("full", message), ("partial", message.rsplit(maxsplit=1)[0])):
             drafted = _answer(r.drafted, session.id, message, draft=draft)
             if not isinstance(drafted, str) and drafted.record.model != NOT_FOUND_MODEL:
-                row[f"ttft_draft_{name}_s"] = drafted.record.timings.ttft_s + drafted.record.timings.probe_ms / 1000
+                row[f"ttft_draft_{name}_s"] = _ttft(drafted)
     return row
+
+
+def _ttft(result: TurnResult) -> float:
+    """Seconds to the answer's first token, the judgement before it included (the customer waits for both)."""
+    return result.record.timings.ttft_s + result.record.timings.probe_ms / 1000
 
 
 def run_probes(
