@@ -213,6 +213,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
         instructions={**stage.STAGE_INSTRUCTIONS, **st.instructions},
         guard=settings.guard.policy,
         redact_phrase=settings.guard.redact_phrase,
+        stream=settings.guard.stream,
         recall_k=settings.recall.k,
         recall_min_score=settings.recall.min_score,
         vocabulary=Vocabulary.build(

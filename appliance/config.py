@@ -524,6 +524,10 @@ class GuardSettings(_Section):
         min_length=1,
         description='What replaces an unsupported or contradicting fact under `guard.policy = "redact"`.',
     )
+    stream: Literal["checked", "raw"] = Field(
+        "checked",
+        description="What a streaming client reads: `checked` (text reaches it only once the checker passed it, a sentence or a long sentence's clause at a time; a failed span is repaired after what was shown, never taken back, and the stored answer is exactly what was streamed), `raw` (every token as the model makes it; the guard acts after, so a client may read an invented figure or a request for a secret that the stored answer no longer has).",
+    )
 
 
 class RoutingSettings(_Section):

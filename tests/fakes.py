@@ -23,7 +23,8 @@ class WordCounter:
 class FakeResponder(WordCounter):
     """A responder that answers from a queue of replies and counts one token per word.
 
-    ``fail_with`` makes the next generation raise; ``prompts`` records every prompt it was given,
+    ``fail_with`` makes the next generation raise; ``pieces`` streams the next replies as given pieces;
+    ``prompts`` records every prompt it was given,
     ``samplings`` the sampling of each, and ``cache_keys`` the session each was generated for.
     """
 
@@ -38,6 +39,10 @@ class FakeResponder(WordCounter):
         self.samplings: list[Sampling] = []
         self.fail_with: Exception | None = None
         self.cancel_after: int | None = None
+        # Replies streamed as these pieces, before ``replies``; ``log`` has ("fed", piece) for each piece
+        # streamed, and a test's token callback may add its own entries in between.
+        self.pieces: list[Sequence[str]] = []
+        self.log: list[tuple[str, str]] = []
 
     def generate(
         self,
@@ -54,16 +59,21 @@ class FakeResponder(WordCounter):
         if self.fail_with is not None:
             exc, self.fail_with = self.fail_with, None
             raise exc
-        text = self.replies.pop(0) if self.replies else self.default
-        words = text.split(" ")
+        if self.pieces:  # streamed as the test gives them
+            words = list(self.pieces.pop(0))
+            text = "".join(words).strip()
+        else:
+            text = self.replies.pop(0) if self.replies else self.default
+            words = [word if i == 0 else " " + word for i, word in enumerate(text.split(" "))]
         for i, word in enumerate(words):
             if cancel is not None and cancel.is_set():
                 raise Cancelled("cancelled")
             if self.cancel_after is not None and i >= self.cancel_after and cancel is not None:
                 cancel.set()
                 raise Cancelled("cancelled")
+            self.log.append(("fed", word))
             if on_token is not None:
-                on_token(word if i == 0 else " " + word)
+                on_token(word)
         return Generation(
             text=text,
             model=self.name,

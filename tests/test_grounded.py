@@ -360,13 +360,14 @@ class TestTurn:
         assert isinstance(reply, Answered) and reply.result.record.check.action == "not_found"
         assert (reply.floor.state, reply.floor.reason) == ("needs_person", "guard") and reply.notice
 
-    def test_without_passages_an_unsupported_figure_is_kept_flagged(
+    def test_without_passages_an_unsupported_figure_is_redacted_not_found(
         self, grounded: Pipeline, fake_responder: FakeResponder
     ):
         fake_responder.replies = ["Your case number is CX-99120.", "It is CX-99120."]
         result = grounded.answer(grounded.new_session().id, "Hello!")
-        assert result.record.check.action == "regenerate" and result.agent.text == "Your case number is CX-99120."
-        assert [f.entity.text for f in result.record.check.findings] == ["CX-99120"]
+        phrase = grounded.settings.redact_phrase
+        assert result.record.check.action == "redact" and result.agent.text == f"It is {phrase}."
+        assert [f.entity.text for f in result.record.check.original_findings] == ["CX-99120"]
 
     def test_greetings_details_and_read_backs_fetch_nothing(self, grounded: Pipeline, fake_responder: FakeResponder):
         session = grounded.new_session()

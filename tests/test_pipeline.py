@@ -145,6 +145,12 @@ class TestGuard:
         pipeline.settings = dataclasses.replace(pipeline.settings, guard=guard)
         return pipeline
 
+    def raw(self, pipeline: Pipeline) -> Pipeline:
+        import dataclasses
+
+        pipeline.settings = dataclasses.replace(pipeline.settings, stream="raw")
+        return pipeline
+
     def test_regenerate_replaces_an_invented_case_number(self, pipeline: Pipeline, fake_responder: FakeResponder):
         session = pipeline.new_session()
         pipeline.record_turn(session.id, "customer", "My card ending 4821 was charged twice for $45.00.")
@@ -155,8 +161,8 @@ class TestGuard:
         ]
         streamed: list[str] = []
         result = pipeline.answer(session.id, "What happens now?", on_token=streamed.append)
-        assert "CS-88213" in "".join(streamed)  # the customer saw the first answer stream...
-        assert "CS-88213" not in result.agent.text  # ...and the stored one replaced it
+        assert "".join(streamed) == result.agent.text  # the customer read only the retry, as stored
+        assert "CS-88213" not in result.agent.text
         check = result.record.check
         assert check.action == "regenerate" and check.ok
         assert [f.entity.text for f in check.original_findings] == ["CS-88213"]
@@ -167,14 +173,36 @@ class TestGuard:
         assert stored.check == check
         assert pipeline.store.turns(session.id)[-1].text == result.agent.text
 
-    def test_regenerate_keeps_the_first_when_the_retry_is_no_better(
+    def test_raw_streams_the_first_answer_and_stores_the_retry(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        self.raw(pipeline)
+        session = pipeline.new_session()
+        fake_responder.replies = ["I opened case CS-88213.", "I have opened a case for you."]
+        streamed: list[str] = []
+        result = pipeline.answer(session.id, "What happens now?", on_token=streamed.append)
+        assert "CS-88213" in "".join(streamed)  # guard.stream = "raw": the customer read the first answer...
+        assert result.agent.text == "I have opened a case for you."  # ...and the stored one replaced it
+        assert result.record.check.action == "regenerate"
+
+    def test_raw_regenerate_keeps_the_first_when_the_retry_is_no_better(
         self, pipeline: Pipeline, fake_responder: FakeResponder
     ):
+        self.raw(pipeline)
         session = pipeline.new_session()
-        fake_responder.replies = ["Your case is CS-1.", "Your case is CS-2 and CS-3."]
+        fake_responder.replies = ["Your case is CS-1.", "Your case is CS-2 and CS-4 or CS-5."]
         result = pipeline.answer(session.id, "Any news?")
         assert result.agent.text == "Your case is CS-1."
         assert result.record.check.action == "regenerate" and len(result.record.check.findings) == 1
+
+    def test_a_retry_that_fails_too_is_redacted_where_it_fails(self, pipeline: Pipeline, fake_responder: FakeResponder):
+        session = pipeline.new_session()
+        fake_responder.replies = ["Your case is CS-1.", "Your case is CS-2."]
+        streamed: list[str] = []
+        result = pipeline.answer(session.id, "Any news?", on_token=streamed.append)
+        phrase = pipeline.settings.redact_phrase
+        assert result.agent.text == f"Your case is {phrase}." == "".join(streamed)
+        check = result.record.check
+        assert check.action == "redact" and check.ok and check.original == "Your case is CS-1."
+        assert [f.entity.text for f in check.original_findings] == ["CS-1"]
 
     def test_contradiction_names_the_right_value(self, pipeline: Pipeline, fake_responder: FakeResponder):
         self.make(pipeline, "flag")
@@ -201,8 +229,7 @@ class TestGuard:
         fake_responder.replies = ["Yes, dogs are not allowed, and case CS-7 is open."]
         streamed: list[str] = []
         result = pipeline.answer(session.id, "Can I bring my dog?", on_token=streamed.append)
-        assert "".join(streamed).startswith("Yes, dogs")  # streamed as generated, stored settled
-        assert result.agent.text == "Dogs are not allowed, and case CS-7 is open."
+        assert result.agent.text == "Dogs are not allowed, and case CS-7 is open." == "".join(streamed)
         check = result.record.check
         assert check.opener == "Yes," and check.action == "flag"
         [finding] = check.findings  # the flagged span moved with the text

@@ -100,8 +100,7 @@ class TestQuote:
         session = quoting.new_session()
         streamed: list[str] = []
         result = quoting.answer(session.id, PIN, on_token=streamed.append)
-        assert "".join(streamed).startswith("Yes, a new card")  # streamed as generated, stored quoted
-        assert result.agent.text == PIN_ANSWER
+        assert result.agent.text == PIN_ANSWER == "".join(streamed)  # the first sentence held, then quoted
         check = result.record.check
         assert check.action == "quote" and check.original == "Yes, a new card comes with a new PIN." and check.ok
         [(_, stored)] = quoting.store.records(session.id)

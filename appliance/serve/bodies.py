@@ -86,7 +86,8 @@ def appliance_extra(result: TurnResult) -> dict[str, Any]:
     """What the OpenAI shape has no place for: the session (null without one), stage, check, manifest,
     and the answer's sources and knowledge decision (:func:`grounding`).
 
-    ``text`` is the stored answer: when the guard replaced the streamed first attempt, it differs.
+    ``text`` is the stored answer: the chunks' text under ``guard.stream = "checked"``; under ``raw``,
+    where the guard replaced the streamed first attempt, it differs.
     """
     r = result.record
     return {

@@ -202,13 +202,15 @@ class Desk:
         return Answered(result, self.store.floor(session_id), answer)
 
     def _escalates(self, session_id: str, result: TurnResult) -> bool:
-        """The guard could not get this answer right: still unsupported facts after a repair, an
-        answer from passages replaced by the not-found text for one, or its last resort for the
-        second answer in a row."""
+        """The guard could not get this answer right: still unsupported facts after a repair, a span
+        redacted where the policy is to regenerate (a checked stream's retry failed too, or a fact
+        failed after text was shown), an answer from passages replaced by the not-found text for one,
+        or its last resort for the second answer in a row."""
         if not self.settings.escalate_on_guard:
             return False
         check = result.record.check
-        if check.action == "not_found" or (check.action in ("regenerate", "redact") and check.findings):
+        fell_back = check.action == "redact" and self.pipeline.settings.guard == "regenerate"
+        if check.action == "not_found" or fell_back or (check.action in ("regenerate", "redact") and check.findings):
             return True
         if not _last_resort(result.record):
             return False

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from appliance.config import SAFE_ANSWER
+from appliance.context import PromptSpec
 from appliance.facts import asking, checker, opener, readback, stance
 from appliance.knowledge.chunk import title_names
 from appliance.lexicon.text import fold, straight
@@ -142,13 +143,9 @@ def regenerate(
     The plan's spec already names and places what a read-back question asks for; if the kept answer
     still lacks it, it is answered from the ledger.
     """
-    directive = checker.strict_instruction(current_facts(plan.facts), found)
-    if any(f.entity.kind == checker.REQUEST for f in found):
-        directive += "\n" + NEVER_ASK
-    if plan.sources:  # the strict directive lists the conversation's facts; the documents' are facts too
-        directive += "\n" + DOCUMENTS_TOO
-    strict = plan.spec.adding(directive)
-    second = plan.model.generate(plan.prompt(strict).messages, plan.sampling, cancel=cancel, cache_key=plan.cache_key)
+    second = plan.model.generate(
+        plan.prompt(strict_spec(plan, found)).messages, plan.sampling, cancel=cancel, cache_key=plan.cache_key
+    )
     lacking = readback.lacking(second.text, plan.wanted)
     second_result = _with_missing(_asked_for(plan.check(second.text), plan.wanted), lacking)
     kept = second if len(second_result.findings) < len(result.findings) else first
@@ -165,6 +162,18 @@ def regenerate(
     return Guarded(first, dataclasses.replace(result, action="regenerate"))
 
 
+def strict_spec(plan: TurnPlan, found: Sequence[Finding]) -> PromptSpec:
+    """The plan's prompt spec with the stricter directive of a retry: the ledger's facts, what the
+    answer got wrong (``found``), and, where it asked for a secret or had passages, that it may not
+    ask and that the documents' figures are facts too."""
+    directive = checker.strict_instruction(current_facts(plan.facts), found)
+    if any(f.entity.kind == checker.REQUEST for f in found):
+        directive += "\n" + NEVER_ASK
+    if plan.sources:  # the strict directive lists the conversation's facts; the documents' are facts too
+        directive += "\n" + DOCUMENTS_TOO
+    return plan.spec.adding(directive)
+
+
 def read_back(
     plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, missing: Sequence[readback.Asked]
 ) -> Guarded:
@@ -179,10 +188,14 @@ def safe_answer(
 ) -> Guarded:
     """The fixed safe answer, in the language ``first`` asked for a secret in (else English, else any),
     in place of ``kept``'s text; ``first`` and its check ``result`` are recorded as the original."""
-    said = asking.find(first.text)
+    return replaced(plan, first, result, kept, safe_text(first.text, texts), "safe_answer")
+
+
+def safe_text(asking_text: str, texts: Mapping[str, str]) -> str:
+    """The safe answer in the language ``asking_text`` asks for a secret in (else English, else any)."""
+    said = asking.find(asking_text)
     language = said[0].language if said else "en"
-    text = texts.get(language) or texts.get("en") or next(iter(texts.values()), "") or SAFE_ANSWER["en"]
-    return replaced(plan, first, result, kept, text, "safe_answer")
+    return texts.get(language) or texts.get("en") or next(iter(texts.values()), "") or SAFE_ANSWER["en"]
 
 
 def replaced(

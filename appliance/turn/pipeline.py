@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from appliance.turn import embeddings, guard
 from appliance.turn.gauge import AnswerGauge
 from appliance.turn.grounding import KnowledgeStep, in_warm_order, not_found_answer, placed_passages
 from appliance.turn.plan import TurnPlan
+from appliance.turn.stream import CheckedStream, Stopped, streamed_check
 from appliance.turn.timing import TurnTimer
 from appliance.types import (
     ROLES,
@@ -76,6 +78,7 @@ class PipelineSettings:
     instructions: Mapping[Stage, str]  # stage.instructions over the built-in ones
     guard: str  # guard.policy
     redact_phrase: str  # guard.redact_phrase
+    stream: str  # guard.stream: checked (the client reads only what the checker passed) or raw
     recall_k: int  # recall.k
     recall_min_score: float  # recall.min_score
     # facts.request_cues/readback_cues over the lexicons' own, and what is masked (privacy), compiled once.
@@ -175,8 +178,10 @@ class Pipeline:
     ) -> TurnResult:
         """Answer a customer message and store the exchange; nothing is stored if anything fails.
 
-        ``on_token`` sees the first generation as it streams; if the guard replaces it, the result's
-        agent turn holds the text that was stored (and ``record.check.original`` the streamed one).
+        ``on_token`` sees the answer as it streams: under ``guard.stream = "checked"`` only text the
+        checker passed, which is the text stored; under ``raw`` the first generation, which the guard
+        may replace after (the result's agent turn holds what was stored, ``record.check.original``
+        what streamed).
         With ``persist=False`` nothing is stored at all (an evaluation's probe question, asked
         without changing the conversation); the result's turns carry the indices they would have.
         """
@@ -367,25 +372,72 @@ class Pipeline:
         cancel: threading.Event | None,
     ) -> tuple[Manifest, Generation, guard.Guarded]:
         """The answer to ``prompt`` generated, checked (against the passages it placed too) and
-        guarded: the prompt's manifest, the first generation, and the answer kept."""
+        guarded: the prompt's manifest, the first generation, and the answer kept.
+
+        Under ``guard.stream = "checked"`` the client receives only what the checker passed, as it
+        passes (:mod:`appliance.turn.stream`), and what it received is the answer kept. An answer held
+        whole instead (a read-back question, whose values the guard may supply from the ledger; a
+        refiner's rewrite) is guarded as a whole and then sent."""
+        s = self.settings
+        rules = guard.Rules(
+            s.guard,
+            s.redact_phrase,
+            self.refiner,
+            cancel,
+            s.safe_answers,
+            not_found=lambda: self.grounding.not_found_text(plan.snapshot, plan.message),
+        )
+        raw = s.stream == "raw"
         with self.answering:
+            if not raw and not plan.wanted and self.refiner is None:
+                first, kept = self._streamed(plan, prompt, rules, timer, on_token=on_token, cancel=cancel)
+                return prompt.manifest, first, kept
             first = plan.model.generate(
-                prompt.messages, plan.sampling, on_token=on_token, cancel=cancel, cache_key=plan.cache_key
+                prompt.messages,
+                plan.sampling,
+                on_token=on_token if raw else None,
+                cancel=cancel,
+                cache_key=plan.cache_key,
             )
             with timer.phase("check"):
                 checked = plan.check(first.text)
             with timer.phase("repair"):
-                s = self.settings
-                rules = guard.Rules(
-                    s.guard,
-                    s.redact_phrase,
-                    self.refiner,
-                    cancel,
-                    s.safe_answers,
-                    not_found=lambda: self.grounding.not_found_text(plan.snapshot, plan.message),
-                )
                 kept = guard.apply(plan, first, checked, rules)
+        if not raw and on_token is not None:
+            on_token(kept.answer.text)
         return prompt.manifest, first, kept
+
+    def _streamed(
+        self,
+        plan: TurnPlan,
+        prompt: Prompt,
+        rules: guard.Rules,
+        timer: TurnTimer,
+        *,
+        on_token: OnToken | None,
+        cancel: threading.Event | None,
+    ) -> tuple[Generation, guard.Guarded]:
+        """The answer generated through a checked stream: the first generation (as far as the stream
+        let it run) and the answer kept, which is exactly the text the client received; a first
+        sentence that failed under ``regenerate`` is answered once more, with the stricter directive."""
+        checked = CheckedStream(plan, rules, on_token)
+        first = _through(checked, plan, prompt, cancel)
+        with timer.phase("check"):
+            out = checked.outcome()
+            said = plan.check(out.model_text)
+        if not checked.retry:
+            return first, guard.Guarded(dataclasses.replace(first, text=out.text), streamed_check(plan, out, said))
+        with timer.phase("repair"):
+            again = CheckedStream(plan, rules, on_token, may_retry=False)
+            strict = plan.prompt(guard.strict_spec(plan, checked.retry))
+            second = _through(again, plan, strict, cancel)
+            kept = again.outcome()
+            result = streamed_check(plan, kept, plan.check(kept.model_text))
+            action = result.action if result.action not in ("none", "flag") else "regenerate"
+            result = dataclasses.replace(
+                result, action=action, original=out.model_text, original_findings=said.findings
+            )
+        return first, guard.Guarded(dataclasses.replace(second, text=kept.text), result)
 
     def _store(self, plan: TurnPlan, agent: Turn, record: TurnRecord) -> TurnResult:
         """The exchange, its record and both turns' new facts, in one transaction."""
@@ -527,3 +579,24 @@ class Pipeline:
         """Tell the after-store hooks (the summary worker) that a turn of the session was stored."""
         for hook in self.after_store:
             hook(session_id)
+
+
+def _through(checked: CheckedStream, plan: TurnPlan, prompt: Prompt, cancel: threading.Event | None) -> Generation:
+    """``prompt``'s answer generated into ``checked``: the generation, or, where the stream ended it
+    (:class:`~appliance.turn.stream.Stopped`), the generation as far as it went."""
+    start = time.perf_counter()
+    try:
+        return plan.model.generate(
+            prompt.messages, plan.sampling, on_token=checked.feed, cancel=cancel, cache_key=plan.cache_key
+        )
+    except Stopped:
+        took = time.perf_counter() - start
+        return Generation(
+            text=checked.raw.strip(),
+            model=plan.model.name,
+            prompt_tokens=plan.counter.count(prompt.messages),
+            completion_tokens=checked.pieces,
+            ttft_s=checked.first_s or took,
+            total_s=took,
+            finish_reason="guard",
+        )

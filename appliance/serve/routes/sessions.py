@@ -102,8 +102,9 @@ async def post_message(
     """A customer message in, the answer out (as server-sent events when ``stream``).
 
     Streamed: ``token`` events, then ``done`` with the stored answer, stage, check and manifest
-    (or ``error``). The tokens are the first attempt; if the guard replaced it, ``done.text``
-    is the answer that was stored. Each event is one ``data:`` line of JSON.
+    (or ``error``). Under ``guard.stream = "checked"`` the tokens are the checked text, which
+    ``done.text`` repeats as stored; under ``raw`` they are the first attempt, and if the guard
+    replaced it, ``done.text`` is the answer that was stored. Each event is one ``data:`` line of JSON.
 
     ``answered_by`` says who answers: ``model``, ``appliance`` (the waiting sentence: the message
     asked for a person) or ``person`` (a person is asked for or holds the session: the message is
