@@ -241,3 +241,21 @@ class TestStatus:
         monkeypatch.setattr(running, "ask", lambda url, tls=None: running.Answer(200, os.getpid()))
         result = CliRunner().invoke(cli, ["--config", str(config), "status"])
         assert f"bundle     {provenance.UNSIGNED}" in result.output, result.output  # this checkout's .venv
+
+
+class TestBuilding:
+    """scripts/bundle refuses, before it builds anything, to make a bundle it cannot sign or that would carry the key."""
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(ROOT / "scripts" / "bundle"), *args], capture_output=True, text=True, timeout=60)
+
+    def test_an_unsigned_bundle_is_not_made(self, tmp_path: Path):
+        done = self.run(str(tmp_path / "out"))
+        assert done.returncode == 2 and "--sign-key PEM is required" in done.stderr
+        assert not (tmp_path / "out").exists()
+
+    def test_a_key_inside_the_knowledge_folder_is_refused(self, tmp_path: Path):
+        private, _ = new_keys(tmp_path / "docs")
+        done = self.run(str(tmp_path / "out"), "--sign-key", str(private), "--knowledge", str(tmp_path / "docs"))
+        assert done.returncode == 2 and "inside the knowledge folder" in done.stderr
+        assert not (tmp_path / "out").exists()
