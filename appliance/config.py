@@ -893,6 +893,13 @@ class FloorSettings(_Section):
         return self
 
 
+class BundleSettings(_Section):
+    public_key: OptionalFile = Field(
+        "",
+        description="The Ed25519 public key (PEM, from `appliance keys new`) that offline bundles must be signed with: a bundle's `install` into this config's folder, and `appliance keys verify`, refuse one it does not verify; empty for none (then `install --public-key` must name it). Relative paths start at the config file's folder.",
+    )
+
+
 class Settings(_Section):
     paths: PathsSettings = Field(default_factory=PathsSettings, description="Where the appliance keeps its files.")
     responder: ResponderSettings = Field(default_factory=ResponderSettings, description="The model that answers.")
@@ -937,6 +944,9 @@ class Settings(_Section):
     floor: FloorSettings = Field(
         default_factory=FloorSettings,
         description="The branch floor: asking for a person, take-over, and the live events of every conversation.",
+    )
+    bundle: BundleSettings = Field(
+        default_factory=BundleSettings, description="Signed offline bundles (`scripts/bundle`, `appliance keys`)."
     )
     source: str = Field("<defaults>", exclude=True, description="internal")
 

@@ -22,6 +22,7 @@ from appliance.app import Appliance, build
 from appliance.config import load_settings
 from appliance.errors import Cancelled, GenerationError
 from appliance.protocols import OnToken
+from appliance.serve import provenance
 from appliance.serve.api import create_app
 from appliance.store import Store
 from appliance.types import Generation, Message, Sampling
@@ -587,6 +588,7 @@ class TestHealth:
             "ready": True,
             "checks": {"model": True, "database": True, "worker": True},
             "model": "fake-responder",
+            "bundle": provenance.UNSIGNED,  # run from a checkout, not installed from a signed bundle
         }
         metrics = served.request("GET", "/metrics").text
         assert metric(metrics, "appliance_summarizer_alive") == 1

@@ -60,6 +60,7 @@ OWNERS = {
     "stdnum": {"facts/national_ids"},
     "text_to_num": {"facts/spoken"},
     "textual": {"tui"},
+    "cryptography": {"cli/keys"},
     # The TUI reads the daemon's event streams with it. models/remote.py reads its servers' streams
     # itself: llama.cpp's server reports a failure in an `error:` field, which httpx-sse drops (the spec
     # ignores unknown fields), and tests/test_remote.py requires that failure be named.

@@ -17,6 +17,7 @@ import pytest
 
 from appliance.app import build
 from appliance.config import load_settings
+from appliance.serve import provenance
 from appliance.serve.api import create_app
 from appliance.serve.readiness import CHECK_EVERY_S, DatabaseReadiness
 from appliance.store.health import WriteOutcome
@@ -88,7 +89,12 @@ class TestDatabaseReadiness:
         clock.advance()
         assert ready(served) == (
             200,
-            {"ready": True, "checks": {"model": True, "database": True}, "model": "fake-responder"},
+            {
+                "ready": True,
+                "checks": {"model": True, "database": True},
+                "model": "fake-responder",
+                "bundle": provenance.UNSIGNED,
+            },
         )
         assert say(served, session, "Is it shipped?") == 200
         assert served.texts(session) == ["My order is A-5521.", "Noted.", "Is it shipped?", "Noted."]  # nothing lost

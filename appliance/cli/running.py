@@ -48,10 +48,12 @@ class Process:
 
 @dataclass(frozen=True)
 class Answer:
-    """How a daemon answered ``GET /readyz``: its HTTP status (None: nothing answers) and, where known, its pid."""
+    """How a daemon answered ``GET /readyz``: its HTTP status (None: nothing answers), where known its
+    pid, and the signed bundle manifest it reports (None from a daemon that reports none)."""
 
     status: int | None
     pid: int | None = None
+    bundle: str | None = None
 
 
 # the pid file ------------------------------------------------------------------------------------
@@ -199,14 +201,24 @@ def ask(url: str, timeout: float = 2.0, tls: ssl.SSLContext | None = None) -> An
     try:
         conn.request("GET", f"{parts.path.rstrip('/')}/readyz")
         pid = _peer(conn.sock) if unix else None
-        status = conn.getresponse().status
+        response = conn.getresponse()
+        status, bundle = response.status, _bundle(response.read(65536))
     except (OSError, http.client.HTTPException):
         return Answer(None)
     finally:
         conn.close()
     if pid is None and parts.hostname in ("127.0.0.1", "localhost", "::1") and parts.port:
         pid = listener(parts.port)
-    return Answer(status, pid)
+    return Answer(status, pid, bundle)
+
+
+def _bundle(body: bytes) -> str | None:
+    """The ``bundle`` of a /readyz body, if it is JSON that has one."""
+    try:
+        found = json.loads(body).get("bundle")
+    except (ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 def _peer(sock: socket.socket | None) -> int | None:

@@ -22,6 +22,7 @@ from appliance.serve.events import EventHub
 from appliance.serve.lanes import Lanes
 from appliance.serve.limits import Limits, QueueShare, SessionRate
 from appliance.serve.metrics import Metrics, Reading
+from appliance.serve.provenance import describe
 from appliance.serve.readiness import DatabaseReadiness
 from appliance.types import FLOOR_STATES
 
@@ -41,6 +42,7 @@ class Api:
     hung_after_s: float
     readiness: DatabaseReadiness
     hub: EventHub
+    bundle: str  # the signed manifest this process was installed from, read at its start
 
     @classmethod
     def build(cls, appliance: Appliance, *, request_timeout_s: float | None, hung_after_s: float | None) -> Api:
@@ -71,6 +73,7 @@ class Api:
             hung_after_s=cfg.hung_after_s if hung_after_s is None else hung_after_s,
             readiness=DatabaseReadiness(appliance.store),
             hub=hub,
+            bundle=describe(),
         )
 
 

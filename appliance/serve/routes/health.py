@@ -20,7 +20,9 @@ async def healthz() -> dict[str, str]:
 def readyz(api: ApiDep) -> Response:
     """Ready: models loaded and verified and not hung, the database can take a write, worker alive if any.
 
-    A failing check says why in ``reasons`` (the database's, see :mod:`appliance.serve.readiness`).
+    A failing check says why in ``reasons`` (the database's, see :mod:`appliance.serve.readiness`);
+    ``bundle`` names the signed manifest of the bundle this daemon's code was installed from
+    (:mod:`appliance.serve.provenance`), which `appliance status` shows.
     """
     appliance = api.appliance
     database = api.readiness.state()
@@ -36,7 +38,7 @@ def readyz(api: ApiDep) -> Response:
         "worker": "the summary worker has stopped",
     }
     ok = all(checks.values())
-    body: dict[str, object] = {"ready": ok, "checks": checks, "model": appliance.responder.name}
+    body: dict[str, object] = {"ready": ok, "checks": checks, "model": appliance.responder.name, "bundle": api.bundle}
     if not ok:
         body["reasons"] = {name: reasons[name] for name, passed in checks.items() if not passed}
     return JSONResponse(body, status_code=200 if ok else 503)
