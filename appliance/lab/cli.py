@@ -9,6 +9,7 @@ its heavy modules (models, matplotlib) when it runs. The lab may import the prod
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -110,15 +111,20 @@ def bench_perf_cmd(
     click.echo(dumps(report) if as_json else format_text(report))
 
 
+def _dialogues(command: Callable[..., None]) -> Callable[..., None]:
+    """The dialogues file and how many of them: the options of the benches that replay dialogues."""
+    command = click.option("--limit", type=click.IntRange(1), help="Only the first N dialogues.")(command)
+    return click.option(
+        "--conversations",
+        "conversations_file",
+        required=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Dialogues, one JSON object a line (as shared/data/dev_conversations.jsonl).",
+    )(command)
+
+
 @bench.command("guards")
-@click.option(
-    "--conversations",
-    "conversations_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Dialogues, one JSON object a line (as shared/data/dev_conversations.jsonl).",
-)
-@click.option("--limit", type=click.IntRange(1), help="Only the first N dialogues.")
+@_dialogues
 @click.option(
     "--generate", is_flag=True, help="Also answer every customer turn with the configured responder and guard it."
 )
@@ -130,6 +136,29 @@ def bench_guards_cmd(obj: Context, conversations_file: Path, limit: int | None, 
     import json
 
     from appliance.lab.bench.guards import format_table, run_bench
+    from appliance.lab.progress import say
+
+    report = run_bench(obj.settings, conversations_file, limit=limit, generate=generate, progress=say)
+    click.echo(json.dumps(report) if as_json else format_table(report))
+
+
+@bench.command("stream")
+@_dialogues
+@click.option(
+    "--generate",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Also answer N dialogues' second customer turns with the configured responder in both modes, side by side.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_stream_cmd(obj: Context, conversations_file: Path, limit: int | None, generate: int, as_json: bool) -> None:
+    """What a client reads against what is stored, checked and raw stream, native and OpenAI clients."""
+    import json
+
+    from appliance.lab.bench.stream import format_table, run_bench
     from appliance.lab.progress import say
 
     report = run_bench(obj.settings, conversations_file, limit=limit, generate=generate, progress=say)
