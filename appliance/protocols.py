@@ -57,7 +57,10 @@ class ChatModel(TokenCounter, Protocol):
         """Generate an answer, calling ``on_token`` with each piece of text as it comes.
 
         ``cache_key`` (a session id) lets a backend keep and restore that session's evaluated prompt
-        prefix between its answers; backends without such a cache ignore it.
+        prefix between its answers; backends without such a cache ignore it. A backend whose
+        ``continues`` attribute is true continues a prompt whose last message is the assistant's: the
+        answer is what follows that text (the checked stream's retry after text was shown); one
+        without it is never given such a prompt.
         Raises ``appliance.errors.Cancelled`` if ``cancel`` is set before the answer is complete.
         """
         ...

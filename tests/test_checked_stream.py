@@ -10,6 +10,7 @@ import pytest
 
 from appliance.config import SAFE_ANSWER
 from appliance.turn.pipeline import Pipeline
+from appliance.types import Message, Sampling
 
 from .fakes import FakeResponder
 from .test_api_inprocess import parse_sse, serve  # noqa: F401 (the fixture)
@@ -77,12 +78,47 @@ class TestHoldBack:
         assert shown == result.agent.text == f"Of course. Thank you, Mrs {streaming.settings.redact_phrase}. Bye."
         assert [f.status for f in result.record.check.original_findings] == ["contradiction"]
 
-    def test_a_long_sentence_passes_clause_by_clause(self, streaming, responder):
-        clause = " We have looked into the charges on the card you told us about today,"
-        words = [" " + w for w in clause.split()]
-        responder.pieces = [["Thanks.", *words, " and", " both", " are", " under", " review", "."]]
+    def test_words_without_facts_pass_ahead_a_few_words_behind(self, streaming, responder):
+        words = "Thank you for waiting while I look at the card you told us about today and the charge".split()
+        responder.pieces = [[words[0], *[" " + w for w in words[1:]], "."]]
         result, shown = answer(streaming, responder, "Any news?")
-        assert shown_before(responder.log, " both") == "Thanks." + clause  # before its sentence ends
+        assert shown_before(responder.log, " I") == ""  # four complete words behind the newest
+        assert shown_before(responder.log, " look") == "Thank"
+        assert shown_before(responder.log, " charge") == "Thank you for waiting while I look at the card you told"
+        assert shown == result.agent.text == " ".join(words) + "."
+
+    def test_a_fact_among_the_words_ahead_holds_them_from_where_it_begins(self, streaming, responder):
+        words = [
+            "We",
+            " sent",
+            " the",
+            " refund",
+            " of",
+            " $",
+            "9",
+            "1",
+            "8",
+            ".",
+            "00",
+            " to",
+            " you",
+            " by",
+            " post",
+            " last",
+            " week",
+            ".",
+        ]
+        responder.pieces = [words]
+        result, shown = answer(streaming, responder, "Where is my refund?")
+        for piece in words[6:]:
+            assert "$" not in shown_before(responder.log, piece) or piece in (" week", ".")
+        assert shown == result.agent.text and "918" not in shown
+
+    def test_a_first_sentence_that_opens_with_yes_or_no_is_held_whole(self, streaming, responder):
+        words = "Yes, we can look at the charge on your card for you today".split()
+        responder.pieces = [[words[0], *[" " + w for w in words[1:]], "."]]
+        result, shown = answer(streaming, responder, "Can you look at it?")
+        assert shown_before(responder.log, " today") == ""
         assert shown == result.agent.text
 
     def test_a_request_for_a_secret_stops_the_stream_and_the_safe_answer_follows(self, streaming, responder):
@@ -117,6 +153,24 @@ class TestHoldBack:
         assert shown == result.agent.text == "I can help with that."
         assert result.record.check.action == "regenerate" and result.record.check.original == "Your PIN please?"
         assert len(responder.prompts) == 2
+
+    def test_a_later_sentence_that_fails_is_continued_from_what_was_shown(self, streaming, responder):
+        responder.continues = True  # a model that continues a given text (llama.cpp's)
+        first = ["I", " see", " the", " charge", ".", " Your", " case", " is", " CS", "-", "77", ".", " Bye", "."]
+        responder.pieces = [first, [" We", " will", " look", " into", " it", "."]]
+        result, shown = answer(streaming, responder, "Any news?", policy="regenerate")
+        assert shown == result.agent.text == "I see the charge. We will look into it."
+        retry = responder.prompts[-1]
+        assert retry[-1].role == "assistant" and retry[-1].content == "I see the charge."  # it continues that
+        check = result.record.check
+        assert check.action == "regenerate" and check.ok and "CS-77" in check.original
+
+    def test_a_continuation_that_fails_too_is_repaired_in_place(self, streaming, responder):
+        responder.continues = True
+        responder.pieces = [["Sure", ".", " Case", " CS", "-", "77", ".", " Ok"], [" Case", " CS", "-", "78", "."]]
+        result, shown = answer(streaming, responder, "Any news?", policy="regenerate")
+        assert shown == result.agent.text == f"Sure. Case {streaming.settings.redact_phrase}."
+        assert result.record.check.action == "redact" and len(responder.prompts) == 2
 
     def test_flag_shows_what_it_flags(self, streaming, responder):
         responder.pieces = [["Your", " case", " is", " CS", "-", "77", "."]]
@@ -175,3 +229,25 @@ class TestOverHttp:
         assert "tell me your PIN" not in read and "918" not in read
         assert read == chunks[-1]["appliance"]["text"]  # the stored answer is what the chunks carried
         assert (read == reply) is (reply == self.PASSES)
+
+
+@pytest.mark.real_model
+def test_a_real_model_continues_the_text_it_is_given():
+    """llama.cpp continues a prompt that ends with the assistant's text (the checked stream's retry
+    after text was shown): the template is left open after that text, and the answer is what follows."""
+    from appliance.models.llama import LlamaChatModel
+
+    from .support import MODELS_DIR
+
+    tiny = MODELS_DIR / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not tiny.is_file():
+        pytest.skip(f"{tiny} is not fetched (appliance models fetch --role test)")
+    model = LlamaChatModel(tiny, name="tiny", n_ctx=1024)
+    asked = (Message("user", "Count from one to ten in words, please."),)
+    shown = "One, two, three, four,"
+    sampling = Sampling(max_tokens=12, temperature=0.0)
+    answer = model.generate((*asked, Message("assistant", shown)), sampling)
+    assert answer.prompt_tokens == len(model.tokens((*asked, Message("assistant", shown)), open_end=True))
+    assert answer.prompt_tokens < len(model.tokens((*asked, Message("assistant", shown))))  # no end of turn
+    assert answer.text and not answer.text.startswith("One")  # it went on from "four,"
+    assert "five" in answer.text.lower()

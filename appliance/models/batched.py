@@ -30,7 +30,7 @@ import numpy as np
 
 from appliance.errors import Cancelled, GenerationError
 from appliance.models.batch_context import BatchContext, Entry, SeqSampler, YesNoReader, batch_context
-from appliance.models.llama import LlamaChatModel
+from appliance.models.llama import LlamaChatModel, continued
 from appliance.models.openmp import release_workers
 from appliance.models.sequences import PromptStats, Request, Seq, Sequences
 from appliance.models.states import SavedState, StateCache
@@ -79,7 +79,7 @@ class BatchedChatModel(LlamaChatModel):
         cancel: threading.Event | None = None,
         cache_key: str | None = None,
     ) -> Generation:
-        prompt = self.tokens(messages)
+        prompt = self.tokens(messages, open_end=continued(messages))
         return self.engine.generate(prompt, sampling, on_token=on_token, cancel=cancel, cache_key=cache_key)
 
     def yes_or_no(self, messages: Sequence[Message], *, cache_key: str | None = None) -> float | None:

@@ -190,10 +190,18 @@ def _read(
     return pieces, first, finish
 
 
+def continued(messages: Sequence[Message]) -> bool:
+    """Whether the prompt ends with the assistant's own text, which the answer continues."""
+    return bool(messages) and messages[-1].role == "assistant"
+
+
 class LlamaChatModel:
     """One loaded GGUF with a chat template. A lock serialises use: a llama.cpp context is single-threaded.
     ``single_ctx`` sizes that context when not ``n_ctx`` (a ``BatchedChatModel`` answers in another);
-    ``repack`` lays the weights out for llama.cpp's CPU matrix kernels (see :class:`_Loading`)."""
+    ``repack`` lays the weights out for llama.cpp's CPU matrix kernels (see :class:`_Loading`).
+    A prompt that ends with the assistant's text is continued (the template is left open after it)."""
+
+    continues = True
 
     def __init__(
         self,
@@ -339,7 +347,7 @@ class LlamaChatModel:
         cancel: threading.Event | None = None,
         cache_key: str | None = None,
     ) -> Generation:
-        prompt = self.tokens(messages)
+        prompt = self.tokens(messages, open_end=continued(messages))
         if len(prompt) + sampling.max_tokens > self.n_ctx:
             raise GenerationError(
                 f"prompt of {len(prompt)} tokens + max_tokens {sampling.max_tokens} exceeds n_ctx {self.n_ctx}"

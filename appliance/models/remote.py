@@ -197,8 +197,11 @@ class RemoteChatModel:
 
     The prompt is counted by ``counter`` (see :func:`choose_counter`) and sent as messages; the
     server applies the chat template. Cancellation is checked between streamed lines: the stream is
-    closed, which tells the server to stop, and :class:`Cancelled` is raised.
+    closed, which tells the server to stop, and :class:`Cancelled` is raised. It does not continue a
+    given text: servers treat a last assistant message differently (``continues`` is false).
     """
+
+    continues = False
 
     def __init__(
         self,

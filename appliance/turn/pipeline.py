@@ -418,18 +418,22 @@ class Pipeline:
         cancel: threading.Event | None,
     ) -> tuple[Generation, guard.Guarded]:
         """The answer generated through a checked stream: the first generation (as far as the stream
-        let it run) and the answer kept, which is exactly the text the client received; a first
-        sentence that failed under ``regenerate`` is answered once more, with the stricter directive."""
-        checked = CheckedStream(plan, rules, on_token)
-        first = _through(checked, plan, prompt, cancel)
+        let it run) and the answer kept, which is exactly the text the client received. A unit that
+        failed under ``regenerate`` is answered once more with the stricter directive, continuing the
+        text shown where the model can (``continues``), else only where nothing was shown."""
+        continues = bool(getattr(plan.model, "continues", False))
+        checked = CheckedStream(plan, rules, on_token, continues=continues)
+        first = _through(checked, plan, prompt.messages, cancel)
         with timer.phase("check"):
             out = checked.outcome()
             said = plan.check(out.model_text)
         if not checked.retry:
             return first, guard.Guarded(dataclasses.replace(first, text=out.text), streamed_check(plan, out, said))
         with timer.phase("repair"):
-            again = CheckedStream(plan, rules, on_token, may_retry=False)
-            strict = plan.prompt(guard.strict_spec(plan, checked.retry))
+            again = CheckedStream(plan, rules, on_token, may_retry=False, shown=out.text)
+            strict = plan.prompt(guard.strict_spec(plan, checked.retry)).messages
+            if out.text:  # the retry continues what the customer has read
+                strict = (*strict, Message("assistant", out.text))
             second = _through(again, plan, strict, cancel)
             kept = again.outcome()
             result = streamed_check(plan, kept, plan.check(kept.model_text))
@@ -581,20 +585,22 @@ class Pipeline:
             hook(session_id)
 
 
-def _through(checked: CheckedStream, plan: TurnPlan, prompt: Prompt, cancel: threading.Event | None) -> Generation:
-    """``prompt``'s answer generated into ``checked``: the generation, or, where the stream ended it
-    (:class:`~appliance.turn.stream.Stopped`), the generation as far as it went."""
+def _through(
+    checked: CheckedStream, plan: TurnPlan, messages: Sequence[Message], cancel: threading.Event | None
+) -> Generation:
+    """The answer to ``messages`` generated into ``checked``: the generation, or, where the stream
+    ended it (:class:`~appliance.turn.stream.Stopped`), the generation as far as it went."""
     start = time.perf_counter()
     try:
         return plan.model.generate(
-            prompt.messages, plan.sampling, on_token=checked.feed, cancel=cancel, cache_key=plan.cache_key
+            messages, plan.sampling, on_token=checked.feed, cancel=cancel, cache_key=plan.cache_key
         )
     except Stopped:
         took = time.perf_counter() - start
         return Generation(
             text=checked.raw.strip(),
             model=plan.model.name,
-            prompt_tokens=plan.counter.count(prompt.messages),
+            prompt_tokens=plan.counter.count(messages),
             completion_tokens=checked.pieces,
             ttft_s=checked.first_s or took,
             total_s=took,

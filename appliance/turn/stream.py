@@ -11,10 +11,12 @@ contradicts is dropped there (:func:`~appliance.facts.opener.settled`), and an a
 opposite of the document's own reply is replaced by that reply before any of it is shown
 (:func:`appliance.turn.guard.quote`).
 
-What was shown is never taken back. Under ``regenerate``, a first sentence that fails (nothing shown
-yet) ends the stream for one retry with the stricter instruction (:func:`appliance.turn.guard.strict_spec`),
-streamed through a checked stream of its own that may not retry again. Any other unit that fails is
-repaired from the last passed text:
+What was shown is never taken back. Under ``regenerate``, a unit that fails ends the stream for one
+retry with the stricter instruction (:func:`appliance.turn.guard.strict_spec`), streamed through a
+checked stream of its own that may not retry again: from the start where nothing was shown yet, else
+as a continuation of the text shown (the model's answer must begin with exactly that text; a model
+that cannot continue a given text, ``continues`` false, retries only a first sentence). A unit that
+fails otherwise is repaired from the last passed text:
 
 * one that asks for a secret: the stream stops and the safe answer follows what was shown
   (``flag`` shows it, flagged, as ``guard.policy`` says);
@@ -34,7 +36,8 @@ import re
 import time
 from dataclasses import dataclass
 
-from appliance.facts import checker, opener
+from appliance.facts import checker, opener, stance
+from appliance.facts.entities import extract
 from appliance.protocols import OnToken
 from appliance.turn import guard
 from appliance.turn.plan import TurnPlan
@@ -46,6 +49,11 @@ _SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s)|(?=\n)")
 _CLAUSE_END = re.compile(r"[,;:](?=\s)")
 # A sentence this long (in characters) is passed clause by clause, so a long one is not held whole.
 LONG_SENTENCE = 60
+
+# Words that pass ahead of their unit's end stay this many complete words behind the newest: a fact
+# or a request for a secret ("could you tell me your PIN") is read by the check within them.
+LAG = 4
+_WORD = re.compile(r"\S+(?=\s)")
 
 # The kinds of finding that end the stream rather than being redacted in it.
 _SECRET_KINDS = (checker.REQUEST,)
@@ -73,15 +81,26 @@ class CheckedStream:
     """One answer's checked stream: :meth:`feed` with each piece (from the model's thread), then
     :meth:`outcome`. ``emit`` receives only checked text (None: nothing is streamed, only decided)."""
 
-    def __init__(self, plan: TurnPlan, rules: guard.Rules, emit: OnToken | None, *, may_retry: bool = True) -> None:
+    def __init__(
+        self,
+        plan: TurnPlan,
+        rules: guard.Rules,
+        emit: OnToken | None,
+        *,
+        may_retry: bool = True,
+        continues: bool = False,
+        shown: str = "",
+    ) -> None:
         self.plan = plan
         self.rules = rules
         self.emit = emit
         self.may_retry = may_retry and rules.policy == "regenerate"
-        self.retry: tuple[Finding, ...] = ()  # what a failed first sentence got wrong: the retry is told
+        self.continues = continues  # the model can continue the text shown (a retry need not start over)
+        self.retry: tuple[Finding, ...] = ()  # what a failed unit got wrong: the retry is told
+        self.prefix = shown  # what was shown before this stream (it continues that text)
         self.raw = ""  # everything the model generated
         self.used = 0  # how much of it is decided (shown, redacted or dropped)
-        self.shown = ""
+        self.shown = shown
         self.action = "none"
         self.opener = ""
         self.stopped = False
@@ -89,6 +108,7 @@ class CheckedStream:
         self.first_s = 0.0  # seconds from the stream's making to the first piece
         self._made = time.perf_counter()
         self._shown_s = 0.0
+        self._looked = 0  # where the last complete word ended when the words ahead were last looked at
 
     def feed(self, piece: str) -> None:
         """Take one piece of the model's answer; pass every unit it completes. Raises :class:`Stopped`
@@ -104,6 +124,7 @@ class CheckedStream:
             self._pass(unit)
             if self.stopped:
                 raise Stopped()
+        self._words_ahead()
 
     def outcome(self) -> Streamed:
         """Pass what is left (the answer ended), and say what was shown."""
@@ -112,7 +133,7 @@ class CheckedStream:
             self.used = len(self.raw)
             if rest.strip():
                 self._pass(rest)
-        return Streamed(self.shown, self.raw.strip(), self.action, self.opener, self._shown_s)
+        return Streamed(self.shown, (self.prefix + self.raw).strip(), self.action, self.opener, self._shown_s)
 
     def _unit_end(self) -> int | None:
         """The end (in ``raw``) of the next complete unit, or None while it is still coming."""
@@ -129,6 +150,37 @@ class CheckedStream:
                     return self.used + clause.end()
         return None if sentence is None else self.used + sentence.end()
 
+    def _words_ahead(self) -> None:
+        """Pass the words of the unit still coming that carry no fact, ``LAG`` words behind the last
+        complete one (a fact, or a request for a secret, shows itself within those): the words before
+        the first span the check reads as a fact or a finding, in the text with everything after them
+        so far. Not in a first sentence that may be settled or quoted (it is held whole)."""
+        pending = self.raw[self.used :]
+        words = list(_WORD.finditer(pending))
+        complete = self.used + words[-1].end() if words else self.used
+        if complete == self._looked or len(words) <= LAG:
+            return  # no new complete word since the last look: nothing new to decide
+        self._looked = complete
+        if not self.shown and self._opening_held(pending):
+            return
+        seen = self.shown + pending[: words[-1].end()]
+        cut = len(self.shown) + words[-1 - LAG].end()
+        spans = [(f.entity.start, f.entity.end) for f in self.plan.check(seen).findings if f.entity.start >= 0]
+        spans += [(e.start, e.end) for e in extract(seen)]
+        for start, end in spans:
+            if end > len(self.shown) and start < cut:
+                cut = start  # hold from where the fact begins
+        end = len(pending[: max(0, cut - len(self.shown))].rstrip())  # a space goes with the word after it
+        if pending[:end].strip():
+            self.used += end
+            self._show(pending[:end] if self.shown else pending[:end].lstrip())
+
+    def _opening_held(self, pending: str) -> bool:
+        """Whether the first sentence is held whole: it opens with a yes or a no (which its own clause
+        may contradict), or the plan has a document's own reply that the answer may be held to."""
+        found = self.plan.retrieval
+        return stance.opens(pending) or (found is not None and found.reply is not None)
+
     def _pass(self, unit: str) -> None:
         if not self.shown:
             unit = self._opening(unit.lstrip())
@@ -140,7 +192,7 @@ class CheckedStream:
         if not new or self.rules.policy == "flag":
             self.action = "flag" if new and self.action == "none" else self.action
             self._show(unit)
-        elif self.may_retry and not self.shown:
+        elif self.may_retry and (self.continues or not self.shown):
             self.retry, self.action, self.stopped = tuple(new), "regenerate", True
         elif any(f.entity.kind in _SECRET_KINDS for f in new):
             self._end(guard.safe_text(self.raw, self.rules.safe_answers), "safe_answer")
@@ -164,7 +216,7 @@ class CheckedStream:
     def _show(self, text: str) -> None:
         if not text:
             return
-        if not self.shown:
+        if self.shown == self.prefix:
             self._shown_s = time.perf_counter() - self._made
         self.shown += text
         if self.emit is not None:
