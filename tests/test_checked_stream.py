@@ -79,6 +79,7 @@ class TestHoldBack:
         assert [f.status for f in result.record.check.original_findings] == ["contradiction"]
 
     def test_words_without_facts_pass_ahead_a_few_words_behind(self, streaming, responder):
+        responder.continues = True  # a failure after them could be retried from them
         words = "Thank you for waiting while I look at the card you told us about today and the charge".split()
         responder.pieces = [[words[0], *[" " + w for w in words[1:]], "."]]
         result, shown = answer(streaming, responder, "Any news?")
@@ -87,7 +88,15 @@ class TestHoldBack:
         assert shown_before(responder.log, " charge") == "Thank you for waiting while I look at the card you told"
         assert shown == result.agent.text == " ".join(words) + "."
 
+    def test_a_first_sentence_is_held_whole_where_the_model_cannot_continue_it(self, streaming, responder):
+        words = "Thank you for waiting while I look at the card you told us about".split()
+        responder.pieces = [[words[0], *[" " + w for w in words[1:]], ".", " Bye", "."]]
+        result, shown = answer(streaming, responder, "Any news?")
+        assert shown_before(responder.log, " Bye") == ""  # a failure in it is retried from the start
+        assert shown == result.agent.text
+
     def test_a_fact_among_the_words_ahead_holds_them_from_where_it_begins(self, streaming, responder):
+        responder.continues = True
         words = [
             "We",
             " sent",

@@ -54,6 +54,8 @@ LONG_SENTENCE = 60
 # or a request for a secret ("could you tell me your PIN") is read by the check within them.
 LAG = 4
 _WORD = re.compile(r"\S+(?=\s)")
+# Text that ends a sentence or a clause: a fixed text may follow it after a space.
+_ENDED = re.compile(r"[.!?\u2026,;:][\"'\u201d\u2019)\]]*\s*$")
 
 # The kinds of finding that end the stream rather than being redacted in it.
 _SECRET_KINDS = (checker.REQUEST,)
@@ -154,16 +156,17 @@ class CheckedStream:
         """Pass the words of the unit still coming that carry no fact, ``LAG`` words behind the last
         complete one (a fact, or a request for a secret, shows itself within those): the words before
         the first span the check reads as a fact or a finding, in the text with everything after them
-        so far. Not in a first sentence that may be settled or quoted (it is held whole)."""
+        so far. A first sentence passes word by word only where a failure in it can be retried as a
+        continuation of the words shown (``continues``), and not where it may be settled or quoted."""
         pending = self.raw[self.used :]
         words = list(_WORD.finditer(pending))
         complete = self.used + words[-1].end() if words else self.used
         if complete == self._looked or len(words) <= LAG:
             return  # no new complete word since the last look: nothing new to decide
         self._looked = complete
-        if not self.shown and self._opening_held(pending):
+        if not self.shown and (not self.continues or self._opening_held(pending)):
             return
-        seen = self.shown + pending[: words[-1].end()]
+        seen = self.shown + pending  # the word still coming too: "Ihre P" may be asking for a PIN
         cut = len(self.shown) + words[-1 - LAG].end()
         spans = [(f.entity.start, f.entity.end) for f in self.plan.check(seen).findings if f.entity.start >= 0]
         spans += [(e.start, e.end) for e in extract(seen)]
@@ -223,8 +226,11 @@ class CheckedStream:
             self.emit(text)
 
     def _end(self, text: str, action: str) -> None:
-        """End the answer with a fixed ``text`` after what was shown."""
-        self._show((" " if self.shown else "") + text)
+        """End the answer with a fixed ``text`` after what was shown (after a dash where that stopped
+        in the middle of a sentence)."""
+        if self.shown:
+            text = (" " if _ENDED.search(self.shown) else " \u2014 ") + text
+        self._show(text)
         self.action, self.stopped = action, True
 
 
