@@ -153,6 +153,14 @@ def refusals_in(metrics: str) -> dict[str, float]:
     return found
 
 
+def open_connections_in(metrics: str) -> float:
+    """``/metrics``' gauge of the connections the daemon holds open (the one asking included)."""
+    for line in metrics.splitlines():
+        if line.startswith("appliance_connections_open "):
+            return float(line.split()[1])
+    raise AssertionError("/metrics has no appliance_connections_open")
+
+
 def read_all(sock: socket.socket) -> bytes:
     """Everything the daemon sends until it closes (or the socket's timeout passes)."""
     got = b""

@@ -137,8 +137,8 @@ class TestSequences:
         running = [_Stream(batched.generate, _ask(q), LONG) for q in QUESTIONS[:3]]
         eventually(lambda: all(s.pieces for s in running), "three answers streaming", timeout=300)
         waiting = _Stream(batched.generate, _ask(QUESTIONS[3]), GREEDY)
-        time.sleep(0.5)
-        assert not waiting.pieces  # every sequence is taken
+        eventually(lambda: batched.engine.waiting == 1, "the fourth answer waiting for a sequence")
+        assert batched.engine.active == 3 and not waiting.pieces  # every sequence is taken
         running[0].cancel.set()
         waiting.join()
         assert isinstance(running[0].join().error, Cancelled)

@@ -31,7 +31,7 @@ from appliance.serve.tls import check_plain_http, server_context
 from appliance.tui.client import DaemonClient, DaemonUnreachable, daemon_url, tls_for
 from appliance.tui.trust import client_context, fingerprint, pinned_context
 
-from .support import eventually, read_all, refusals_in, write_config
+from .support import eventually, open_connections_in, read_all, refusals_in, write_config
 from .test_daemon import Daemon, needs_model, start_daemon
 from .test_systemd import exposure_within, install, needs_analyze, verify
 
@@ -124,6 +124,11 @@ def raw(daemon: Daemon, source: str = "127.0.0.1") -> socket.socket:
     return sock
 
 
+def open_connections(daemon: Daemon, keys: Keys) -> float:
+    with https(daemon, trusting(keys.ca)) as http:
+        return open_connections_in(http.get("/metrics").text)
+
+
 def refusals(daemon: Daemon, keys: Keys) -> dict[str, float]:
     with https(daemon, trusting(keys.ca)) as http:
         text = http.get("/metrics").text
@@ -175,7 +180,7 @@ class TestHandshake:
         before = refusals(daemon, keys)
         held = [raw(daemon, "127.0.0.2") for _ in range(PER_CLIENT)]
         try:
-            time.sleep(0.3)  # accepted and counted by the daemon's loop
+            eventually(lambda: open_connections(daemon, keys) >= PER_CLIENT + 1, "the held connections counted")
             with raw(daemon, "127.0.0.2") as extra:
                 started = time.monotonic()
                 try:
