@@ -564,6 +564,45 @@ class RetentionSettings(_Section):
     )
 
 
+AuditText = Literal["message", "answer", "reply"]
+
+
+class AuditSettings(_Section):
+    enabled: bool = Field(
+        True,
+        description="Write one hash-chained audit record per answer and per operator action (session, turn, time, actor and role, stage, model, guard decision, sources cited, floor changes, summary versions, erasures), in the database and to the sinks below.",
+    )
+    path: OptionalFile = Field(
+        "",
+        description="The audit trail's JSON-lines file; empty for `audit.jsonl` beside the database. Relative paths start at the config file's folder.",
+    )
+    max_mb: float = Field(
+        10.0, gt=0, le=10000, description="The file is rotated (to `.1`, `.2`, ...) before it would pass this size."
+    )
+    backups: int = Field(
+        10,
+        ge=0,
+        le=1000,
+        description="How many rotated files are kept; older ones are deleted (with `max_mb`, the file trail's retention).",
+    )
+    syslog_host: str = Field(
+        "", description="Also send each record to this syslog receiver (RFC 5424, facility audit); empty for none."
+    )
+    syslog_port: int = Field(514, ge=1, le=65535, description="The syslog receiver's port (6514 is usual for `tls`).")
+    syslog_transport: Literal["udp", "tcp", "tls"] = Field(
+        "udp",
+        description="`udp`: a datagram per record; `tcp`: octet-counted frames (RFC 6587); `tls`: the same over TLS (RFC 5425), the receiver's certificate checked.",
+    )
+    syslog_ca_file: OptionalFile = Field(
+        "",
+        description="`tls`: the CA file the receiver's certificate is checked against; empty for the system's CAs.",
+    )
+    text: tuple[AuditText, ...] = Field(
+        (),
+        description="Customer text records may carry: `message` (the customer's, masked as stored), `answer`, `reply` (an operator's). None by default; text in the trail is not erased with its conversation.",
+    )
+
+
 # The answer that replaces one that asks for a secret, when a stricter retry asks again (``privacy.safe_answer``).
 SAFE_ANSWER: dict[str, str] = {
     "en": "For your security, we never ask for your PIN, password, card security code or one-time codes here. Please keep them to yourself. How else can I help?",
@@ -934,6 +973,10 @@ class Settings(_Section):
         default_factory=FloorSettings,
         description="The branch floor: asking for a person, take-over, and the live events of every conversation.",
     )
+    audit: AuditSettings = Field(
+        default_factory=AuditSettings,
+        description="The audit trail: a record per answer and operator action, chained by hash, to a file and syslog.",
+    )
     source: str = Field("<defaults>", exclude=True, description="internal")
 
     @model_validator(mode="after")
@@ -977,6 +1020,11 @@ class Settings(_Section):
     @property
     def models_dir(self) -> Path:
         return self.paths.models_dir
+
+    @property
+    def audit_path(self) -> Path:
+        """``audit.path``, or ``audit.jsonl`` beside the database."""
+        return Path(self.audit.path) if self.audit.path else self.paths.database.with_name("audit.jsonl")
 
 
 def load_settings(

@@ -124,7 +124,7 @@ def _store(settings: Settings) -> Store:
     """The database, opened straight (no model is loaded); a ``with`` block closes it."""
     from appliance.store import Store
 
-    return Store.open(settings.database)
+    return Store.open(settings.database, auditing=settings.audit.enabled)
 
 
 @sessions_group.command("export")
@@ -178,6 +178,7 @@ def sessions_purge(obj: Context, days: float | None) -> None:
         expired = store.expired(days * 86400)
         for session_id in expired:
             store.erase(session_id, reason="retention")
+        store.prune_audit(days * 86400)
     click.echo(f"erased {len(expired)} session(s) quiet for more than {days:g} days", err=True)
 
 

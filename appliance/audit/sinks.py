@@ -1,0 +1,129 @@
+"""Where audit lines go: a JSON-lines file that rotates by size, and RFC 5424 syslog over UDP, TCP or TLS.
+
+Both take one sealed line at a time from the shipper's thread, never from the hot path. The file is
+written by hand rather than through ``logging.handlers.RotatingFileHandler``, which creates files
+with the umask's mode and prints a failed write to stderr instead of raising it: an audit file is
+owner-only, and a failure is the shipper's to report. Syslog is a small formatter over a socket
+(the standard library's ``SysLogHandler`` writes RFC 3164 and has no TLS): the MSG is the record's
+canonical JSON, pure ASCII, and TCP and TLS frame it with its octet count (RFC 6587, RFC 5425).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import socket
+import ssl
+from pathlib import Path
+from typing import Protocol
+
+from appliance.audit.verify import trail
+
+# The facility (13: log audit) and severity (6: informational), as RFC 5424's PRI.
+PRI = 13 * 8 + 6
+
+
+class Sink(Protocol):
+    def write(self, line: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class JsonlFile:
+    """``path``, rotated to ``path.1`` ... ``path.N`` (oldest) once it would pass ``max_bytes``."""
+
+    def __init__(self, path: Path, *, max_bytes: int, backups: int) -> None:
+        self.path, self.max_bytes, self.backups = path, max_bytes, backups
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = self._open()
+
+    def _open(self) -> int:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)
+        return fd
+
+    def last_seq(self) -> int:
+        """The seq of the last record written (0: none), from the newest file that holds one."""
+        for file in reversed(trail(self.path)):
+            with file.open("rb") as fh:
+                fh.seek(max(0, file.stat().st_size - 65536))
+                tail = [line for line in fh.read().splitlines() if line.strip()]
+            if tail:
+                return int(json.loads(tail[-1])["seq"])
+        return 0
+
+    def write(self, line: str) -> None:
+        data = (line + "\n").encode("ascii")
+        size = os.fstat(self._fd).st_size
+        if size and size + len(data) > self.max_bytes:
+            self._rotate()
+        os.write(self._fd, data)
+
+    def _rotate(self) -> None:
+        os.close(self._fd)
+        for n in range(self.backups, 0, -1):
+            older = self.path.with_name(f"{self.path.name}.{n}")
+            if n == self.backups:
+                older.unlink(missing_ok=True)
+            elif older.exists():
+                older.rename(self.path.with_name(f"{self.path.name}.{n + 1}"))
+        if self.backups:
+            self.path.rename(self.path.with_name(f"{self.path.name}.1"))
+        else:
+            self.path.unlink(missing_ok=True)
+        self._fd = self._open()
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def rfc5424(line: str, *, hostname: str, app: str = "appliance") -> bytes:
+    """One syslog message: ``<PRI>1 TIME HOST APP PROCID MSGID - MSG``, MSG the record's JSON."""
+    record = json.loads(line)
+    stamp = datetime.datetime.fromtimestamp(record["at"], datetime.UTC).isoformat(timespec="microseconds")
+    msgid = _printable(str(record.get("action", "-")), 32)
+    head = f"<{PRI}>1 {stamp.replace('+00:00', 'Z')} {_printable(hostname, 255)} {app} {os.getpid()} {msgid} -"
+    return f"{head} {line}".encode("ascii")
+
+
+def _printable(value: str, limit: int) -> str:
+    """A header field: printable ASCII without spaces, at most ``limit`` long, ``-`` when empty."""
+    kept = "".join(c for c in value if 33 <= ord(c) <= 126)[:limit]
+    return kept or "-"
+
+
+class Syslog:
+    """A remote syslog receiver; ``transport`` ``udp`` (a datagram each), ``tcp`` or ``tls`` (a
+    connection kept open, made again after a failure)."""
+
+    def __init__(self, host: str, port: int, transport: str, *, ca_file: str = "", timeout_s: float = 5.0) -> None:
+        self.host, self.port, self.transport, self.timeout_s = host, port, transport, timeout_s
+        self.hostname = socket.gethostname()
+        self._tls = ssl.create_default_context(cafile=ca_file or None) if transport == "tls" else None
+        self._sock: socket.socket | None = None
+
+    def write(self, line: str) -> None:
+        message = rfc5424(line, hostname=self.hostname)
+        if self.transport == "udp":
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                sock.sendto(message, (self.host, self.port))
+            return
+        try:
+            self._connected().sendall(b"%d %s" % (len(message), message))
+        except OSError:
+            self.close()  # the next record connects again
+            raise
+
+    def _connected(self) -> socket.socket:
+        if self._sock is None:
+            sock = socket.create_connection((self.host, self.port), timeout=self.timeout_s)
+            if self._tls is not None:
+                sock = self._tls.wrap_socket(sock, server_hostname=self.host)
+            self._sock = sock
+        return self._sock
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
