@@ -124,6 +124,18 @@ class Syslog:
         return self._sock
 
     def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        """End the connection so the receiver still reads every frame: a socket closed with unread data
+        (TLS 1.3's session tickets) is reset, and a reset drops what the receiver had not read yet."""
+        sock, self._sock = self._sock, None
+        if sock is None:
+            return
+        try:
+            sock.shutdown(socket.SHUT_WR)
+            sock.settimeout(1.0)
+            for _ in range(64):  # until the receiver closes its side; bounded
+                if not sock.recv(4096):
+                    break
+        except OSError:
+            pass  # already gone: nothing left to keep
+        finally:
+            sock.close()
