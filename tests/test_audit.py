@@ -200,6 +200,20 @@ class TestRetentionAndRestart:
         verdict = verify(path)
         assert verdict.ok and verdict.records == 12 and verdict.last_seq == 12
 
+    def test_a_line_cut_short_is_named_and_the_records_after_it_start_their_own_line(
+        self, store: Store, tmp_path: Path
+    ):
+        path = tmp_path / "audit.jsonl"
+        scripted(store)
+        ship(store, path)
+        with path.open("a") as fh:
+            fh.write('{"seq": 7, "ha')  # a power cut mid-write
+        scripted(store)
+        ship(store, path)
+        lines = path.read_text().splitlines()
+        assert len(lines) == 13 and json.loads(lines[-1])["seq"] == 12
+        assert verify(path).broken.startswith(f"{path} line 7: not a JSON record")
+
 
 # syslog ---------------------------------------------------------------------------------------------
 
@@ -335,10 +349,14 @@ def test_a_daemons_session_reaches_syslog_in_order_and_a_tampered_line_is_found(
     trail = tmp_path / "audit.jsonl"
     lines = trail.read_text().splitlines()
     assert [json.loads(line) for line in lines] == records  # the file and syslog carry the same records
-    config = str(tmp_path / "config.toml")
-    verify_cli = [sys.executable, "-m", "appliance", "--config", config, "audit", "verify"]
+    verify_then_tamper(tmp_path, trail, lines)
+
+
+def verify_then_tamper(tmp_path: Path, trail: Path, lines: list[str]) -> None:
+    """``appliance audit verify`` of the daemon's config passes the trail, then names its 4th line edited."""
+    verify_cli = [sys.executable, "-m", "appliance", "--config", str(tmp_path / "config.toml"), "audit", "verify"]
     ok = subprocess.run(verify_cli, cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert ok.returncode == 0 and f"ok: {len(want)} records" in ok.stdout, ok.stderr
+    assert ok.returncode == 0 and f"ok: {len(lines)} records" in ok.stdout, ok.stderr
     lines[3] = lines[3].replace('"reply"', '"floor"')
     trail.write_text("\n".join(lines) + "\n")
     broken = subprocess.run(verify_cli, cwd=ROOT, capture_output=True, text=True, timeout=60)

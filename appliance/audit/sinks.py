@@ -16,7 +16,7 @@ import os
 import socket
 import ssl
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from appliance.audit.verify import trail
 
@@ -39,18 +39,22 @@ class JsonlFile:
         self._fd = self._open()
 
     def _open(self) -> int:
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)  # read: its last byte
         os.fchmod(fd, 0o600)
         return fd
 
     def last_seq(self) -> int:
-        """The seq of the last record written (0: none), from the newest file that holds one."""
+        """The seq of the last whole record written (0: none), from the newest file that holds one. A
+        line cut short (a power cut mid-write) is passed over here; ``audit verify`` names it."""
         for file in reversed(trail(self.path)):
             with file.open("rb") as fh:
                 fh.seek(max(0, file.stat().st_size - 65536))
-                tail = [line for line in fh.read().splitlines() if line.strip()]
-            if tail:
-                return int(json.loads(tail[-1])["seq"])
+                tail = fh.read().splitlines()
+            for line in reversed(tail):
+                try:
+                    return int(json.loads(line)["seq"])
+                except (ValueError, KeyError, TypeError):
+                    continue
         return 0
 
     def write(self, line: str) -> None:
@@ -58,6 +62,8 @@ class JsonlFile:
         size = os.fstat(self._fd).st_size
         if size and size + len(data) > self.max_bytes:
             self._rotate()
+        elif size and os.pread(self._fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # after a line cut short, the next record starts a line of its own
         os.write(self._fd, data)
 
     def _rotate(self) -> None:
@@ -102,12 +108,16 @@ class Syslog:
         self.hostname = socket.gethostname()
         self._tls = ssl.create_default_context(cafile=ca_file or None) if transport == "tls" else None
         self._sock: socket.socket | None = None
+        self._address: tuple[int, Any] | None = None  # udp: (family, address), resolved once
 
     def write(self, line: str) -> None:
         message = rfc5424(line, hostname=self.hostname)
         if self.transport == "udp":
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-                sock.sendto(message, (self.host, self.port))
+            if self._address is None:
+                family, _, _, _, address = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_DGRAM)[0]
+                self._address = (family, address)
+            with socket.socket(self._address[0], socket.SOCK_DGRAM) as sock:
+                sock.sendto(message, self._address[1])
             return
         try:
             self._connected().sendall(b"%d %s" % (len(message), message))

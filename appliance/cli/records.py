@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from appliance.audit.record import acting
 from appliance.cli.base import Context, edge, pass_ctx
 from appliance.config import Settings, reference_table
 from appliance.errors import ModelFileError
@@ -154,7 +155,7 @@ def sessions_export(obj: Context, session_id: str, out_file: Path | None) -> Non
 @edge
 def sessions_erase(obj: Context, session_id: str) -> None:
     """Erase one conversation: its text is gone from the database file and its WAL; an audit row stays."""
-    with _store(obj.settings) as store:
+    with _store(obj.settings) as store, acting("cli", "operator"):  # the audit record's actor: this command
         turns = store.erase(session_id, reason="operator request")
     click.echo(f"erased session {session_id} ({turns} turns)", err=True)
 
