@@ -121,6 +121,19 @@ class TestRecords:
             store.append_exchange(session, f"q {MARKER}", "the answer", RECORD)
             assert sealed(store)[0]["text"] == {"message": f"q {MARKER}"}
 
+    def test_an_operators_document_added_and_removed_is_sealed_by_key_and_hash(self, store: Store):
+        document = {"key": "upload:fees.md", "name": "fees.md", "title": "Fees", "format": "markdown"}
+        document |= {"sha256": "ab" * 32, "bytes": 10, "model": "e"}
+        with acting("token:op1", "operator"):
+            store.replace_knowledge_document(document, [])
+            store.remove_knowledge_documents(["upload:fees.md", "upload:none.md"])
+        records = sealed(store)
+        assert [r["document"] for r in records] == [
+            {"change": "added", "key": "upload:fees.md", "sha256": "ab" * 32},
+            {"change": "removed", "key": "upload:fees.md"},
+        ]
+        assert {(r["action"], r["actor"], r["role"]) for r in records} == {("document", "token:op1", "operator")}
+
     def test_off_seals_nothing(self, tmp_path: Path):
         with Store.open(tmp_path / "t.db", auditing=False) as store:
             scripted(store)

@@ -32,7 +32,7 @@ class AuditEvent:
     """One answer or operator action, before it is numbered and chained. Empty fields are left out of
     the line; ``text`` is only what ``audit.text`` allows."""
 
-    action: str  # answer, reply, floor, summary, summary_paused, summary_resumed, erasure
+    action: str  # answer, reply, floor, summary, summary_paused, summary_resumed, erasure, document
     session: str
     actor: str  # a client key (never a token), or appliance, summarizer, retention
     role: str  # model, operator, kiosk, integration, customer, person, system
@@ -44,6 +44,7 @@ class AuditEvent:
     floor: Mapping[str, Any] = field(default_factory=dict)
     summary: Mapping[str, Any] = field(default_factory=dict)
     erased: Mapping[str, Any] = field(default_factory=dict)
+    document: Mapping[str, Any] = field(default_factory=dict)
     text: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -115,3 +116,9 @@ def erasure(session: str, reason: str, turns: int) -> AuditEvent:
     """An erasure: its own record, without content (the records before it keep only ids and words)."""
     who = ("retention", "system") if reason == "retention" else actor(("", "operator"))
     return AuditEvent("erasure", session, *who, erased={"reason": reason, "turns": turns})
+
+
+def document(change: str, key: str, sha256: str = "", chunks: int = 0) -> AuditEvent:
+    """An operator's document ``added`` (or replaced) or ``removed``: its key and content hash, never its text."""
+    facts = {"change": change, "key": key, "sha256": sha256, "chunks": chunks}
+    return AuditEvent("document", "", *actor(("", "operator")), document={k: v for k, v in facts.items() if v})
