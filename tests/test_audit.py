@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import socketserver
 import ssl
 import subprocess
@@ -309,6 +310,20 @@ class TestSyslog:
                 untrusted.write(store.audit_after(0, 1)[0][1])
         finally:
             receiver.close()
+
+
+def test_a_receiver_that_is_down_is_left_alone_while_the_file_goes_on(store: Store, tmp_path: Path):
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    path = tmp_path / "audit.jsonl"
+    scripted(store)
+    down = Syslog("127.0.0.1", port, "tcp")
+    file = JsonlFile(path, max_bytes=1_000_000, backups=1)
+    Shipper(store.audit_after, [down, file], after=0).stop()
+    assert verify(path).records == 6
+    with pytest.raises(ConnectionError, match="is down"):
+        down.write(store.audit_after(0, 1)[0][1])  # not tried again at once
 
 
 OPERATOR, KIOSK = "tok-op-9f8e7d", "tok-kiosk-6c5b"

@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import ssl
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ from appliance.audit.verify import trail
 
 # The facility (13: log audit) and severity (6: informational), as RFC 5424's PRI.
 PRI = 13 * 8 + 6
+RETRY_S = 5.0  # how long a syslog receiver that refused or dropped a connection is left alone
 
 
 class Sink(Protocol):
@@ -109,6 +111,7 @@ class Syslog:
         self._tls = ssl.create_default_context(cafile=ca_file or None) if transport == "tls" else None
         self._sock: socket.socket | None = None
         self._address: tuple[int, Any] | None = None  # udp: (family, address), resolved once
+        self._retry_at = 0.0  # tcp, tls: no connection is tried before this (time.monotonic())
 
     def write(self, line: str) -> None:
         message = rfc5424(line, hostname=self.hostname)
@@ -119,10 +122,13 @@ class Syslog:
             with socket.socket(self._address[0], socket.SOCK_DGRAM) as sock:
                 sock.sendto(message, self._address[1])
             return
+        if time.monotonic() < self._retry_at:  # a receiver that is down does not hold up the file's writes
+            raise ConnectionError(f"syslog receiver {self.host}:{self.port} is down; trying again shortly")
         try:
             self._connected().sendall(b"%d %s" % (len(message), message))
         except OSError:
-            self.close()  # the next record connects again
+            self.close()
+            self._retry_at = time.monotonic() + RETRY_S  # the first record after it connects again
             raise
 
     def _connected(self) -> socket.socket:
