@@ -39,6 +39,7 @@ PARTS = (
 )
 
 if TYPE_CHECKING:
+    from appliance.audit.ship import Shipper
     from appliance.knowledge import Knowledge
     from appliance.store import Store
     from appliance.turn.pipeline import Pipeline, PipelineSettings
@@ -285,6 +286,7 @@ class Appliance:
     prewarmer: Prewarmer | None = None
     knowledge: Knowledge | None = None  # the operator's documents (None: knowledge.enabled is off, or no encoder)
     closers: tuple[Callable[[], None], ...] = ()  # of models build() loaded (batched ones' decode loops)
+    audit: Shipper | None = None  # copies the audit trail to its file and syslog (None: audit.enabled is off)
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
@@ -295,6 +297,8 @@ class Appliance:
             self.worker.stop(timeout=timeout)  # a summary in progress is cancelled and stores nothing
         for close in self.closers:  # after the warm-ups that use them
             close()
+        if self.audit is not None:
+            self.audit.stop()  # what the last writes sealed reaches the file first
         self.store.close()
 
     def __enter__(self) -> Appliance:
@@ -349,7 +353,7 @@ def _pipeline(
     from appliance.store import Store  # imported by now
     from appliance.turn.pipeline import Pipeline
 
-    store = Store.open(settings.database)
+    store = Store.open(settings.database, auditing=settings.audit.enabled, audit_text=settings.audit.text)
     undo.callback(store.close)
     recaller = loaded["recall"] if recall is True else (recall or None)
     return Pipeline(
@@ -420,8 +424,22 @@ def build(
             undo.callback(prewarmer.stop)
             pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
         queue = _queue(settings, model.name)
+        shipper = _audit(settings, store, undo)
         undo.pop_all()
-    return Appliance(settings, store, model, pipeline, summary_worker, queue, prewarmer, pipeline.knowledge, closers)
+    parts = (summary_worker, queue, prewarmer, pipeline.knowledge, closers, shipper)
+    return Appliance(settings, store, model, pipeline, *parts)
+
+
+def _audit(settings: Settings, store: Store, undo: ExitStack) -> Shipper | None:
+    """The audit trail's shipper, woken by the store after each commit that sealed records."""
+    if not settings.audit.enabled:
+        return None
+    from appliance.audit.ship import start
+
+    shipper = start(settings, store.audit_after, store.audit_head())
+    undo.callback(shipper.stop)
+    store.after_audit.append(shipper.wake)
+    return shipper
 
 
 def _closers(loaded: dict[str, Any], undo: ExitStack) -> tuple[Callable[[], None], ...]:

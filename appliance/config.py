@@ -526,7 +526,7 @@ class GuardSettings(_Section):
     )
     stream: Literal["checked", "raw"] = Field(
         "checked",
-        description="What a streaming client reads: `checked` (text reaches it only once the checker passed it, a sentence or a long sentence's clause at a time; a failed span is repaired after what was shown, never taken back, and the stored answer is exactly what was streamed), `raw` (every token as the model makes it; the guard acts after, so a client may read an invented figure or a request for a secret that the stored answer no longer has).",
+        description="What a streaming client reads: `checked` (text reaches it only once the checker passed it: words that carry no fact a few words behind the model, a fact or a request only whole and checked, with its sentence; a failed span is retried as a continuation of what was shown, or repaired after it, never taken back, and the stored answer is exactly what was streamed), `raw` (every token as the model makes it; the guard acts after, so a client may read an invented figure or a request for a secret that the stored answer no longer has).",
     )
 
 
@@ -565,6 +565,45 @@ class RetentionSettings(_Section):
         ge=0,
         le=36500,
         description="Conversations quiet for longer than this many days are erased (text gone from the database file and its WAL; an audit row stays); the daemon sweeps daily. 0 keeps them forever.",
+    )
+
+
+AuditText = Literal["message", "answer", "reply"]
+
+
+class AuditSettings(_Section):
+    enabled: bool = Field(
+        True,
+        description="Write one hash-chained audit record per answer and per operator action (session, turn, time, actor and role, stage, model, guard decision, sources cited, floor changes, summary versions, erasures), in the database and to the sinks below.",
+    )
+    path: OptionalFile = Field(
+        "",
+        description="The audit trail's JSON-lines file; empty for `audit.jsonl` beside the database. Relative paths start at the config file's folder.",
+    )
+    max_mb: float = Field(
+        10.0, gt=0, le=10000, description="The file is rotated (to `.1`, `.2`, ...) before it would pass this size."
+    )
+    backups: int = Field(
+        10,
+        ge=0,
+        le=1000,
+        description="How many rotated files are kept; older ones are deleted (with `max_mb`, the file trail's retention).",
+    )
+    syslog_host: str = Field(
+        "", description="Also send each record to this syslog receiver (RFC 5424, facility audit); empty for none."
+    )
+    syslog_port: int = Field(514, ge=1, le=65535, description="The syslog receiver's port (6514 is usual for `tls`).")
+    syslog_transport: Literal["udp", "tcp", "tls"] = Field(
+        "udp",
+        description="`udp`: a datagram per record; `tcp`: octet-counted frames (RFC 6587); `tls`: the same over TLS (RFC 5425), the receiver's certificate checked.",
+    )
+    syslog_ca_file: OptionalFile = Field(
+        "",
+        description="`tls`: the CA file the receiver's certificate is checked against; empty for the system's CAs.",
+    )
+    text: tuple[AuditText, ...] = Field(
+        (),
+        description="Customer text records may carry: `message` (the customer's, masked as stored), `answer`, `reply` (an operator's). None by default; text in the trail is not erased with its conversation.",
     )
 
 
@@ -948,6 +987,10 @@ class Settings(_Section):
     bundle: BundleSettings = Field(
         default_factory=BundleSettings, description="Signed offline bundles (`scripts/bundle`, `appliance keys`)."
     )
+    audit: AuditSettings = Field(
+        default_factory=AuditSettings,
+        description="The audit trail: a record per answer and operator action, chained by hash, to a file and syslog.",
+    )
     source: str = Field("<defaults>", exclude=True, description="internal")
 
     @model_validator(mode="after")
@@ -991,6 +1034,11 @@ class Settings(_Section):
     @property
     def models_dir(self) -> Path:
         return self.paths.models_dir
+
+    @property
+    def audit_path(self) -> Path:
+        """``audit.path``, or ``audit.jsonl`` beside the database."""
+        return Path(self.audit.path) if self.audit.path else self.paths.database.with_name("audit.jsonl")
 
 
 def load_settings(

@@ -50,8 +50,8 @@ class TestBuild:
         opened: list[Store] = []
         real_open = Store.open
 
-        def tracking_open(path):
-            store = real_open(path)
+        def tracking_open(path, **options):
+            store = real_open(path, **options)
             opened.append(store)
             return store
 

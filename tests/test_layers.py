@@ -3,6 +3,7 @@
 A module's layer follows from where it lives, so a new module needs no entry here:
 
     leaves   config, errors, types, protocols,      import only leaves
+             audit/ (sealed by the store, verified by the CLI)
              lexicon/, terminal
     parts    store, stage, summarizer, facts/, context/, models/, knowledge/
                                                      import leaves and their own folder, never another part
@@ -21,7 +22,7 @@ from appliance.config import ROOT
 
 PACKAGE = ROOT / "appliance"
 
-LEAVES = {"config", "errors", "types", "protocols", "lexicon", "terminal"}
+LEAVES = {"config", "errors", "types", "protocols", "lexicon", "terminal", "audit"}
 PARTS = {"store", "stage", "summarizer", "facts", "context", "models", "knowledge"}
 ORDER = ["leaf", "part", "turn", "root", "edge", "lab"]
 

@@ -2,7 +2,7 @@
 
 The group and its options are here; the commands live beside it by concern: :mod:`.talk` (chat),
 :mod:`.service` (the daemon: serve, start, status, stop, tui), :mod:`.records` (models, config,
-sessions), :mod:`.knowledge` (the operator's documents), :mod:`.keys` (signed bundles). :mod:`.base` holds what they share, which the lab's commands import too.
+sessions), :mod:`.knowledge` (the operator's documents), :mod:`.keys` (signed bundles), :mod:`.audit` (the audit trail). :mod:`.base` holds what they share, which the lab's commands import too.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import importlib
 
 import click
 
-from appliance.cli import keys, knowledge, records, service, talk
+from appliance.cli import audit, keys, knowledge, records, service, talk
 from appliance.cli.base import Context, Failure, edge, pass_ctx
 
 __all__ = ["Context", "Failure", "cli", "edge", "main", "pass_ctx"]
@@ -73,6 +73,7 @@ for command in (
     records.sessions_group,
     knowledge.knowledge_group,
     keys.keys_group,
+    audit.audit_group,
 ):
     cli.add_command(command)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from appliance.audit.record import acting
 from appliance.cli.base import Context, edge, pass_ctx
 from appliance.config import Settings, reference_table
 from appliance.errors import ModelFileError
@@ -124,7 +125,7 @@ def _store(settings: Settings) -> Store:
     """The database, opened straight (no model is loaded); a ``with`` block closes it."""
     from appliance.store import Store
 
-    return Store.open(settings.database)
+    return Store.open(settings.database, auditing=settings.audit.enabled)
 
 
 @sessions_group.command("export")
@@ -154,7 +155,7 @@ def sessions_export(obj: Context, session_id: str, out_file: Path | None) -> Non
 @edge
 def sessions_erase(obj: Context, session_id: str) -> None:
     """Erase one conversation: its text is gone from the database file and its WAL; an audit row stays."""
-    with _store(obj.settings) as store:
+    with _store(obj.settings) as store, acting("cli", "operator"):  # the audit record's actor: this command
         turns = store.erase(session_id, reason="operator request")
     click.echo(f"erased session {session_id} ({turns} turns)", err=True)
 
@@ -178,6 +179,7 @@ def sessions_purge(obj: Context, days: float | None) -> None:
         expired = store.expired(days * 86400)
         for session_id in expired:
             store.erase(session_id, reason="retention")
+        store.prune_audit(days * 86400)
     click.echo(f"erased {len(expired)} session(s) quiet for more than {days:g} days", err=True)
 
 

@@ -4,7 +4,8 @@ Each erasure runs as a job in the session's lane of the model's queue, like an a
 land between an answer's snapshot and its write; inside the job the session is looked at again, and
 one that a turn reached since the sweep found it quiet is kept. The store erases (its text gone from
 the database file and its WAL, an audit row left with the reason ``retention``). The log says how
-many conversations were erased, never what they held.
+many conversations were erased, never what they held. The audit trail's records older than the
+conversations kept are deleted in the same sweep (the newest always stays: the chain goes on from it).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def sweep(
             continue  # erased meanwhile by a request
         except (Busy, ShuttingDown, Cancelled, TimeoutError):
             break
+    store.prune_audit(older_than_s, now=now)  # the audit trail is kept as long as the conversations
     return erased
 
 

@@ -21,7 +21,9 @@ from typing import Any
 
 import sqlite_utils
 
+from appliance.audit import record as audit
 from appliance.errors import SessionNotFound, StoreError, TurnConflict
+from appliance.store.audit import AuditTables
 from appliance.store.floor import FloorChange, FloorTables
 from appliance.store.health import WriteHealth, WriteOutcome
 from appliance.store.knowledge import KnowledgeTables
@@ -41,21 +43,26 @@ from appliance.types import (
 )
 
 
-class Store(KnowledgeTables, FloorTables, WriteHealth):
+class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
     """Thread-safe access to one database file (one connection, one lock); the knowledge base's
     methods are in :mod:`appliance.store.knowledge`, the states' and events' in :mod:`appliance.store.floor`, the writes' health in
-    :mod:`appliance.store.health`."""
+    :mod:`appliance.store.health`, the audit trail's in :mod:`appliance.store.audit`."""
 
-    def __init__(self, db: sqlite_utils.Database, path: Path | None) -> None:
+    def __init__(
+        self, db: sqlite_utils.Database, path: Path | None, *, auditing: bool = True, audit_text: Iterable[str] = ()
+    ) -> None:
         self.db = db
         self.path = path
         self._lock = threading.RLock()
         self.last_write: WriteOutcome | None = None  # for readiness: no probe write is ever made
         self.after_events: list[Callable[[], None]] = []  # called after a commit that logged events
         self._wrote_events = False
+        self.auditing, self.audit_text = auditing, frozenset(audit_text)
+        self.after_audit: list[Callable[[], None]] = []  # called after a commit that wrote audit records
+        self._wrote_audit = False
 
     @classmethod
-    def open(cls, path: Path | str) -> Store:
+    def open(cls, path: Path | str, *, auditing: bool = True, audit_text: Iterable[str] = ()) -> Store:
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,7 +79,7 @@ class Store(KnowledgeTables, FloorTables, WriteHealth):
             migrations.apply(db)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open database {path}: {exc}") from None
-        return cls(db, path)
+        return cls(db, path, auditing=auditing, audit_text=audit_text)
 
     def close(self) -> None:
         with self._lock:
@@ -94,13 +101,14 @@ class Store(KnowledgeTables, FloorTables, WriteHealth):
                     yield self.db
             except sqlite3.Error as exc:
                 self._wrote(exc)
-                self._wrote_events = False
+                self._wrote_events = self._wrote_audit = False
                 raise StoreError(f"database write failed: {exc}") from exc
             except BaseException:
-                self._wrote_events = False  # rolled back: nothing to announce
+                self._wrote_events = self._wrote_audit = False  # rolled back: nothing to announce
                 raise
             self._wrote()
             self._announce()
+            self._ship()
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         with self._lock:
@@ -162,6 +170,8 @@ class Store(KnowledgeTables, FloorTables, WriteHealth):
         self.session(session_id)
         with self._tx() as db:
             db.execute("UPDATE sessions SET summary_paused = ? WHERE id = ?", [int(paused), session_id])
+            action = "summary_paused" if paused else "summary_resumed"
+            self._audit(db, audit.AuditEvent(action, session_id, *audit.actor(("", "operator"))))
 
     # turns --------------------------------------------------------------------------------------
 
@@ -205,6 +215,8 @@ class Store(KnowledgeTables, FloorTables, WriteHealth):
             turn = self._insert_turn(db, session_id, index, role, text)
             self._insert_ledger(db, session_id, ledger, {role: index})
             self._turn_event(db, turn, "customer" if role == "customer" else "person")
+            if role == "agent":
+                self._audit_reply(db, turn)
             if floor is not None:
                 self._change_floor(db, session_id, floor)
         return turn
@@ -252,6 +264,8 @@ class Store(KnowledgeTables, FloorTables, WriteHealth):
             self._turn_event(db, customer, "customer")
             flags = len(record.check.findings)
             self._turn_event(db, agent, "model", model=record.model, stage=record.stage, flags=flags)
+            texts = self._texts({"message": customer_text, "answer": agent_text})
+            self._audit(db, audit.answer(session_id, agent.index, record, texts))
             if floor is not None:
                 self._change_floor(db, session_id, floor)
         return TurnResult(session_id=session_id, customer=customer, agent=agent, record=record)
@@ -317,6 +331,8 @@ class Store(KnowledgeTables, FloorTables, WriteHealth):
             stored = SummaryVersion(**{**to_dict(summary), "version": version, "created_at": time.time()})
             db.table("summaries").insert(to_dict(stored))
             self._event(db, stored.session_id, "summary", to_dict(stored))
+            facts = (stored.version, stored.author, stored.status, stored.covers_to)
+            self._audit(db, audit.summary(stored.session_id, *facts))
         return stored
 
     def summaries(self, session_id: str) -> tuple[SummaryVersion, ...]:
@@ -401,6 +417,7 @@ class Store(KnowledgeTables, FloorTables, WriteHealth):
                 {"session_id": session_id, "erased_at": erased_at, "reason": reason, "turns": int(turns)}
             )
             self._event(db, session_id, "erased", {"reason": reason, "erased_at": erased_at})
+            self._audit(db, audit.erasure(session_id, reason, int(turns)))
         self.checkpoint()
         return int(turns)
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import sqlite_utils
 
+from appliance.audit.record import AuditEvent, floor_change
 from appliance.errors import SessionNotFound
 from appliance.types import Floor, StoredEvent, Turn
 
@@ -48,6 +49,7 @@ class FloorTables:
     _rows: Callable[..., list[dict[str, Any]]]
     after_events: list[Callable[[], None]]
     _wrote_events: bool
+    _audit: Callable[[sqlite_utils.Database, AuditEvent], None]
 
     # events ---------------------------------------------------------------------------------------
 
@@ -139,6 +141,7 @@ class FloorTables:
             "floor",
             {"from": before.state, "state": after.state, "reason": after.reason, "since": after.since, "by": after.by},
         )
+        self._audit(db, floor_change(session_id, before, after, change.by_role))
         return before, after
 
     def floor_changes(self, session_id: str | None = None) -> list[dict[str, Any]]:

@@ -18,6 +18,8 @@ from typing import Any
 
 import sqlite_utils
 
+from appliance.audit.record import AuditEvent
+from appliance.audit.record import document as audit_document
 from appliance.errors import StoreError
 
 DOCUMENT_COLUMNS = "id, key, name, folder, title, format, sha256, bytes, chunks, model, chunking, added_at"
@@ -33,6 +35,7 @@ class KnowledgeTables:
     _lock: threading.RLock
     _tx: Callable[[], AbstractContextManager[sqlite_utils.Database]]
     _rows: Callable[..., list[dict[str, Any]]]
+    _audit: Callable[[sqlite_utils.Database, AuditEvent], None]
 
     def knowledge_generation(self) -> int:
         """A number that changes with every change to the knowledge base."""
@@ -89,6 +92,7 @@ class KnowledgeTables:
                 ],
             )
             db.execute("UPDATE knowledge_state SET generation = generation + 1 WHERE id = 1")
+            self._audit(db, audit_document("added", str(document["key"]), str(document["sha256"]), len(chunks)))
         return int(doc_id or 0)
 
     def remove_knowledge_documents(self, keys: Iterable[str]) -> int:
@@ -96,7 +100,9 @@ class KnowledgeTables:
         removed = 0
         with self._tx() as db:
             for key in keys:
-                removed += self._delete_document(db, key)
+                if self._delete_document(db, key):
+                    removed += 1
+                    self._audit(db, audit_document("removed", key))
             if removed:
                 db.execute("UPDATE knowledge_state SET generation = generation + 1 WHERE id = 1")
         return removed

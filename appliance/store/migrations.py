@@ -250,3 +250,27 @@ def m009_knowledge_chunking(db: sqlite_utils.Database) -> None:
     # How a document was cut into passages (the chunker's version and size): a sync re-cuts a document
     # whose file is unchanged when the chunking changed. Rows written before have none, so they are re-cut.
     db.execute("ALTER TABLE knowledge_documents ADD COLUMN chunking TEXT NOT NULL DEFAULT ''")
+
+
+@migrations()
+def m010_audit(db: sqlite_utils.Database) -> None:
+    # The audit trail (appliance.audit): one sealed, content-free line per answer and operator action,
+    # written in its fact's transaction and chained by hash. Never edited; retention deletes the oldest
+    # rows, but never the newest, which the next record links to.
+    db.execute(
+        """CREATE TABLE audit (
+            seq INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            line TEXT NOT NULL,
+            hash TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX audit_at ON audit(at)")
+    db.execute(
+        "CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit BEGIN SELECT RAISE(ABORT, 'audit records are append-only'); END"
+    )
+    db.execute(
+        """CREATE TRIGGER audit_keep_head BEFORE DELETE ON audit
+           WHEN OLD.seq = (SELECT MAX(seq) FROM audit)
+           BEGIN SELECT RAISE(ABORT, 'the newest audit record is the chain''s head'); END"""
+    )

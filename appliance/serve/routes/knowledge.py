@@ -13,7 +13,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 
-from appliance.knowledge import Knowledge
+from appliance.audit.record import acting
+from appliance.knowledge import Knowledge, Report
 from appliance.serve.auth import Principal
 from appliance.serve.deps import ApplianceDep, require
 from appliance.serve.errors import KnowledgeOff
@@ -44,20 +45,26 @@ async def upload_document(name: str, request: Request, who: Operator, knowledge:
     from starlette.concurrency import run_in_threadpool
 
     data = await request.body()
-    report = await run_in_threadpool(knowledge.upload, name, data)
-    return report.as_dict()
+
+    def upload() -> Report:
+        with acting(who.client, who.role):  # the audit record names the operator
+            return knowledge.upload(name, data)
+
+    return (await run_in_threadpool(upload)).as_dict()
 
 
 @router.delete("/v1/knowledge/documents/{name:path}")
 def remove_document(name: str, who: Operator, knowledge: KnowledgeDep) -> dict[str, Any]:
     """Remove a document (by its listed name, or its key) and all its chunks."""
-    return {"removed": knowledge.remove(name)}
+    with acting(who.client, who.role):
+        return {"removed": knowledge.remove(name)}
 
 
 @router.post("/v1/knowledge/sync")
 def sync_folders(who: Operator, knowledge: KnowledgeDep) -> dict[str, Any]:
     """Sync ``knowledge.paths`` now: new files added, changed ones replaced, deleted ones removed."""
-    return knowledge.sync_configured().as_dict()
+    with acting(who.client, who.role):
+        return knowledge.sync_configured().as_dict()
 
 
 @router.get("/v1/knowledge/search")

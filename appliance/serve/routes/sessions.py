@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -9,6 +10,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from appliance.audit.record import acting
+from appliance.protocols import OnToken
 from appliance.serve.auth import Principal
 from appliance.serve.bodies import answer_body
 from appliance.serve.deps import AccessDep, ApplianceDep, LanesDep, LimitsDep, MetricsDep, RateDep, require
@@ -81,9 +84,12 @@ async def erase_session(
     """Erase a conversation (operators only): its text is gone from the database file and its WAL,
     and an audit row without content is left. It waits in the session's lane behind any answer."""
     store = appliance.store
-    run, first = await lanes.run(
-        request, who, session_id, lambda cancel, on_token: store.erase(session_id, reason="request")
-    )
+
+    def erase(cancel: threading.Event, on_token: OnToken) -> int:
+        with acting(who.client, who.role):  # the audit record names the operator
+            return store.erase(session_id, reason="request")
+
+    run, first = await lanes.run(request, who, session_id, erase)
     await run.finish(request, first)
     access.forget(session_id)
     metrics.erased("request")

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
+from appliance.audit.record import acting
 from appliance.serve.auth import Principal
 from appliance.serve.deps import ApplianceDep, LimitsDep, require
 from appliance.serve.schemas import SummaryEdit, SummaryRestore
@@ -29,7 +30,8 @@ def edit_summary(
     """An operator's summary, stored as a new version (at most what ``summarizer.max_tokens`` allows)."""
     limits.summary(body.text)
     appliance.store.session(session_id)
-    return to_dict(appliance.pipeline.edit_summary(session_id, body.text))
+    with acting(who.client, who.role):  # the audit record names the operator (this thread's writes)
+        return to_dict(appliance.pipeline.edit_summary(session_id, body.text))
 
 
 @router.post("/v1/sessions/{session_id}/summary/restore", status_code=201)
@@ -41,7 +43,8 @@ def restore_summary(
 ) -> dict[str, Any]:
     """Make an earlier version current again (as a new version; history is never rewritten)."""
     appliance.store.session(session_id)
-    return to_dict(appliance.pipeline.restore_summary(session_id, body.version))
+    with acting(who.client, who.role):
+        return to_dict(appliance.pipeline.restore_summary(session_id, body.version))
 
 
 @router.post("/v1/sessions/{session_id}/summary/pause")
@@ -49,7 +52,8 @@ def pause_summary(
     session_id: str, who: Annotated[Principal, Depends(require("summary"))], appliance: ApplianceDep
 ) -> dict[str, Any]:
     """Stop the summarizer for this session (its current summary stays in use)."""
-    appliance.pipeline.set_summary_paused(session_id, True)
+    with acting(who.client, who.role):
+        appliance.pipeline.set_summary_paused(session_id, True)
     return to_dict(appliance.store.session(session_id))
 
 
@@ -57,5 +61,6 @@ def pause_summary(
 def resume_summary(
     session_id: str, who: Annotated[Principal, Depends(require("summary"))], appliance: ApplianceDep
 ) -> dict[str, Any]:
-    appliance.pipeline.set_summary_paused(session_id, False)
+    with acting(who.client, who.role):
+        appliance.pipeline.set_summary_paused(session_id, False)
     return to_dict(appliance.store.session(session_id))
