@@ -29,7 +29,7 @@ from appliance.config import TuiSettings
 from appliance.tui.app import ApplianceTUI
 from appliance.tui.client import DaemonClient
 from appliance.tui.floor import FloorRow, FloorScreen, apply, cells, ordered, rows_from_sessions
-from appliance.tui.widgets import TurnView
+from appliance.tui.widgets import AnswerProgress, TurnView
 
 from .support import eventually_async
 from .test_daemon import Daemon, needs_model, start_daemon
@@ -165,6 +165,18 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+class RecordingKiosk(ApplianceTUI):
+    """A kiosk that also keeps each text it showed of an answer while it streamed (Textual calls the
+    base class's handler after this one, which shows it)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.progressed: list[str] = []
+
+    def on_answer_progress(self, message: AnswerProgress) -> None:
+        self.progressed.append(message.text)
+
+
 @pytest.mark.real_model
 @pytest.mark.daemon
 @needs_model
@@ -205,6 +217,35 @@ class TestBothScreens:
                 ).json()
                 assert [t["role"] for t in stored["turns"]] == ["agent", "customer"]
                 assert answers(daemon) == before  # no model answer while a person held the session
+
+        run(go())
+
+    def test_the_kiosk_shows_only_text_the_guard_kept(self, daemon: Daemon):
+        """Every text the kiosk showed of an answer as it streamed is the start of the stored answer,
+        and the last is the stored answer (the checked stream: guard.stream's default). The tiny
+        model may say nothing the guard must repair here; the repairs as each client reads them are
+        tested with a fake responder (test_checked_stream.py) and counted by ``bench stream``."""
+
+        async def go() -> None:
+            kiosk = RecordingKiosk(DaemonClient(daemon.url, token=KIOSK), TuiSettings(poll_s=5), kiosk=True)
+            async with kiosk.run_test(size=SIZE) as kp:
+                await eventually_async(lambda: kiosk.connected, "the kiosk connected", pause=kp.pause)
+                questions = (
+                    "How much is the monthly fee, in dollars?",
+                    "What is the phone number of your head office?",
+                )
+                for n, question in enumerate(questions, 1):
+                    kiosk.progressed.clear()
+                    await kp.click("#message")
+                    await kp.press(*question, "enter")
+
+                    def answered(n: int = n) -> bool:
+                        return not kiosk.sending and bool(kiosk.payload) and len(kiosk.payload["records"]) >= n
+
+                    await eventually_async(answered, "the model's answer", pause=kp.pause, timeout=240)
+                    stored = kiosk.payload["turns"][-1]["text"]
+                    assert kiosk.progressed and kiosk.progressed[-1] == stored
+                    assert all(stored.startswith(text) for text in kiosk.progressed), (kiosk.progressed, stored)
 
         run(go())
 
