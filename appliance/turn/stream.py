@@ -36,7 +36,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from appliance.facts import checker, opener, stance
+from appliance.facts import asking, checker, opener, stance
 from appliance.facts.entities import extract
 from appliance.protocols import OnToken
 from appliance.turn import guard
@@ -70,13 +70,12 @@ class Streamed:
     """What a checked stream gave: ``text`` is exactly what the client received (the answer to store),
     ``model_text`` what the model generated up to where the stream stopped it, ``action`` the repair
     (``none``, ``flag``, ``redact``, ``safe_answer``, ``not_found``, ``quote``), ``opener`` an opening
-    yes that was dropped, ``shown_s`` the seconds from the stream's start to the first text shown."""
+    yes that was dropped."""
 
     text: str
     model_text: str
     action: str
     opener: str = ""
-    shown_s: float = 0.0
 
 
 class CheckedStream:
@@ -109,7 +108,6 @@ class CheckedStream:
         self.pieces = 0  # how many pieces came
         self.first_s = 0.0  # seconds from the stream's making to the first piece
         self._made = time.perf_counter()
-        self._shown_s = 0.0
         self._looked = 0  # where the last complete word ended when the words ahead were last looked at
 
     def feed(self, piece: str) -> None:
@@ -135,7 +133,7 @@ class CheckedStream:
             self.used = len(self.raw)
             if rest.strip():
                 self._pass(rest)
-        return Streamed(self.shown, (self.prefix + self.raw).strip(), self.action, self.opener, self._shown_s)
+        return Streamed(self.shown, (self.prefix + self.raw).strip(), self.action, self.opener)
 
     def _unit_end(self) -> int | None:
         """The end (in ``raw``) of the next complete unit, or None while it is still coming."""
@@ -168,8 +166,8 @@ class CheckedStream:
             return
         seen = self.shown + pending  # the word still coming too: "Ihre P" may be asking for a PIN
         cut = len(self.shown) + words[-1 - LAG].end()
-        spans = [(f.entity.start, f.entity.end) for f in self.plan.check(seen).findings if f.entity.start >= 0]
-        spans += [(e.start, e.end) for e in extract(seen)]
+        # Every span a check of ``seen`` could find: its facts (supported or not) and its requests.
+        spans = [(e.start, e.end) for e in extract(seen)] + [(a.start, a.end) for a in asking.find(seen)]
         for start, end in spans:
             if end > len(self.shown) and start < cut:
                 cut = start  # hold from where the fact begins
@@ -219,8 +217,6 @@ class CheckedStream:
     def _show(self, text: str) -> None:
         if not text:
             return
-        if self.shown == self.prefix:
-            self._shown_s = time.perf_counter() - self._made
         self.shown += text
         if self.emit is not None:
             self.emit(text)
