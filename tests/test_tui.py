@@ -1094,6 +1094,25 @@ class TestKioskHandOver:
 
         run(go())
 
+    def test_a_load_that_lands_as_the_app_closes_is_dropped(self):
+        """The answer's load can land after quitting has removed the widgets (a CI failure once): it is
+        dropped, not a worker error at exit."""
+        now = [0.0]
+
+        async def go() -> None:
+            client = KioskClient()
+            app = kiosk_app(client, now)
+            async with app.run_test(size=KIOSK_SIZE) as pilot:
+                await settle(pilot)
+                client.gate.clear()
+                await pilot.press(*"Hello", "enter")
+                await eventually_async(lambda: client.held, "the answer's load to wait", pause=pilot.pause)
+                await app.screen.remove_children()  # what closing does first
+                client.gate.set()
+                await eventually_async(lambda: not sending(app), "the load to land", pause=pilot.pause)
+
+        run(go())
+
     def test_new_conversation_during_an_answer_stops_it(self):
         now = [0.0]
 

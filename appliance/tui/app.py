@@ -235,8 +235,12 @@ class ApplianceTUI(FloorControls, SummaryControls, DraftAhead):
             if not quiet:
                 self.report(exc)
             return
-        if self.session_id == session_id:  # not cleared for the next customer (or another session chosen) meanwhile
+        if self.session_id != session_id:
+            return  # cleared for the next customer (or another session chosen) meanwhile
+        try:
             self.show(payload)
+        except NoMatches:
+            pass  # the app closed while the session was fetched: its widgets are gone, nothing left to show
 
     def show(self, payload: JSON | None) -> None:
         self.floor_of(payload)
