@@ -42,9 +42,11 @@ if TYPE_CHECKING:
     from appliance.audit.ship import Shipper
     from appliance.knowledge import Knowledge
     from appliance.store import Store
-    from appliance.turn.pipeline import Pipeline, PipelineSettings
+    from appliance.turn.pipeline import Pipeline
     from appliance.turn.prewarm import Prewarmer
     from appliance.turn.queue import FairQueue
+    from appliance.turn.sessions import Sessions
+    from appliance.turn.settings import PipelineSettings
     from appliance.turn.worker import SummaryWorker
 
 T = TypeVar("T")
@@ -189,7 +191,7 @@ def pipeline_settings(settings: Settings) -> PipelineSettings:
     from appliance.facts.phones import locale_region
     from appliance.facts.secrets import Masking
     from appliance.facts.vocabulary import Vocabulary
-    from appliance.turn.pipeline import PipelineSettings
+    from appliance.turn.settings import PipelineSettings
 
     r = settings.responder
     st = settings.stage
@@ -280,7 +282,8 @@ class Appliance:
     settings: Settings
     store: Store
     responder: ChatModel
-    pipeline: Pipeline
+    pipeline: Pipeline  # the turn
+    sessions: Sessions  # the session services: sessions made, turns recorded, summaries edited
     worker: SummaryWorker | None
     queue: FairQueue
     prewarmer: Prewarmer | None = None
@@ -352,19 +355,23 @@ def _pipeline(
     loaded models and the knowledge base; ``recall`` as :func:`build` was given it."""
     from appliance.store import Store  # imported by now
     from appliance.turn.pipeline import Pipeline
+    from appliance.turn.sessions import Sessions
+    from appliance.turn.settings import session_rules
 
     store = Store.open(settings.database, auditing=settings.audit.enabled, audit_text=settings.audit.text)
     undo.callback(store.close)
     recaller = loaded["recall"] if recall is True else (recall or None)
+    told = pipeline_settings(settings)
     return Pipeline(
         store,
         model,
         configured,
-        pipeline_settings(settings),
+        told,
         recall=recaller,
         early_responder=loaded.get("early"),
         refiner=loaded.get("refiner"),
         knowledge=_knowledge(settings, store, model, recaller or loaded.get("encoder")),
+        sessions=Sessions(store, configured, session_rules(told)),
     )
 
 
@@ -391,13 +398,14 @@ def build(
     summarized = {name for name, p in configured.items() if p.uses_summary}
     loaded = load_concurrently(_loads(settings, responder, summarizer, recall, worker and bool(summarized), imports))
     from appliance.turn.prewarm import Prewarmer  # these are imported by now
+    from appliance.turn.warmup import Warmup
     from appliance.turn.worker import SummaryWorker
 
     with ExitStack() as undo:
         closers = _closers(loaded, undo)
         model = responder if responder is not None else loaded["responder"]
         pipeline = _pipeline(settings, undo, model, configured, loaded, recall)
-        store = pipeline.store
+        store, sessions = pipeline.store, pipeline.sessions
         summary_worker = None
         if worker and summarized:
             from appliance.facts.entities import extract
@@ -411,23 +419,23 @@ def build(
                 policies=summarized,
             )
             undo.callback(summary_worker.stop)
-            pipeline.after_store.append(summary_worker.notify)
+            sessions.after_store.append(summary_worker.notify)
         prewarmer = None
         wanted = settings.responder.prewarm if prewarm is None else prewarm
         if wanted and isinstance(model, PrefixWarmer):  # a remote server keeps its own cache
             background = summary_worker
             prewarmer = Prewarmer(
-                pipeline,
+                Warmup(pipeline),
                 answering=pipeline.answering,
                 background_idle=(lambda: background.drain(0)) if background is not None else (lambda: True),
             )
             undo.callback(prewarmer.stop)
-            pipeline.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
+            sessions.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
         queue = _queue(settings, model.name)
         shipper = _audit(settings, store, undo)
         undo.pop_all()
     parts = (summary_worker, queue, prewarmer, pipeline.knowledge, closers, shipper)
-    return Appliance(settings, store, model, pipeline, *parts)
+    return Appliance(settings, store, model, pipeline, sessions, *parts)
 
 
 def _audit(settings: Settings, store: Store, undo: ExitStack) -> Shipper | None:

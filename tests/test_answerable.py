@@ -29,6 +29,7 @@ from appliance.models.remote import RemoteChatModel
 from appliance.stage import ANSWERABLE_QUESTION
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline
+from appliance.turn.warmup import Warmup
 from appliance.types import Message, Sampling
 
 from .fakes import FakeJudgingResponder, WordCounter
@@ -64,7 +65,7 @@ class TestThePipelineAsks:
     ):
         responder = FakeJudgingResponder(["It costs 25 GBP to replace a cheque book."], yes=0.01)
         pipeline = judged_pipeline(settings, store, encoder, responder)
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         result = pipeline.answer(session.id, "How much does it cost to replace a card?")
         record = result.record
         assert not responder.prompts, "nothing is generated once the passages are judged not to answer"
@@ -79,7 +80,7 @@ class TestThePipelineAsks:
     ):
         responder = FakeJudgingResponder(["A replacement card costs 5 GBP."], yes=0.99)
         pipeline = judged_pipeline(settings, store, encoder, responder)
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         result = pipeline.answer(session.id, "How much does a replacement card cost?")
         assert result.agent.text == "A replacement card costs 5 GBP."
         assert result.record.knowledge is not None and result.record.knowledge.yes == 0.99
@@ -97,14 +98,14 @@ class TestThePipelineAsks:
         off = settings.model_copy(update={"knowledge": settings.knowledge.model_copy(update={"min_answerable": 0.0})})
         responder = FakeJudgingResponder(["A replacement card costs 5 GBP."], yes=yes)
         pipeline = judged_pipeline(off, store, encoder, responder)
-        result = pipeline.answer(pipeline.new_session().id, "How much does a replacement card cost?")
+        result = pipeline.answer(pipeline.sessions.new_session().id, "How much does a replacement card cost?")
         assert not responder.asked and result.agent.text == "A replacement card costs 5 GBP."
         assert result.record.knowledge is not None and result.record.knowledge.answerable is None
 
     def test_a_question_without_passages_is_not_judged(self, settings: Settings, store: Store, encoder: Recall):
         responder = FakeJudgingResponder(["Hello! How can I help?"], yes=0.0)
         pipeline = judged_pipeline(settings, store, encoder, responder)
-        result = pipeline.answer(pipeline.new_session().id, "Hello")
+        result = pipeline.answer(pipeline.sessions.new_session().id, "Hello")
         assert not responder.asked and result.agent.text == "Hello! How can I help?"
 
     def test_a_message_sent_as_drafted_is_judged_once_from_its_draft(
@@ -112,24 +113,24 @@ class TestThePipelineAsks:
     ):
         responder = FakeJudgingResponder(["A replacement card costs 5 GBP.", "It costs 7.50 EUR."], yes=0.99)
         pipeline = judged_pipeline(settings, store, encoder, responder)
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         message = "How much does a replacement card cost?"
-        assert pipeline.next_prefix(session.id, message) is not None  # what the warm-up plans while it is typed
-        pipeline.judge_ahead(session.id)  # once its prefix is warm
+        assert Warmup(pipeline).next_prefix(session.id, message) is not None  # what the warm-up plans while it is typed
+        Warmup(pipeline).judge_ahead(session.id)  # once its prefix is warm
         assert len(responder.asked) == 1
         result = pipeline.answer(session.id, message)
         assert len(responder.asked) == 1 and result.record.timings.probe_ms == 0  # not asked again after Enter
         assert result.record.knowledge is not None and result.record.knowledge.yes == 0.99
         # another message than the draft is judged afresh
-        pipeline.next_prefix(session.id, message)
-        pipeline.judge_ahead(session.id)
+        Warmup(pipeline).next_prefix(session.id, message)
+        Warmup(pipeline).judge_ahead(session.id)
         pipeline.answer(session.id, "What does a transfer abroad cost?")
         assert len(responder.asked) == 3
 
     def test_grounding_of_judges_without_answering_or_storing(self, settings: Settings, store: Store, encoder: Recall):
         responder = FakeJudgingResponder(yes=0.01)
         pipeline = judged_pipeline(settings, store, encoder, responder)
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         found = pipeline.grounding_of(session.id, "How much does a replacement card cost?")
         assert found is not None and found.not_found and found.yes == 0.01 and found.sources
         assert not responder.prompts and store.turns(session.id) == ()
@@ -263,7 +264,7 @@ def test_the_record_keeps_the_judgement(settings: Settings, store: Store, encode
 
     responder = FakeJudgingResponder(yes=0.3)
     pipeline = judged_pipeline(settings, store, encoder, responder)
-    session = pipeline.new_session()
+    session = pipeline.sessions.new_session()
     pipeline.answer(session.id, "How much does a replacement card cost?")
     _, stored = store.records(session.id)[-1]
     assert stored.knowledge is not None and stored.knowledge.yes == 0.3

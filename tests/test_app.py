@@ -28,7 +28,7 @@ class TestBuild:
         assert appliance.pipeline.responder is appliance.responder
         assert appliance.worker is not None and appliance.worker.is_alive()
         assert appliance.queue.alive()
-        assert appliance.pipeline.after_store == [appliance.worker.notify]
+        assert appliance.sessions.after_store == [appliance.worker.notify]
 
     def test_close_stops_the_worker_and_the_queue(self, settings: Settings):
         built = build(settings, responder=FakeResponder(), summarizer=FakeResponder(), recall=False)
@@ -156,7 +156,7 @@ class TestLoadConcurrently:
 
 class TestOneReadOfTheSessionPerTurn:
     def test_an_answer_looks_the_session_up_once(self, appliance: Appliance, monkeypatch):
-        session = appliance.pipeline.new_session()
+        session = appliance.sessions.new_session()
         calls: list[str] = []
         real = Store.session
 
@@ -174,15 +174,15 @@ class TestOneReadOfTheSessionPerTurn:
     def test_the_worker_leaves_sessions_of_policies_without_a_summary_alone(self, appliance: Appliance):
         def talk(session_id: str) -> None:
             for i in range(24):  # well past the verbatim window plus summarizer.every_turns
-                appliance.pipeline.record_turn(session_id, "customer" if i % 2 == 0 else "agent", f"message {i}")
+                appliance.sessions.record_turn(session_id, "customer" if i % 2 == 0 else "agent", f"message {i}")
             assert appliance.worker is not None and appliance.worker.drain(
                 timeout=60
             )  # a loaded box is slow, not wrong
 
-        raw = appliance.pipeline.new_session(policy="raw")
+        raw = appliance.sessions.new_session(policy="raw")
         talk(raw.id)
         assert appliance.store.summaries(raw.id) == ()
         assert appliance.worker.stats().runs == 0
-        rolling = appliance.pipeline.new_session(policy="rolling")
+        rolling = appliance.sessions.new_session(policy="rolling")
         talk(rolling.id)
         assert appliance.store.summaries(rolling.id) and appliance.worker.stats().runs > 0

@@ -176,9 +176,10 @@ HOSTILE_ANSWER = f"[bold red]Hello[/] [@click=app.quit]x {ESCAPES} end\r\nof ans
 
 
 def hostile_appliance(pipeline: Pipeline, store: Store, fake_responder: FakeResponder) -> Any:
-    """What ``_chat`` uses of a built appliance: the pipeline (over the fake responder) and the store."""
+    """What ``_chat`` uses of a built appliance: the pipeline (over the fake responder), its session
+    services and the store."""
     fake_responder.default = HOSTILE_ANSWER
-    return SimpleNamespace(pipeline=pipeline, store=store)
+    return SimpleNamespace(pipeline=pipeline, sessions=pipeline.sessions, store=store)
 
 
 def stored_answers(store: Store) -> list[str]:

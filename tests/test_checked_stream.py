@@ -29,8 +29,8 @@ def streaming(pipeline: Pipeline, responder: FakeResponder) -> Pipeline:
 
 def answer(pipeline: Pipeline, responder: FakeResponder, message: str, *, policy: str = "redact"):
     pipeline.settings = dataclasses.replace(pipeline.settings, guard=policy)
-    session = pipeline.new_session()
-    pipeline.record_turn(session.id, "customer", "My card ending 4821 was charged twice for $45.00.")
+    session = pipeline.sessions.new_session()
+    pipeline.sessions.record_turn(session.id, "customer", "My card ending 4821 was charged twice for $45.00.")
     result = pipeline.answer(session.id, message, on_token=lambda text: responder.log.append(("shown", text)))
     return result, "".join(text for kind, text in responder.log if kind == "shown")
 
@@ -70,8 +70,8 @@ class TestHoldBack:
     def test_a_name_across_two_pieces_is_held_whole(self, streaming, responder):
         responder.pieces = [["Of", " course", ".", " Thank", " you", ",", " Mrs", " Thorn", "ton", ".", " Bye", "."]]
         streaming.settings = dataclasses.replace(streaming.settings, guard="redact")
-        session = streaming.new_session()
-        streaming.record_turn(session.id, "customer", "My name is Sarah Brown.")
+        session = streaming.sessions.new_session()
+        streaming.sessions.record_turn(session.id, "customer", "My name is Sarah Brown.")
         result = streaming.answer(session.id, "Thanks!", on_token=lambda text: responder.log.append(("shown", text)))
         shown = "".join(text for kind, text in responder.log if kind == "shown")
         assert "Thorn" not in shown  # the customer is Sarah Brown: the wrong name is never shown, even in part

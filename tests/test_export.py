@@ -17,7 +17,8 @@ from appliance.context import POLICIES
 from appliance.lab.export import export, summary_as_of
 from appliance.stage import STAGE_INSTRUCTIONS
 from appliance.store import Store
-from appliance.turn.pipeline import Pipeline, PipelineSettings
+from appliance.turn.pipeline import Pipeline
+from appliance.turn.settings import PipelineSettings
 from appliance.types import SummaryVersion
 
 from .fakes import FakeResponder
@@ -42,9 +43,9 @@ def spec() -> PipelineSettings:
 
 def fill(store: Store, turns, policy: str = "rolling") -> str:  # type: ignore[no-untyped-def]
     pipeline = Pipeline(store, FakeResponder(), POLICIES, pipeline_settings(Settings()))
-    session = pipeline.new_session(policy=policy)
+    session = pipeline.sessions.new_session(policy=policy)
     for role, text in turns:
-        pipeline.record_turn(session.id, role, text)
+        pipeline.sessions.record_turn(session.id, role, text)
     return session.id
 
 
@@ -105,7 +106,7 @@ class TestExamples:
         store.add_summary(SummaryVersion(sid, 0, "EARLY-REJECTED", covers_to=1, status="rejected"))
         store.add_summary(SummaryVersion(sid, 0, "SUMMARY-AFTER-TURN-6 train TR5517 booked.", covers_to=5))
         pipeline = Pipeline(store, FakeResponder(), POLICIES, pipeline_settings(Settings()))
-        pipeline.record_turn(sid, *LONGER[7])
+        pipeline.sessions.record_turn(sid, *LONGER[7])
         examples, counts = run(store, spec, keep_pii=True)
         assert counts == {"sessions": 1, "skipped_sessions": 0, "examples": 4}
         by_turn = {e["turn"]: e for e in examples}

@@ -363,7 +363,7 @@ class TestRoles:
 
 
 def test_a_held_pipeline_refuses_before_anything_is_generated(pipeline, fake_responder: FakeResponder):
-    session = pipeline.new_session()
+    session = pipeline.sessions.new_session()
     pipeline.store.change_floor(session.id, change(Floor("with_person", "taken", 1.0, "op")))
     with pytest.raises(PersonHolds):
         pipeline.answer(session.id, "hello")

@@ -65,13 +65,13 @@ class TestFindsAnswersThatAsk:
 class TestTheGuard:
     def test_the_standing_directive_says_so_before_the_question(self, make):
         pipeline, responder = make(["Gern."])
-        pipeline.answer(pipeline.new_session().id, "Ich möchte Geld überweisen.")
+        pipeline.answer(pipeline.sessions.new_session().id, "Ich möchte Geld überweisen.")
         system, *_, last = responder.prompts[0]
         assert system.content.endswith(NEVER_ASK) and NEVER_ASK not in last.content
 
     def test_asked_again_it_is_replaced_by_the_safe_answer_of_its_language(self, make):
         pipeline, responder = make([GERMAN_ASK, "Bitte nennen Sie mir Ihre PIN."])
-        result = pipeline.answer(pipeline.new_session().id, "Ich möchte 200 Euro überweisen.")
+        result = pipeline.answer(pipeline.sessions.new_session().id, "Ich möchte 200 Euro überweisen.")
         check_ = result.record.check
         assert result.agent.text == SAFE_ANSWER["de"] and check_.action == "safe_answer"
         assert check_.original == GERMAN_ASK and [f.entity.kind for f in check_.original_findings] == [REQUEST]
@@ -80,29 +80,29 @@ class TestTheGuard:
 
     def test_a_retry_that_asks_no_more_is_kept(self, make):
         pipeline, _ = make([GERMAN_ASK, "Gern, an welches Konto möchten Sie überweisen?"])
-        result = pipeline.answer(pipeline.new_session().id, "Ich möchte 200 Euro überweisen.")
+        result = pipeline.answer(pipeline.sessions.new_session().id, "Ich möchte 200 Euro überweisen.")
         assert result.agent.text == "Gern, an welches Konto möchten Sie überweisen?"
         assert result.record.check.action == "regenerate" and result.record.check.original == GERMAN_ASK
 
     def test_redact_replaces_it_at_once(self, make):
         pipeline, responder = make(["¿Me puede dar su contraseña?"], '[guard]\npolicy = "redact"\n')
-        result = pipeline.answer(pipeline.new_session().id, "No puedo entrar en la banca online.")
+        result = pipeline.answer(pipeline.sessions.new_session().id, "No puedo entrar en la banca online.")
         assert result.agent.text == SAFE_ANSWER["es"] and len(responder.prompts) == 1
 
     def test_flag_keeps_it_flagged(self, make):
         pipeline, _ = make(["What is your PIN?"], '[guard]\npolicy = "flag"\n')
-        result = pipeline.answer(pipeline.new_session().id, "I want to make a transfer.")
+        result = pipeline.answer(pipeline.sessions.new_session().id, "I want to make a transfer.")
         assert result.agent.text == "What is your PIN?"
         assert [f.entity.kind for f in result.record.check.findings] == [REQUEST]
 
     def test_the_safe_answer_is_configurable(self, make):
         body = '[privacy]\nsafe_answer = { nl = "Wij vragen nooit om uw pincode." }\n'
         pipeline, _ = make(["Wat is uw pincode?", "Kunt u uw pincode doorgeven?"], body)
-        result = pipeline.answer(pipeline.new_session().id, "Ik wil geld overmaken.")
+        result = pipeline.answer(pipeline.sessions.new_session().id, "Ik wil geld overmaken.")
         assert result.agent.text == "Wij vragen nooit om uw pincode."
 
     @pytest.mark.parametrize("answer", ["Never share your PIN with anyone.", "Sie erhalten Ihre PIN per Post."])
     def test_a_mention_stays_untouched(self, make, answer: str):
         pipeline, responder = make([answer])
-        result = pipeline.answer(pipeline.new_session().id, "How do I get my PIN?")
+        result = pipeline.answer(pipeline.sessions.new_session().id, "How do I get my PIN?")
         assert result.agent.text == answer and result.record.check.action == "none" and len(responder.prompts) == 1

@@ -28,7 +28,7 @@ def count_rows(pipeline: Pipeline) -> tuple[int, int]:
 class TestAnswer:
     def test_exchange_is_stored_with_its_record(self, pipeline: Pipeline, fake_responder: FakeResponder):
         fake_responder.replies = ["Your booking W9945XIS is confirmed."]
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         streamed: list[str] = []
         result = pipeline.answer(session.id, "  Please confirm booking W9945XIS  ", on_token=streamed.append)
         assert "".join(streamed) == "Your booking W9945XIS is confirmed."
@@ -45,7 +45,7 @@ class TestAnswer:
         assert [(e.value, e.turn) for e in pipeline.store.ledger(session.id)] == [("W9945XIS", 0), ("W9945XIS", 1)]
 
     def test_prompt_carries_the_transcript_and_question(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         pipeline.answer(session.id, "My order is AB-12345.")
         pipeline.answer(session.id, "What was my order?")
         system, user = fake_responder.prompts[-1]
@@ -56,7 +56,7 @@ class TestAnswer:
     def test_the_standing_directive_leads_and_only_the_stages_follows_the_question(
         self, pipeline: Pipeline, fake_responder: FakeResponder
     ):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         for text in ["hi", "my card", "it is blocked", "it was stolen"]:
             pipeline.answer(session.id, text)
         system, user = fake_responder.prompts[-1]
@@ -68,11 +68,11 @@ class TestAnswer:
     def test_a_stage_whose_directive_is_off_has_no_instruction_part(self, store: Store, fake_responder: FakeResponder):
         settings = dataclasses.replace(pipeline_settings(Settings()), instructions={"early": ""})
         pipeline = Pipeline(store, fake_responder, POLICIES, settings)
-        pipeline.answer(pipeline.new_session().id, "hello")
+        pipeline.answer(pipeline.sessions.new_session().id, "hello")
         assert fake_responder.prompts[-1][1].content.endswith("[QUESTION]\nhello")
 
     def test_stages_are_recorded_per_turn(self, pipeline: Pipeline):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         for text in ["hi", "my card", "it is blocked", "it was stolen", "thank you, bye"]:
             pipeline.answer(session.id, text)
         stages = [r.stage for _, r in pipeline.store.records(session.id)]
@@ -81,13 +81,13 @@ class TestAnswer:
 
 class TestRefused:
     def test_empty_message(self, pipeline: Pipeline):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         with pytest.raises(InputError, match="empty message"):
             pipeline.answer(session.id, "   ")
         assert count_rows(pipeline) == (0, 0)
 
     def test_too_long_message_names_the_limit(self, pipeline: Pipeline):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         limit = pipeline.settings.max_message_chars
         with pytest.raises(MessageTooLong) as info:
             pipeline.answer(session.id, "x" * (limit + 1))
@@ -95,7 +95,7 @@ class TestRefused:
         assert count_rows(pipeline) == (0, 0)
 
     def test_failed_generation_stores_nothing(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         pipeline.answer(session.id, "hello")
         fake_responder.fail_with = GenerationError("model crashed")
         with pytest.raises(GenerationError):
@@ -105,7 +105,7 @@ class TestRefused:
     def test_cancelled_generation_stores_nothing(self, pipeline: Pipeline, fake_responder: FakeResponder):
         from appliance.errors import Cancelled
 
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         fake_responder.cancel_after = 1
         with pytest.raises(Cancelled):
             pipeline.answer(session.id, "hello", cancel=threading.Event())
@@ -114,24 +114,24 @@ class TestRefused:
 
     def test_unknown_policy(self, pipeline: Pipeline):
         with pytest.raises(InputError, match="unknown policy"):
-            pipeline.new_session(policy="everything")
+            pipeline.sessions.new_session(policy="everything")
 
 
 class TestOperatorControls:
     def test_record_turn_edit_restore_pause(self, pipeline: Pipeline):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         seen: list[str] = []
-        pipeline.after_store.append(seen.append)
-        pipeline.record_turn(session.id, "customer", "card 4821 lost")
-        pipeline.record_turn(session.id, "agent", "I have blocked it.")
+        pipeline.sessions.after_store.append(seen.append)
+        pipeline.sessions.record_turn(session.id, "customer", "card 4821 lost")
+        pipeline.sessions.record_turn(session.id, "agent", "I have blocked it.")
         with pytest.raises(InputError):
-            pipeline.record_turn(session.id, "robot", "beep")
-        first = pipeline.edit_summary(session.id, "Card ending 4821 lost; blocked.")
-        pipeline.edit_summary(session.id, "Wrong edit.")
-        restored = pipeline.restore_summary(session.id, first.version)
+            pipeline.sessions.record_turn(session.id, "robot", "beep")
+        first = pipeline.sessions.edit_summary(session.id, "Card ending 4821 lost; blocked.")
+        pipeline.sessions.edit_summary(session.id, "Wrong edit.")
+        restored = pipeline.sessions.restore_summary(session.id, first.version)
         assert restored.version == 3 and restored.text == first.text and restored.author == "operator"
         assert pipeline.store.current_summary(session.id).text == first.text
-        pipeline.set_summary_paused(session.id, True)
+        pipeline.sessions.set_summary_paused(session.id, True)
         assert pipeline.store.session(session.id).summary_paused
         assert seen == [session.id, session.id]
 
@@ -152,9 +152,9 @@ class TestGuard:
         return pipeline
 
     def test_regenerate_replaces_an_invented_case_number(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "customer", "My card ending 4821 was charged twice for $45.00.")
-        pipeline.record_turn(session.id, "agent", "I am sorry to hear that. Let me look into it.")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "customer", "My card ending 4821 was charged twice for $45.00.")
+        pipeline.sessions.record_turn(session.id, "agent", "I am sorry to hear that. Let me look into it.")
         fake_responder.replies = [
             "I opened case CS-88213 for the $45.00 charge.",  # CS-88213 was never said
             "I have opened a case for the duplicate $45.00 charge on your card ending 4821.",
@@ -175,7 +175,7 @@ class TestGuard:
 
     def test_raw_streams_the_first_answer_and_stores_the_retry(self, pipeline: Pipeline, fake_responder: FakeResponder):
         self.raw(pipeline)
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         fake_responder.replies = ["I opened case CS-88213.", "I have opened a case for you."]
         streamed: list[str] = []
         result = pipeline.answer(session.id, "What happens now?", on_token=streamed.append)
@@ -187,14 +187,14 @@ class TestGuard:
         self, pipeline: Pipeline, fake_responder: FakeResponder
     ):
         self.raw(pipeline)
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         fake_responder.replies = ["Your case is CS-1.", "Your case is CS-2 and CS-4 or CS-5."]
         result = pipeline.answer(session.id, "Any news?")
         assert result.agent.text == "Your case is CS-1."
         assert result.record.check.action == "regenerate" and len(result.record.check.findings) == 1
 
     def test_a_retry_that_fails_too_is_redacted_where_it_fails(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         fake_responder.replies = ["Your case is CS-1.", "Your case is CS-2."]
         streamed: list[str] = []
         result = pipeline.answer(session.id, "Any news?", on_token=streamed.append)
@@ -206,8 +206,8 @@ class TestGuard:
 
     def test_contradiction_names_the_right_value(self, pipeline: Pipeline, fake_responder: FakeResponder):
         self.make(pipeline, "flag")
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "customer", "My order number is 7731-4490.")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "customer", "My order number is 7731-4490.")
         fake_responder.replies = ["Order 7731-4496 has shipped."]
         result = pipeline.answer(session.id, "Where is it?")
         [finding] = result.record.check.findings
@@ -216,7 +216,7 @@ class TestGuard:
 
     def test_redact(self, pipeline: Pipeline, fake_responder: FakeResponder):
         self.make(pipeline, "redact")
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         fake_responder.replies = ["Your refund of $120.00 arrives on March 3rd."]
         result = pipeline.answer(session.id, "When is my refund coming?")
         phrase = pipeline.settings.redact_phrase
@@ -225,7 +225,7 @@ class TestGuard:
 
     def test_a_yes_that_the_answer_takes_back_is_dropped(self, pipeline: Pipeline, fake_responder: FakeResponder):
         self.make(pipeline, "flag")
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         fake_responder.replies = ["Yes, dogs are not allowed, and case CS-7 is open."]
         streamed: list[str] = []
         result = pipeline.answer(session.id, "Can I bring my dog?", on_token=streamed.append)
@@ -238,7 +238,7 @@ class TestGuard:
         assert stored.check == check and pipeline.store.turns(session.id)[-1].text == result.agent.text
 
     def test_a_yes_with_a_limit_is_kept(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         fake_responder.replies = ["Yes, but not on Sundays."]
         result = pipeline.answer(session.id, "Are you open at weekends?")
         assert result.agent.text == "Yes, but not on Sundays." and result.record.check.opener == ""
@@ -248,8 +248,8 @@ class TestRefine:
     def test_a_rewrite_that_changes_an_amount_is_discarded(self, pipeline: Pipeline, fake_responder: FakeResponder):
         refiner = FakeResponder(["Sure thing, we will refund $54.00 soon."])
         pipeline.refiner = refiner
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "customer", "I was charged $45.00 twice.")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "customer", "I was charged $45.00 twice.")
         fake_responder.replies = ["We will refund the duplicate charge of $45.00 today."]
         result = pipeline.answer(session.id, "Can you fix it?")
         assert result.agent.text == "We will refund the duplicate charge of $45.00 today."
@@ -257,8 +257,8 @@ class TestRefine:
 
     def test_a_faithful_rewrite_is_kept(self, pipeline: Pipeline, fake_responder: FakeResponder):
         pipeline.refiner = FakeResponder(["Sure, we'll refund the $45.00 duplicate charge today."])
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "customer", "I was charged $45.00 twice.")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "customer", "I was charged $45.00 twice.")
         fake_responder.replies = ["We will refund the duplicate charge of $45.00 today."]
         result = pipeline.answer(session.id, "Can you fix it?")
         assert result.agent.text.startswith("Sure, we'll refund") and result.record.check.refine == "kept"
@@ -268,12 +268,12 @@ class TestOneOwnerOfTurnIndices:
     def test_an_operator_turn_stored_during_an_answer_is_a_conflict_not_a_mislabel(
         self, pipeline: Pipeline, fake_responder: FakeResponder
     ):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         pipeline.answer(session.id, "My order is AB-12345.")
 
         def meanwhile(*args, **kwargs):
             # What an operator turn written outside the session's queue lane would do.
-            pipeline.record_turn(session.id, "agent", "Operator here: refund RF-777 issued.")
+            pipeline.sessions.record_turn(session.id, "agent", "Operator here: refund RF-777 issued.")
             return FakeResponder.generate(fake_responder, *args, **kwargs)
 
         fake_responder.generate = meanwhile  # type: ignore[method-assign]
@@ -286,9 +286,9 @@ class TestOneOwnerOfTurnIndices:
         assert "4821" not in {e.value for e in pipeline.store.ledger(session.id)}
 
     def test_record_turn_takes_the_index_the_store_gives(self, pipeline: Pipeline):
-        session = pipeline.new_session()
-        first = pipeline.record_turn(session.id, "customer", "order AB-12345")
-        second = pipeline.record_turn(session.id, "agent", "found AB-12345")
+        session = pipeline.sessions.new_session()
+        first = pipeline.sessions.record_turn(session.id, "customer", "order AB-12345")
+        second = pipeline.sessions.record_turn(session.id, "agent", "found AB-12345")
         assert (first.index, second.index) == (0, 1)
         assert [e.turn for e in pipeline.store.ledger(session.id)] == [0, 1]
 
@@ -345,26 +345,26 @@ class TestKnowTheCustomer:
         return pipeline
 
     def test_a_bare_name_after_the_agents_request_is_the_customers_name(self, pipeline: Pipeline):
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "agent", "Could I get your full name, please?")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "agent", "Could I get your full name, please?")
         pipeline.answer(session.id, "Yes, Sarah Brown.")
         names = [(e.value, e.turn, e.slot) for e in pipeline.store.ledger(session.id) if e.kind == "name"]
         assert names == [("Sarah Brown", 1, "name:customer")]
 
     def test_a_recorded_reply_is_read_with_the_request_before_it(self, pipeline: Pipeline):
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "agent", "Wie lautet Ihre Kundennummer?")
-        pipeline.record_turn(session.id, "customer", "Klar: 8812345")
-        pipeline.record_turn(session.id, "agent", "Und Ihr Geburtsdatum, bitte?")
-        pipeline.record_turn(session.id, "customer", "Der 3. März 1985.")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "agent", "Wie lautet Ihre Kundennummer?")
+        pipeline.sessions.record_turn(session.id, "customer", "Klar: 8812345")
+        pipeline.sessions.record_turn(session.id, "agent", "Und Ihr Geburtsdatum, bitte?")
+        pipeline.sessions.record_turn(session.id, "customer", "Der 3. März 1985.")
         facts = [(e.kind, e.value, e.turn) for e in pipeline.store.ledger(session.id)]
         assert facts == [("customer_id", "8812345", 1), ("birthdate", "3. März 1985", 3)]
 
     def test_an_answer_with_another_name_is_a_contradiction(self, pipeline: Pipeline, fake_responder: FakeResponder):
         self.flagging(pipeline)
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "agent", "Could I get your full name, please?")
-        pipeline.record_turn(session.id, "customer", "Yes, Sarah Brown.")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "agent", "Could I get your full name, please?")
+        pipeline.sessions.record_turn(session.id, "customer", "Yes, Sarah Brown.")
         fake_responder.replies = ["You told me your name is Sarah Green."]
         result = pipeline.answer(session.id, "What name did I give you?")
         named = [
@@ -376,7 +376,7 @@ class TestKnowTheCustomer:
         assert result.record.check.action == "flag"
 
     def test_a_pin_is_masked_before_it_is_stored_or_prompted(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         result = pipeline.answer(session.id, "My PIN is 7402, my card is blocked.")
         assert result.customer.text == "My PIN is [PIN withheld], my card is blocked."
         assert "7402" not in "".join(m.content for m in fake_responder.prompts[-1])
@@ -385,11 +385,11 @@ class TestKnowTheCustomer:
         assert "7402" not in pipeline.store.db.execute("SELECT group_concat(text) FROM turns").fetchone()[0]
 
     def test_a_bare_pin_after_the_agents_request_is_masked(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "agent", "Right, and your PIN as well please.")
-        turn = pipeline.record_turn(session.id, "customer", "3941")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "agent", "Right, and your PIN as well please.")
+        turn = pipeline.sessions.record_turn(session.id, "customer", "3941")
         assert turn.text == "[PIN withheld]"
-        pipeline.record_turn(session.id, "agent", "Und Ihre Geheimzahl, bitte?")
+        pipeline.sessions.record_turn(session.id, "agent", "Und Ihre Geheimzahl, bitte?")
         result = pipeline.answer(session.id, "Die ist 7402.")
         assert result.customer.text == "Die ist [PIN withheld]."
         assert [e.value for e in pipeline.store.ledger(session.id)] == ["PIN given", "PIN given"]
@@ -411,7 +411,7 @@ class TestKnowTheCustomer:
 
     def test_an_answer_that_repeats_a_secret_is_flagged(self, pipeline: Pipeline, fake_responder: FakeResponder):
         self.flagging(pipeline)
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         fake_responder.replies = ["Your PIN is 1234."]
         result = pipeline.answer(session.id, "What is my PIN?")
         assert [(f.entity.kind, f.status) for f in result.record.check.findings] == [("secret", "unsupported")]
@@ -428,7 +428,7 @@ class TestSecretMaskingSetting:
         assert on.mask_secrets
         for mask, expect_pin in ((True, False), (False, True)):
             pipeline = Pipeline(store, fake_responder, POLICIES, dc.replace(on, mask_secrets=mask))
-            session = pipeline.new_session()
+            session = pipeline.sessions.new_session()
             pipeline.answer(session.id, "My PIN is 7402, please help")
             stored = store.turns(session.id)[0].text
             assert ("7402" in stored) == expect_pin
@@ -460,7 +460,7 @@ class TestTimings:
         assert after.store_ms == 4500.0 and after.total_s == 20.0 and after.recall_ms == before.recall_ms
 
     def test_the_stored_record_stops_before_the_write_and_the_callers_copy_includes_it(self, pipeline: Pipeline):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         result = pipeline.answer(session.id, "My order is AB-12345.")
         [(_, stored)] = pipeline.store.records(session.id)
         assert stored.timings.store_ms == 0 and result.record.timings.store_ms > 0
@@ -474,9 +474,9 @@ class TestGuardSteps:
     def plan(self, pipeline: Pipeline, message: str):  # type: ignore[no-untyped-def]
         from appliance.turn.timing import TurnTimer
 
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "customer", "I was charged $45.00 twice.")
-        return pipeline._plan(pipeline.store.snapshot(session.id), message, TurnTimer())
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "customer", "I was charged $45.00 twice.")
+        return pipeline.plan(pipeline.store.snapshot(session.id), message, TurnTimer())
 
     def rules(self, policy: str = "regenerate", refiner: FakeResponder | None = None):  # type: ignore[no-untyped-def]
         from appliance.turn import guard

@@ -19,6 +19,7 @@ from appliance.models.states import SavedState, StateCache, shared_prefix
 from appliance.protocols import Flag, Warmed
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.prewarm import Prewarmer
+from appliance.turn.warmup import Warmup
 from appliance.types import Message
 
 from .fakes import FakeResponder
@@ -97,15 +98,17 @@ class FakeWarmer(FakeResponder):
 
 def talk(pipeline: Pipeline, session_id: str, pairs: int) -> None:
     for i in range(pairs):
-        pipeline.record_turn(session_id, "customer", f"My order number is A-{1000 + i} and I paid {i + 10} euros.")
-        pipeline.record_turn(session_id, "agent", f"Thank you, I noted order A-{1000 + i}.")
+        pipeline.sessions.record_turn(
+            session_id, "customer", f"My order number is A-{1000 + i} and I paid {i + 10} euros."
+        )
+        pipeline.sessions.record_turn(session_id, "agent", f"Thank you, I noted order A-{1000 + i}.")
 
 
 class TestNextPrefix:
     def test_the_prefix_is_where_every_next_prompt_of_the_session_begins(self, pipeline: Pipeline):
-        session = pipeline.new_session(policy="rolling")
+        session = pipeline.sessions.new_session(policy="rolling")
         talk(pipeline, session.id, 3)
-        found = pipeline.next_prefix(session.id)
+        found = Warmup(pipeline).next_prefix(session.id)
         assert found is not None
         model, prefix = found
         assert model is pipeline.responder
@@ -123,10 +126,10 @@ class TestNextPrefix:
                 assert prompt[-1].content.startswith(head)
 
     def test_a_session_that_is_gone_has_no_prefix(self, pipeline: Pipeline):
-        assert pipeline.next_prefix("no-such-session") is None
+        assert Warmup(pipeline).next_prefix("no-such-session") is None
 
     def test_answers_name_their_session_for_the_state_cache(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         pipeline.answer(session.id, "Hello there")
         pipeline.answer_transcript([Message("user", "Hello there")])
         assert fake_responder.cache_keys == [session.id, None]  # a transcript sent whole belongs to no session
@@ -137,19 +140,20 @@ class TestPrewarmer:
         warmer = FakeWarmer()
         pipeline.responder = warmer
         embedded: list[str] = []
-        monkeypatch.setattr(pipeline, "embed_ahead", embedded.append)
+        warmup = Warmup(pipeline)
+        monkeypatch.setattr(warmup, "embed_ahead", embedded.append)
         busy = Answering()
         busy.set()
-        prewarmer = Prewarmer(pipeline, answering=busy)
+        prewarmer = Prewarmer(warmup, answering=busy)
         try:
-            session = pipeline.new_session(policy="rolling")
+            session = pipeline.sessions.new_session(policy="rolling")
             talk(pipeline, session.id, 2)
             prewarmer.notify(session.id)
             assert not prewarmer.drain(timeout=0.3) and warmer.warmed == []  # an answer is running: wait
             busy.clear()
             assert prewarmer.drain(timeout=5)
             [(key, messages)] = warmer.warmed
-            assert key == session.id and messages == pipeline.next_prefix(session.id)[1]  # type: ignore[index]
+            assert key == session.id and messages == Warmup(pipeline).next_prefix(session.id)[1]  # type: ignore[index]
             stats = prewarmer.stats()
             assert (stats.runs, stats.complete, stats.interrupted) == (1, 1, 0)
             assert prewarmer.last[session.id].complete
@@ -163,11 +167,12 @@ class TestPrewarmer:
         warmer = FakeWarmer(delay=0.01)
         pipeline.responder = warmer
         embedded: list[str] = []
-        monkeypatch.setattr(pipeline, "embed_ahead", embedded.append)
+        warmup = Warmup(pipeline)
+        monkeypatch.setattr(warmup, "embed_ahead", embedded.append)
         busy = Answering()
-        prewarmer = Prewarmer(pipeline, answering=busy)
+        prewarmer = Prewarmer(warmup, answering=busy)
         try:
-            session = pipeline.new_session(policy="rolling")
+            session = pipeline.sessions.new_session(policy="rolling")
             talk(pipeline, session.id, 4)
             prewarmer.notify(session.id)
             assert warmer.started.wait(5)
@@ -185,9 +190,9 @@ class TestPrewarmer:
         pipeline.responder = warmer
         summarizing = threading.Event()
         summarizing.set()
-        prewarmer = Prewarmer(pipeline, answering=Answering(), background_idle=lambda: not summarizing.is_set())
+        prewarmer = Prewarmer(Warmup(pipeline), answering=Answering(), background_idle=lambda: not summarizing.is_set())
         try:
-            session = pipeline.new_session(policy="rolling")
+            session = pipeline.sessions.new_session(policy="rolling")
             prewarmer.notify(session.id)
             assert not prewarmer.drain(timeout=0.3)
             summarizing.clear()
@@ -196,9 +201,9 @@ class TestPrewarmer:
             prewarmer.stop()
 
     def test_a_responder_that_cannot_warm_is_left_alone(self, pipeline: Pipeline, fake_responder: FakeResponder):
-        prewarmer = Prewarmer(pipeline, answering=Answering())
+        prewarmer = Prewarmer(Warmup(pipeline), answering=Answering())
         try:
-            session = pipeline.new_session()
+            session = pipeline.sessions.new_session()
             prewarmer.notify(session.id)
             assert prewarmer.drain(timeout=5)
             assert prewarmer.stats().runs == 0 and fake_responder.prompts == []

@@ -97,7 +97,7 @@ class TestQuote:
         self, quoting: Pipeline, fake_responder: FakeResponder
     ):
         fake_responder.replies = ["Yes, a new card comes with a new PIN."]
-        session = quoting.new_session()
+        session = quoting.sessions.new_session()
         streamed: list[str] = []
         result = quoting.answer(session.id, PIN, on_token=streamed.append)
         assert result.agent.text == PIN_ANSWER == "".join(streamed)  # the first sentence held, then quoted
@@ -109,20 +109,20 @@ class TestQuote:
 
     def test_an_answer_that_agrees_is_kept_as_said(self, quoting: Pipeline, fake_responder: FakeResponder):
         fake_responder.replies = ["No, your PIN stays the same."]
-        result = quoting.answer(quoting.new_session().id, PIN)
+        result = quoting.answer(quoting.sessions.new_session().id, PIN)
         assert result.agent.text == "No, your PIN stays the same." and result.record.check.action == "none"
 
     def test_a_statement_answering_a_yes_or_no_question_is_held_to_it_too(
         self, quoting: Pipeline, fake_responder: FakeResponder
     ):
         fake_responder.replies = ["Coins are not accepted at the counter."]
-        result = quoting.answer(quoting.new_session().id, "ok and do they take coins at the counter")
+        result = quoting.answer(quoting.sessions.new_session().id, "ok and do they take coins at the counter")
         assert result.agent.text == "Yes, up to 200 coins a day." and result.record.check.action == "quote"
 
     def test_an_answer_to_an_open_question_is_left_alone(self, quoting: Pipeline, fake_responder: FakeResponder):
         # not asked as a yes/no question, and the answer opens with neither: nothing to hold it to
         fake_responder.replies = ["A new card comes with a new PIN by post."]
-        result = quoting.answer(quoting.new_session().id, "Tell me about the PIN of a new card")
+        result = quoting.answer(quoting.sessions.new_session().id, "Tell me about the PIN of a new card")
         assert result.agent.text == "A new card comes with a new PIN by post."
         assert result.record.check.action != "quote"
 
@@ -141,8 +141,8 @@ class TestQuote:
         other = title_names(next(p.title for p in found.passages if p.title != best))[-1]  # "Lakeside Bank"
         opposite = "Yes" if found.reply.text.startswith("No") else "No"
         fake_responder.replies = [f"{opposite}, at {other} it does."]
-        result = quoting.answer(quoting.new_session().id, PIN)
+        result = quoting.answer(quoting.sessions.new_session().id, PIN)
         assert result.agent.text == f"{opposite}, at {other} it does." and result.record.check.action == "none"
         fake_responder.replies = [f"{opposite}, it does."]  # naming neither: held to the best passage
-        result = quoting.answer(quoting.new_session().id, PIN)
+        result = quoting.answer(quoting.sessions.new_session().id, PIN)
         assert result.agent.text == found.reply.text and result.record.check.action == "quote"

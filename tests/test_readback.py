@@ -257,10 +257,10 @@ class TestRepair:
 
     def setup(self, pipeline: Pipeline, guard: str = "regenerate") -> str:
         pipeline.settings = dataclasses.replace(pipeline.settings, guard=guard)
-        session = pipeline.new_session()
-        pipeline.record_turn(session.id, "agent", "Could I get your account number, please?")
-        pipeline.record_turn(session.id, "customer", "My account number is 95381901.")
-        pipeline.record_turn(session.id, "agent", "Thank you. How can I help?")
+        session = pipeline.sessions.new_session()
+        pipeline.sessions.record_turn(session.id, "agent", "Could I get your account number, please?")
+        pipeline.sessions.record_turn(session.id, "customer", "My account number is 95381901.")
+        pipeline.sessions.record_turn(session.id, "agent", "Thank you. How can I help?")
         return session.id
 
     def test_a_complete_answer_is_left_alone(self, pipeline: Pipeline, fake_responder: FakeResponder):
@@ -335,14 +335,14 @@ class TestRepair:
         self, pipeline: Pipeline, fake_responder: FakeResponder
     ):
         pipeline.settings = dataclasses.replace(pipeline.settings, guard="flag")
-        session = pipeline.new_session()
+        session = pipeline.sessions.new_session()
         for role, text in [
             ("agent", "Could I get your full name, please?"),
             ("customer", "My name is Tyler Jones."),
             ("agent", "Thank you. Anything else?"),
             ("customer", "Actually, my name is Ben Carter, I am calling for him."),
         ]:
-            pipeline.record_turn(session.id, role, text)
+            pipeline.sessions.record_turn(session.id, role, text)
         fake_responder.replies = ["You gave me the name Tyler Jones at the start."]
         result = pipeline.answer(session.id, "What name did I give you at the start?")
         assert result.record.check.ok and result.record.check.action == "none"

@@ -371,11 +371,12 @@ def test_recall_chooses_the_same_turns_as_the_reference(dev_sessions: list[dict]
 def test_turns_embedded_ahead_leave_a_pointing_back_answer_only_its_own_message(
     recall: Recall, store, settings, monkeypatch: pytest.MonkeyPatch
 ):  # type: ignore[no-untyped-def]
-    """Off the answer's path the prewarmer embeds what recall may choose from (Pipeline.embed_ahead);
+    """Off the answer's path the prewarmer embeds what recall may choose from (Warmup.embed_ahead);
     the answer to a message that points back then embeds the message alone."""
     from appliance.app import pipeline_settings
     from appliance.context import POLICIES
     from appliance.turn.pipeline import Pipeline
+    from appliance.turn.warmup import Warmup
     from appliance.types import SummaryVersion
 
     from .fakes import FakeResponder
@@ -389,15 +390,15 @@ def test_turns_embedded_ahead_leave_a_pointing_back_answer_only_its_own_message(
 
     monkeypatch.setattr(recall, "embed", counting)  # the question's embedding goes through it too
     pipeline = Pipeline(store, FakeResponder(), POLICIES, pipeline_settings(settings), recall=recall)
-    sid = pipeline.new_session(policy="rolling").id
+    sid = pipeline.sessions.new_session(policy="rolling").id
     data = session(0)
     for t in data["turns"][:30]:
-        pipeline.record_turn(sid, t["role"], t["text"])
-    assert pipeline.embed_ahead(sid) == 0  # no summary yet: every turn is in the prompt anyway
+        pipeline.sessions.record_turn(sid, t["role"], t["text"])
+    assert Warmup(pipeline).embed_ahead(sid) == 0  # no summary yet: every turn is in the prompt anyway
     store.add_summary(SummaryVersion(sid, 0, "Names: none.", covers_to=21))
-    new = pipeline.embed_ahead(sid)
+    new = Warmup(pipeline).embed_ahead(sid)
     assert new > 0 and calls == [new]
     assert len(store.embeddings(sid, recall.model_name)) == new
-    assert pipeline.embed_ahead(sid) == 0 and calls == [new]  # nothing twice
+    assert Warmup(pipeline).embed_ahead(sid) == 0 and calls == [new]  # nothing twice
     pipeline.answer(sid, "Sorry, could you tell me the reference number again?")
     assert calls == [new, 1]

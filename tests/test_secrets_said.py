@@ -176,9 +176,9 @@ class TestSaidAnyWay:
     ):
         pipeline, store, path = _pipeline(tmp_path)
         try:
-            session = pipeline.new_session()
+            session = pipeline.sessions.new_session()
             if asked is not None:
-                pipeline.record_turn(session.id, "agent", asked)
+                pipeline.sessions.record_turn(session.id, "agent", asked)
             result = pipeline.answer(session.id, message)
             stored = result.customer.text
             assert f"[{label} withheld]" in stored and said not in stored
@@ -203,9 +203,9 @@ class TestSaidAnyWay:
     def test_ordinary_turns_reach_the_database_as_said(self, tmp_path: Path):
         pipeline, store, path = _pipeline(tmp_path)
         try:
-            session = pipeline.new_session()
+            session = pipeline.sessions.new_session()
             for message in ORDINARY[:10]:
-                pipeline.record_turn(session.id, "customer", message)
+                pipeline.sessions.record_turn(session.id, "customer", message)
             assert [t.text for t in store.turns(session.id)] == ORDINARY[:10]
         finally:
             store.close()
@@ -304,7 +304,7 @@ class TestMaskingSettings:
         body = '[privacy]\nmask_kinds = ["pin"]\npatterns = { "staff badge" = \'SB-\\d{6}\' }\n'
         pipeline, store, path = _pipeline(tmp_path, body)
         try:
-            session = pipeline.new_session()
+            session = pipeline.sessions.new_session()
             result = pipeline.answer(session.id, "Badge SB-123456, SSN 536-90-4412, my PIN is four four three one")
             assert result.customer.text == "Badge [staff badge withheld], SSN 536-90-4412, my PIN is [PIN withheld]"
         finally:

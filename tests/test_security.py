@@ -515,7 +515,7 @@ class TestInProcess:
     def test_a_model_answer_with_line_separators_streams_one_line_per_event(self, serve: Callable[..., Any]):
         reply = "one\u2028two\u2029three\x85four\rfive\nsix"
         appliance, app = serve(responder=FakeResponder([reply, reply]))
-        session = appliance.pipeline.new_session().id
+        session = appliance.sessions.new_session().id
 
         async def scenario(http: httpx.AsyncClient) -> list[list[str]]:
             streams = []
@@ -654,9 +654,9 @@ class TestInProcess:
     def test_the_retention_sweep_erases_quiet_sessions_only(self, serve: Callable[..., Any]):
         appliance, _ = serve()
         store = appliance.store
-        quiet = appliance.pipeline.new_session().id
+        quiet = appliance.sessions.new_session().id
         store.append_turn(quiet, "customer", MARKER)
-        busy = appliance.pipeline.new_session().id
+        busy = appliance.sessions.new_session().id
         erased: list[str] = []
         later = time.time() + 10 * retention.DAY_S
         assert (
@@ -665,7 +665,7 @@ class TestInProcess:
         )
         assert sorted(erased) == sorted([quiet, busy]) and store.sessions() == []
         assert [e["reason"] for e in store.erasures()] == ["retention", "retention"]
-        kept = appliance.pipeline.new_session().id
+        kept = appliance.sessions.new_session().id
         assert retention.sweep(store, appliance.queue, 5 * retention.DAY_S) == 0  # not quiet for long
         assert retention.erase_if_quiet(store, kept, cutoff=time.time() - 60) is False
         assert [s["id"] for s in store.sessions()] == [kept]
@@ -731,7 +731,7 @@ class TestFuzz:
         )
         schema = app.openapi()
         defs = schema.get("components", {}).get("schemas", {})
-        session = appliance.pipeline.new_session().id
+        session = appliance.sessions.new_session().id
         operations = [(path, method, op) for path, item in schema["paths"].items() for method, op in item.items()]
         assert len(operations) >= 15
         # Mostly the real session, so that bodies reach the store; sometimes none, or any text.

@@ -43,7 +43,7 @@ def _chat(appliance: Appliance, session_id: str | None, policy: str | None, verb
     if session_id:
         session = appliance.store.session(session_id)
     else:
-        session = pipeline.new_session(policy=policy)
+        session = appliance.sessions.new_session(policy=policy)
     interactive = sys.stdin.isatty()
     click.echo(f"session {session.id} ({'resumed' if session_id else 'new'}, policy {session.policy})", err=True)
     if interactive:

@@ -72,7 +72,7 @@ class RollingPolicy:
 
     ``question_reserve`` tokens are kept for the question whatever its length: a shorter question
     leaves the rest spare, so the parts before it are the same for every such question and for the
-    empty one the warm-up prepares (:meth:`Pipeline.next_prefix`). Otherwise a question a few tokens
+    empty one the warm-up prepares (:meth:`Warmup.next_prefix`). Otherwise a question a few tokens
     longer than the room left would push one more old turn out, and the whole prompt after the
     summary would be evaluated afresh while the customer waits.
     """

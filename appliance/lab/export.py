@@ -35,7 +35,7 @@ from appliance.context import POLICIES, ContextPolicy, PromptSpec
 from appliance.errors import InputError
 from appliance.protocols import TokenCounter
 from appliance.store import Store
-from appliance.turn.pipeline import PipelineSettings
+from appliance.turn.settings import PipelineSettings
 from appliance.types import Snapshot, SummaryVersion
 
 POLICY = "rolling"

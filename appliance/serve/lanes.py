@@ -38,12 +38,13 @@ class Lanes:
     def __init__(self, appliance: Appliance, limits: Limits, share: QueueShare, timeout_s: float) -> None:
         self.queue = appliance.queue
         self.pipeline = appliance.pipeline
+        self.sessions = appliance.sessions
         self.store = appliance.store
         self.limits = limits
         self.share = share
         self.timeout_s = timeout_s
         # Whether the model may answer a session, decided in its lane (appliance.turn.floor).
-        self.desk = Desk(appliance.store, appliance.pipeline, DeskSettings.of(appliance.settings))
+        self.desk = Desk(appliance.sessions, appliance.pipeline, DeskSettings.of(appliance.settings))
 
     async def run(
         self, request: Request, who: Principal, key: str, work: Callable[[threading.Event, OnToken], T]
@@ -57,7 +58,7 @@ class Lanes:
     async def answer(self, request: Request, who: Principal, session_id: str, text: str) -> Started[TurnResult]:
         """Validate the text (no store access), then queue the answer in the session's lane; refused
         while a person is asked for or holds the session (the OpenAI endpoint has no place to say so)."""
-        message = self.pipeline.validate_message(text)
+        message = self.sessions.validate_message(text)
 
         def answer(cancel: threading.Event, on_token: OnToken) -> TurnResult:
             self._room_for(session_id, 2)
@@ -67,7 +68,7 @@ class Lanes:
 
     async def talk(self, request: Request, who: Principal, session_id: str, text: str) -> Started[Reply]:
         """A customer message in the session's lane: answered, or stored for the person who has it."""
-        message = self.pipeline.validate_message(text)
+        message = self.sessions.validate_message(text)
 
         def talk(cancel: threading.Event, on_token: OnToken) -> Reply:
             self._room_for(session_id, 2)
@@ -91,7 +92,7 @@ class Lanes:
         self, request: Request, who: Principal, messages: Sequence[Message], sampling: Sampling
     ) -> Started[TurnResult]:
         """A transcript sent whole, answered under the ``raw`` policy in the caller's lane; nothing stored."""
-        self.pipeline.validate_message(last_user_text(messages))
+        self.sessions.validate_message(last_user_text(messages))
         return await self.run(
             request,
             who,
@@ -103,11 +104,11 @@ class Lanes:
 
     async def record(self, request: Request, who: Principal, session_id: str, role: Role, text: str) -> Started[Turn]:
         """Validate the text, then store the turn in the session's lane, behind any answer in progress."""
-        valid = self.pipeline.validate_message(text)
+        valid = self.sessions.validate_message(text)
 
         def record(cancel: threading.Event, on_token: OnToken) -> Turn:
             self._room_for(session_id, 1)
-            return self.pipeline.record_turn(session_id, role, valid)
+            return self.sessions.record_turn(session_id, role, valid)
 
         return await self.run(request, who, session_id, record)
 

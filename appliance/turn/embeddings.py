@@ -1,7 +1,7 @@
 """The stored embeddings of a session's turns: what recall compares a message that points back with.
 
 Each turn is embedded once, the first time recall may choose it (or ahead, off the answer's path:
-:meth:`~appliance.turn.pipeline.Pipeline.embed_ahead`), and stored under the embedding model's name,
+:meth:`~appliance.turn.warmup.Warmup.embed_ahead`), and stored under the embedding model's name,
 so a message that points back embeds only itself.
 """
 

@@ -31,11 +31,11 @@ from appliance import stage
 from appliance.config import WAITING_MESSAGE, Settings
 from appliance.errors import FloorConflict, PersonHolds
 from appliance.protocols import OnToken
-from appliance.store import Store
 from appliance.store.floor import FloorChange
 from appliance.summarizer import conversation_language
 from appliance.turn.grounding import NOT_FOUND_MODEL
 from appliance.turn.pipeline import Pipeline
+from appliance.turn.sessions import Sessions
 from appliance.types import CheckResult, Floor, Manifest, Timings, Turn, TurnRecord, TurnResult
 
 FloorAction = Literal["ask", "take", "hand_back", "close"]
@@ -113,8 +113,9 @@ def transition(current: Floor, action: FloorAction, by: str, *, reason: str = ""
 class Desk:
     """Customer messages and state changes, in the session's lane (see the module's docstring)."""
 
-    def __init__(self, store: Store, pipeline: Pipeline, settings: DeskSettings) -> None:
-        self.store = store
+    def __init__(self, sessions: Sessions, pipeline: Pipeline, settings: DeskSettings) -> None:
+        self.store = sessions.store
+        self.sessions = sessions
         self.pipeline = pipeline
         self.settings = settings
 
@@ -139,7 +140,7 @@ class Desk:
             floor = self.store.floor(session_id)
             if not hold or floor.state == "closed":
                 raise
-            customer = self.pipeline.record_turn(session_id, "customer", text)
+            customer = self.sessions.record_turn(session_id, "customer", text)
             return Held(customer, floor, self.waiting(session_id) if floor.state == "needs_person" else "")
         if self._escalates(session_id, result):
             _, after = self.store.change_floor(session_id, self._change("ask", "appliance", "", "guard"))
@@ -178,7 +179,7 @@ class Desk:
         """The customer asked for a person: their message, the waiting sentence as the answer (no
         generation) and the state change, in one transaction."""
         started = time.monotonic()
-        _, message, facts = self.pipeline.said(session_id, "customer", text)
+        _, message, facts = self.sessions.said(session_id, "customer", text)
         answer = self.waiting(session_id, language)
         turns = self.store.turns(session_id)
         record = TurnRecord(
@@ -198,7 +199,7 @@ class Desk:
         )
         change = self._change("ask", "customer", "", "asked")
         result = self.store.append_exchange(session_id, message, answer, record, ledger=facts, floor=change)
-        self.pipeline.announce(session_id)
+        self.sessions.announce(session_id)
         return Answered(result, self.store.floor(session_id), answer)
 
     def _escalates(self, session_id: str, result: TurnResult) -> bool:

@@ -18,38 +18,34 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
 from appliance import stage
-from appliance.context import ContextPolicy, PromptSpec, before_question
+from appliance.context import ContextPolicy, PromptSpec
 from appliance.context.tokens import ResponderCounter
-from appliance.errors import ConfigError, InputError, MessageTooLong, PersonHolds, SessionNotFound
+from appliance.errors import ConfigError, InputError, PersonHolds
 from appliance.facts import ledger, readback, slots
-from appliance.facts.vocabulary import Vocabulary
 from appliance.knowledge import Knowledge
 from appliance.protocols import ChatModel, OnToken, Recaller
 from appliance.store import Store
 from appliance.turn import answering, embeddings, guard
 from appliance.turn.gauge import AnswerGauge
-from appliance.turn.grounding import KnowledgeStep, in_warm_order, not_found_answer, placed_passages
+from appliance.turn.grounding import KnowledgeStep, in_warm_order, not_found_answer
 from appliance.turn.plan import TurnPlan
+from appliance.turn.sessions import Sessions
+from appliance.turn.settings import PipelineSettings, session_rules
 from appliance.turn.timing import TurnTimer
+from appliance.turn.warmup import Ahead
 from appliance.types import (
-    ROLES,
     Generation,
     Grounding,
-    Judgement,
-    LedgerEntry,
     Manifest,
     Message,
     Prompt,
-    Role,
     Sampling,
     Session,
     Snapshot,
     Stage,
-    SummaryVersion,
     Turn,
     TurnRecord,
     TurnResult,
@@ -57,39 +53,6 @@ from appliance.types import (
 
 # The policy that answers a transcript sent whole (no session): the whole conversation, oldest first out.
 TRANSCRIPT_POLICY = "raw"
-
-
-@dataclass(frozen=True)
-class PipelineSettings:
-    """What the pipeline is told, resolved from the settings by the composition root
-    (:func:`appliance.app.pipeline_settings`). No defaults here: the configuration holds them."""
-
-    system_prompt: str  # chat.system_prompt
-    instruction: str  # chat.instruction, then stage.NEVER_ASK (stage.standing)
-    budget_tokens: int  # context.budget_tokens
-    max_message_chars: int  # chat.max_message_chars
-    default_policy: str  # context.policy
-    sampling: Sampling  # the responder's
-    early_turns: int  # stage.early_turns
-    late_cues: Mapping[str, Sequence[str]]  # stage.late_cues, merged with the built-in lists
-    open_cues: Mapping[str, Sequence[str]]  # stage.open_cues, merged with the built-in lists
-    instructions: Mapping[Stage, str]  # stage.instructions over the built-in ones
-    guard: str  # guard.policy
-    redact_phrase: str  # guard.redact_phrase
-    stream: str  # guard.stream: checked (the client reads only what the checker passed) or raw
-    recall_k: int  # recall.k
-    recall_min_score: float  # recall.min_score
-    # facts.request_cues/readback_cues over the lexicons' own, and what is masked (privacy), compiled once.
-    vocabulary: Vocabulary
-    mask_secrets: bool  # privacy.mask_secrets: secrets are masked before anything is stored
-    safe_answers: Mapping[str, str]  # privacy.safe_answer over the built-in texts, by language
-    passage_tokens: int  # the settings' passage_tokens: knowledge.budget_tokens within context.budget_tokens
-    grounded_instruction: str  # knowledge.instruction, else the built-in one: the directive of a turn with passages
-    grounded_temperature: float  # knowledge.temperature: the sampling temperature of a turn with passages
-    not_found: Mapping[str, str]  # knowledge.not_found, by language
-    min_answerable: float  # knowledge.min_answerable: the least judged probability that the passages answer
-    covered: Mapping[str, str]  # knowledge.covered over the built-in texts, by language
-    languages: Sequence[str]  # summarizer.languages: the conversation's language is one of them (the first by default)
 
 
 class Pipeline:
@@ -104,6 +67,7 @@ class Pipeline:
         early_responder: ChatModel | None = None,
         refiner: ChatModel | None = None,
         knowledge: Knowledge | None = None,
+        sessions: Sessions | None = None,
     ) -> None:
         if settings.default_policy not in policies:
             raise ConfigError(f"context.policy: unknown policy {settings.default_policy!r}")
@@ -126,42 +90,19 @@ class Pipeline:
         )
         self.policies = dict(policies)
         self.settings = settings
+        self.sessions = sessions or Sessions(store, policies, session_rules(settings))
         # One cached counter per model: a build counts the same turn lines again at every turn.
         self._counters: dict[int, ResponderCounter] = {}
-        # Called with the session id after every stored turn (the summary worker listens here).
-        self.after_store: list[Callable[[str], None]] = []
         # Set while an answer is being generated, so background work can yield to it.
         self.answering = AnswerGauge()
-        # By session: the passages the last draft's warm-up placed, for the message to keep their order;
-        # the draft's plan and prompt, to be judged ahead; and that judgement, for a message sent as drafted.
-        self._warmed_passages: dict[str, tuple[int, ...]] = {}
-        self._drafted: dict[str, tuple[TurnPlan, Prompt]] = {}
-        self._judged_ahead: dict[str, tuple[str, tuple[int, ...], Judgement]] = {}
+        # What the warm-up found for each session's next message (appliance.turn.warmup).
+        self.ahead = Ahead()
 
     def counter_for(self, model: ChatModel) -> ResponderCounter:
         counter = self._counters.get(id(model))
         if counter is None:
             counter = self._counters[id(model)] = ResponderCounter(model)
         return counter
-
-    def new_session(self, *, policy: str | None = None, title: str = "") -> Session:
-        name = policy or self.settings.default_policy
-        if name not in self.policies:
-            raise InputError(f"unknown policy {name!r} (known: {', '.join(sorted(self.policies))})", field="policy")
-        return self.store.create_session(policy=name, title=title)
-
-    def validate_message(self, text: str) -> str:
-        """The message as it will be stored, or ``InputError`` naming what is wrong with it."""
-        if not isinstance(text, str) or not text.strip():
-            raise InputError("empty message: there is nothing to answer", field="text")
-        limit = self.settings.max_message_chars
-        if len(text) > limit:
-            raise MessageTooLong(
-                f"message of {len(text)} characters is longer than the limit of {limit} (chat.max_message_chars)",
-                field="text",
-                limit=limit,
-            )
-        return text.strip()
 
     # the hot path -----------------------------------------------------------------------------------
 
@@ -184,11 +125,11 @@ class Pipeline:
         without changing the conversation); the result's turns carry the indices they would have.
         """
         timer = TurnTimer()
-        message = self.validate_message(text)
+        message = self.sessions.validate_message(text)
         snap = self.store.snapshot(session_id)  # the turn's one read of the session
         if snap.session.floor.state != "bot":  # a person is asked for or holds it (appliance.turn.floor)
             raise PersonHolds(f"the conversation is {snap.session.floor.state}: the model does not answer it")
-        plan = self._plan(snap, message, timer, warmed=self._warmed_passages.pop(session_id, ()))
+        plan = self.plan(snap, message, timer, warmed=self.ahead.take_passages(session_id))
         return self._answer(plan, timer, on_token=on_token, cancel=cancel, persist=persist)
 
     def answer_transcript(
@@ -206,7 +147,7 @@ class Pipeline:
         timer = TurnTimer()
         if not messages or messages[-1].role != "user":
             raise InputError("the last message must be the customer's (role user)", field="messages")
-        message = self.validate_message(messages[-1].content)
+        message = self.sessions.validate_message(messages[-1].content)
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         spoken = [m for m in messages[:-1] if m.role != "system"]
         turns = tuple(Turn("", i, "customer" if m.role == "user" else "agent", m.content) for i, m in enumerate(spoken))
@@ -218,10 +159,10 @@ class Pipeline:
             turns=turns,
             ledger=ledger.entries(turns, cues=cues),
         )
-        plan = self._plan(snap, message, timer, system=system or None, sampling=sampling)
+        plan = self.plan(snap, message, timer, system=system or None, sampling=sampling)
         return self._answer(plan, timer, on_token=on_token, cancel=cancel, persist=False)
 
-    def _plan(
+    def plan(
         self,
         snap: Snapshot,
         message: str,
@@ -245,7 +186,7 @@ class Pipeline:
         cues = s.vocabulary
         if s.mask_secrets:
             message = slots.mask(message, snap.turns[-6:], cues=cues)
-        turn_stage, model, spec = self._frame(snap, message, system)
+        turn_stage, model, spec = self.frame(snap, message, system)
         counter = self.counter_for(model)
         policy = self.policies[snap.session.policy]
         used = sampling or s.sampling
@@ -320,7 +261,7 @@ class Pipeline:
             if not persist:
                 return TurnResult(session_id=plan.session_id, customer=plan.customer, agent=agent, record=record)
             stored = self._store(plan, agent, record)
-        self.announce(plan.session_id)
+        self.sessions.announce(plan.session_id)
         # The stored record cannot include the store's own write; the caller's copy does.
         return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timer.timings(first)))
 
@@ -329,7 +270,7 @@ class Pipeline:
         decides it (planned, prompted and judged; nothing generated or stored): the record's knowledge
         part (None without a knowledge base)."""
         timer = TurnTimer()
-        plan = self._plan(self.store.snapshot(session_id), self.validate_message(text), timer)
+        plan = self.plan(self.store.snapshot(session_id), self.sessions.validate_message(text), timer)
         plan, prompt = self._prompted(plan, timer)
         return plan.grounding(prompt.manifest if prompt is not None else Manifest("", 0, 0, ()))
 
@@ -345,10 +286,8 @@ class Pipeline:
     def _judged(self, plan: TurnPlan, prompt: Prompt, timer: TurnTimer) -> TurnPlan:
         """``plan`` with the responder's judgement of whether the passages ``prompt`` placed answer the
         question, and the not-found answer when they do not (``knowledge.min_answerable``)."""
-        ahead = self._judged_ahead.pop(plan.session_id, None)
-        if ahead is not None and ahead[:2] == (plan.message, placed_passages(prompt)):
-            found: Judgement | None = ahead[2]  # judged from the draft, as sent
-        else:
+        found = self.ahead.take_judgement(plan.session_id, plan.message, prompt)  # judged from the draft, as sent
+        if found is None:
             with self.answering, timer.phase("probe"):
                 found = self.grounding.judge(plan.model, prompt, plan.spec.instruction, plan.cache_key)
         if found is None:
@@ -403,52 +342,7 @@ class Pipeline:
             expect_index=customer.index,  # a turn stored since the snapshot is a conflict, not a mislabel
         )
 
-    def next_prefix(self, session_id: str, draft: str = "") -> tuple[ChatModel, tuple[Message, ...]] | None:
-        """The model that will answer the session's next message, and that prompt as far as it is
-        known before the message: built for an empty question and cut where the question begins
-        (what depends on the question comes after the stable parts). With ``draft``, what the customer
-        is typing, it is planned as for that message, passages included: a message that retrieves the
-        same ones evaluates only itself. None: the session is gone, nothing fits, or no generation."""
-        try:
-            snap = self.store.snapshot(session_id)
-            if draft.strip():
-                plan = self._plan(snap, self.validate_message(draft), TurnTimer())
-                model, prompt = plan.model, None if plan.not_found else plan.prompt()
-                self._warmed_passages[session_id] = placed_passages(prompt)
-                if prompt is not None:
-                    self._drafted[session_id] = (plan, prompt)
-            else:
-                _, model, spec = self._frame(snap, "", None)
-                prompt = self.policies[snap.session.policy].build(snap, "", spec, self.counter_for(model))
-        except (SessionNotFound, InputError):
-            return None
-        return (model, before_question(prompt.messages)) if prompt is not None else None
-
-    def judge_ahead(self, session_id: str) -> None:
-        """Judge whether the passages the session's last draft placed answer it (its prefix warmed
-        already, so this evaluates the draft's question): a message sent as drafted, whose prompt places
-        the same passages, uses that judgement instead of asking after Enter."""
-        drafted = self._drafted.pop(session_id, None)
-        if drafted is None:
-            return
-        plan, prompt = drafted
-        found = self.grounding.judge(plan.model, prompt, plan.spec.instruction, plan.cache_key)
-        if found is not None:
-            self._judged_ahead[session_id] = (plan.message, placed_passages(prompt), found)
-
-    def embed_ahead(self, session_id: str) -> int:
-        """Embed and store the older turns recall may choose from, off the answer's path (a message
-        that points back then embeds only itself); how many turns were new."""
-        if self.recall is None or self.settings.recall_k <= 0:
-            return 0  # without reading the session
-        try:
-            snap = self.store.snapshot(session_id)
-        except SessionNotFound:
-            return 0
-        candidates = self._recall_candidates(snap, self.policies.get(snap.session.policy))
-        return embeddings.embedded(self.store, self.recall, session_id, candidates)[1] if candidates else 0
-
-    def _frame(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
+    def frame(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
         """The message's stage, the model that answers it, and the prompt's fixed parts."""
         s = self.settings
         turn_stage = stage.detect(
@@ -467,65 +361,15 @@ class Pipeline:
         """Older turns to show verbatim again, when the message points back to something."""
         if self.recall is None or not self.recall.points_back(message):
             return ()
-        candidates = self._recall_candidates(snap, policy)
+        candidates = self.recall_candidates(snap, policy)
         if not candidates:
             return ()
         vectors = embeddings.vectors(self.store, self.recall, snap.session.id, candidates)
         return self.recall.select(message, candidates, vectors, self.settings.recall_k, self.settings.recall_min_score)
 
-    def _recall_candidates(self, snap: Snapshot, policy: ContextPolicy | None) -> tuple[Turn, ...]:
+    def recall_candidates(self, snap: Snapshot, policy: ContextPolicy | None) -> tuple[Turn, ...]:
         """The older turns recall may choose from under ``policy``: none where recall is off or the
         policy has no place for recalled turns."""
         if self.recall is None or policy is None or self.settings.recall_k <= 0:
             return ()
         return policy.recall_candidates(snap)
-
-    # turns without an answer, and operator controls ------------------------------------------------
-
-    def record_turn(self, session_id: str, role: str, text: str) -> Turn:
-        """Record a turn without generating (a person's reply, a replayed transcript) as :meth:`said` reads
-        it; the store gives it its index. Callers that also answer run this in the session's lane."""
-        said, message, facts = self.said(session_id, role, text)
-        turn = self.store.append_turn(session_id, said, message, ledger=facts)
-        self.announce(session_id)
-        return turn
-
-    def said(self, session_id: str, role: str, text: str) -> tuple[Role, str, tuple[LedgerEntry, ...]]:
-        """A turn as stored: its role, its text with secrets masked, its facts read with the turn before."""
-        if role not in ROLES:
-            raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
-        message = self.validate_message(text)
-        said: Role = "customer" if role == "customer" else "agent"
-        cues = self.settings.vocabulary
-        before = self.store.turns(session_id)[-6:]  # the agent's request a reply answers; secrets just asked for
-        if self.settings.mask_secrets:
-            message = slots.mask(message, before, role=said, cues=cues)
-        said_turn, asked = Turn(session_id, -1, said, message), before[-1] if before else None  # -1: the store's
-        return said, message, ledger.entries_for(said_turn, asked, cues=cues, prior=self.store.ledger(session_id))
-
-    def edit_summary(self, session_id: str, text: str) -> SummaryVersion:
-        """An operator's summary: stored as a new version covering every turn so far."""
-        if not text.strip():
-            raise InputError("empty summary", field="text")
-        covers_to = len(self.store.turns(session_id)) - 1
-        return self.store.add_summary(
-            SummaryVersion(session_id=session_id, version=0, text=text.strip(), covers_to=covers_to, author="operator")
-        )
-
-    def restore_summary(self, session_id: str, version: int) -> SummaryVersion:
-        """Make an earlier version current again, as a new version (history is never rewritten)."""
-        old = next((s for s in self.store.summaries(session_id) if s.version == version), None)
-        if old is None:
-            raise InputError(f"session {session_id} has no summary version {version}", field="version")
-        again = dataclasses.replace(old, version=0, author="operator", status="accepted", created_at=0.0)
-        return self.store.add_summary(dataclasses.replace(again, reason=f"restored version {version}"))
-
-    def set_summary_paused(self, session_id: str, paused: bool) -> None:
-        self.store.set_summary_paused(session_id, paused)
-        if not paused:
-            self.announce(session_id)
-
-    def announce(self, session_id: str) -> None:
-        """Tell the after-store hooks (the summary worker) that a turn of the session was stored."""
-        for hook in self.after_store:
-            hook(session_id)

@@ -1,6 +1,6 @@
 """The plan of one turn: every decision about it, made once, before its prompt is built.
 
-The pipeline makes the plan (:meth:`Pipeline._plan`); the steps after it (the prompt's build, the
+The pipeline makes the plan (:meth:`Pipeline.plan`); the steps after it (the prompt's build, the
 generation, the check, the guard) are functions of the plan and of what the step before returned.
 """
 

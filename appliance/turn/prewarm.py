@@ -4,14 +4,14 @@ On a CPU the time to first token is the prompt's evaluation. Between two answers
 exchange is new, and every ``summarizer.every_turns`` turns the summary moves and most of the
 prompt with it: that answer would pay its whole prompt (about five times the median). Yet all of
 the next prompt except the customer's message is known as soon as the previous turn is stored
-and the summary worker is done with it. This thread builds it then (``Pipeline.next_prefix``) and
+and the summary worker is done with it. This thread builds it then (``Warmup.next_prefix``) and
 has the backend evaluate it (``PrefixWarmer.prepare``), which keeps the state under the session:
 the next answer evaluates the message and what depends on it.
 
 While the customer types, a client may send the draft (:meth:`Prewarmer.draft`): the prefix is then
 planned for it as for the message, so the operator's passages it retrieves are evaluated too, and a
 message that retrieves the same ones evaluates only itself. Once that prefix is warm, whether those
-passages answer the draft is judged too (``Pipeline.judge_ahead``): a message sent as drafted is not
+passages answer the draft is judged too (``Warmup.judge_ahead``): a message sent as drafted is not
 judged again.
 
 Like the summary worker it yields: it starts only when no answer is being generated and the worker
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from appliance.protocols import Busy, Flag, PrefixWarmer, Warmed
 from appliance.turn.loop import LoopStats, SessionLoop
-from appliance.turn.pipeline import Pipeline
+from appliance.turn.warmup import Warmup
 
 
 @dataclass(frozen=True)
@@ -52,14 +52,14 @@ class _AnswerWaiting:
 
 
 class Prewarmer(SessionLoop[PrewarmStats]):
-    """One background thread; wire it as ``pipeline.after_store.append(prewarmer.notify)`` after the
+    """One background thread; wire it as ``sessions.after_store.append(prewarmer.notify)`` after the
     summary worker's hook. ``answering`` says an answer is being generated (the pipeline's gauge);
     ``background_idle`` says the summary worker has nothing queued or running (a summary update
     changes the prefix, so warming before it would be wasted)."""
 
     def __init__(
         self,
-        pipeline: Pipeline,
+        warmup: Warmup,
         *,
         answering: Busy,
         background_idle: Callable[[], bool] = lambda: True,
@@ -67,7 +67,7 @@ class Prewarmer(SessionLoop[PrewarmStats]):
     ) -> None:
         # The newest notification is warmed last, so that it stays in the live context.
         super().__init__("prewarm", PrewarmStats(), newest_last=True)
-        self.pipeline = pipeline
+        self.warmup = warmup
         self._answering = answering
         self._background_idle = background_idle
         self._cancel = _AnswerWaiting(answering, self._stopping)
@@ -103,18 +103,18 @@ class Prewarmer(SessionLoop[PrewarmStats]):
     def warm(self, session_id: str, draft: str | None = None) -> Warmed | None:
         """Warm one session's next prefix now, in this thread (None: nothing to warm), for ``draft``
         or else the draft waiting for it; then, if no answer has started, embed the turns recall may
-        choose from (``Pipeline.embed_ahead``)."""
+        choose from (``Warmup.embed_ahead``)."""
         with self._cond:
             waiting = self._drafts.pop(session_id, "")
         warmed = self._prefix(session_id, waiting if draft is None else draft)
         if not self._cancel.is_set():
-            self.pipeline.embed_ahead(session_id)
+            self.warmup.embed_ahead(session_id)
         return warmed
 
     def _prefix(self, session_id: str, draft: str) -> Warmed | None:
-        found = self.pipeline.next_prefix(session_id, draft)
+        found = self.warmup.next_prefix(session_id, draft)
         if found is None and draft:  # a draft that gets no generation (not found): the plain prefix
-            found = self.pipeline.next_prefix(session_id)
+            found = self.warmup.next_prefix(session_id)
         if found is None:
             return None
         model, messages = found
@@ -122,7 +122,7 @@ class Prewarmer(SessionLoop[PrewarmStats]):
             return None  # a remote server keeps its own cache
         warmed = model.prepare(messages, cache_key=session_id, cancel=self._cancel)
         if draft and warmed.complete and not self._cancel.is_set():
-            self.pipeline.judge_ahead(session_id)
+            self.warmup.judge_ahead(session_id)
         with self._cond:
             self.last[session_id] = warmed
         self._tally.add(

@@ -2,7 +2,7 @@
 appliance, with the documents synced, after the item's earlier turns.
 
 The earlier turns are recorded as they were said (teacher forcing, as ``appliance eval`` does:
-:meth:`Pipeline.record_turn`), then the last message is answered without being stored, by the
+:meth:`Sessions.record_turn`), then the last message is answered without being stored, by the
 appliance built the production way (its responder, the fetch check, retrieval, the budget, the
 checker and the guard). No summary worker runs: the dialogues are a few turns long and fit the
 budget verbatim. Only items with ``needs_knowledge`` are answered (the others' figures are the fetch
@@ -65,6 +65,7 @@ from appliance.lab.harness import evolve
 from appliance.models.llama import LlamaChatModel
 from appliance.protocols import ChatModel, PrefixWarmer, Recaller
 from appliance.turn.grounding import NOT_FOUND_MODEL
+from appliance.turn.warmup import Warmup
 from appliance.types import TurnResult
 
 if TYPE_CHECKING:
@@ -253,13 +254,14 @@ def _warm(app: Appliance, session_id: str, draft: str = "") -> None:
     is not reused."""
     if isinstance(app.responder, LlamaChatModel):
         forget_prefix(app.responder)
-    found = app.pipeline.next_prefix(session_id, draft)
+    warmup = Warmup(app.pipeline)
+    found = warmup.next_prefix(session_id, draft)
     if found is None and draft:
-        found = app.pipeline.next_prefix(session_id)
+        found = warmup.next_prefix(session_id)
     if found is not None and isinstance(found[0], PrefixWarmer):
         found[0].prepare(found[1], cache_key=session_id)
         if draft:  # as the daemon's warm-up does once the draft's prefix is warm
-            app.pipeline.judge_ahead(session_id)
+            warmup.judge_ahead(session_id)
 
 
 def _answer(app: Appliance, session_id: str, text: str, draft: str = "") -> TurnResult | str:
@@ -272,11 +274,11 @@ def _answer(app: Appliance, session_id: str, text: str, draft: str = "") -> Turn
 
 def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
     """One item answered after its earlier turns, and (where passages were placed) its TTFT without them."""
-    pipeline = r.grounded.pipeline
-    session = pipeline.new_session(title=str(item.get("id", "")))
+    sessions = r.grounded.sessions
+    session = sessions.new_session(title=str(item.get("id", "")))
     said = item["turns"]
     for turn in said[:-1]:
-        pipeline.record_turn(session.id, turn["role"], turn["text"])
+        sessions.record_turn(session.id, turn["role"], turn["text"])
     message = said[-1]["text"]
     plain_first = order % 2 == 1  # alternate which of the two answers comes first
     before = _answer(r.plain, session.id, message) if plain_first else None
@@ -341,12 +343,11 @@ def run_probes(
     try:
         for n, i in enumerate(asked, start=1):
             say(f"judging {n}/{len(asked)}: {items[i].get('id', i)}")
-            pipeline = app.pipeline
-            session = pipeline.new_session(title=str(items[i].get("id", "")))
+            session = app.sessions.new_session(title=str(items[i].get("id", "")))
             for turn in items[i]["turns"][:-1]:
-                pipeline.record_turn(session.id, turn["role"], turn["text"])
+                app.sessions.record_turn(session.id, turn["role"], turn["text"])
             try:
-                found = pipeline.grounding_of(session.id, items[i]["turns"][-1]["text"])
+                found = app.pipeline.grounding_of(session.id, items[i]["turns"][-1]["text"])
             except ApplianceError as exc:  # a message that cannot fit the budget: a miss, the run goes on
                 rows[i] = {"error": f"{type(exc).__name__}: {exc}"}
                 continue

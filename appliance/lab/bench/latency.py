@@ -153,7 +153,7 @@ def interleaved(
         try:
             ids, at = [], []
             for k, script in enumerate(scripts):
-                sid = pipeline.new_session(policy="rolling", title=f"bench interleaved {k}").id
+                sid = appliance.sessions.new_session(policy="rolling", title=f"bench interleaved {k}").id
                 progress(f"interleaved: replaying session {k + 1} of {CUSTOMERS} to turn {late}")
                 at.append(replay(appliance, switch, sid, script, 0, late))
                 ids.append(sid)
@@ -208,7 +208,7 @@ def replay(
                 switch.replay = None
             index += 2
         else:
-            pipeline.record_turn(session_id, role, text)
+            appliance.sessions.record_turn(session_id, role, text)
             index += 1
         settle(appliance)
     if index >= len(script):

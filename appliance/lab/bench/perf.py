@@ -204,14 +204,14 @@ def replay_policy(
         pipeline, worker = appliance.pipeline, appliance.worker
         sampling = pipeline_settings(local).sampling
         try:
-            session = pipeline.new_session(policy=policy, title=f"bench perf {policy}")
+            session = appliance.sessions.new_session(policy=policy, title=f"bench perf {policy}")
             index = 0
             version = 0
             while index < len(turns):
                 role, text = turns[index]
                 latency.settle(appliance)  # the customer's typing time: the summary, then the warm-up
                 if not latency.answered(turns, index):
-                    pipeline.record_turn(session.id, role, text)
+                    appliance.sessions.record_turn(session.id, role, text)
                     index += 1
                     continue
                 switch.replay = None
@@ -236,7 +236,7 @@ def replay_policy(
                     samples[which].append(sample)
                     if which == "late" and every_from is not None:
                         try:
-                            floor = bare.eval_s(model, switch.last, pipeline.validate_message(text))
+                            floor = bare.eval_s(model, switch.last, appliance.sessions.validate_message(text))
                         except GenerationError as exc:  # the message was masked or cut: no floor for this turn
                             progress(f"{policy}: turn {index}: no floor measured: {exc}")
                         else:

@@ -183,9 +183,9 @@ def replay_report(settings: Settings, conversations: Sequence[Sequence[Turn]], p
 
 
 def _session(appliance: Any, case: Case) -> str:
-    session = appliance.pipeline.new_session().id
+    session = appliance.sessions.new_session().id
     for turn in case.history:
-        appliance.pipeline.record_turn(session, turn.role, turn.text)
+        appliance.sessions.record_turn(session, turn.role, turn.text)
     return session
 
 

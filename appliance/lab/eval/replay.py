@@ -1,6 +1,6 @@
 """One (dialogue, policy) replay: every real turn recorded, probes and sampled questions asked.
 
-Every real turn is *recorded* (teacher forcing, :meth:`Pipeline.record_turn`), which runs the
+Every real turn is *recorded* (teacher forcing, :meth:`Sessions.record_turn`), which runs the
 ledger and the summary worker exactly as in production; the model is asked only where a question is
 scored, with ``persist=False`` (nothing stored, the conversation goes on unchanged). The summary
 worker is drained after every recorded turn and before every question: in production the summary
@@ -94,8 +94,8 @@ def model_rig(
 
 def replay(rig: Rig, dialogue: BenchSession, policy: str, samples: Sequence[int]) -> list[Point]:
     """Record every real turn, ask the probes and the sampled questions on the way; the points asked."""
-    pipeline = rig.appliance.pipeline
-    session = pipeline.new_session(policy=policy, title=dialogue.id)
+    sessions = rig.appliance.sessions
+    session = sessions.new_session(policy=policy, title=dialogue.id)
     total = len(dialogue.turns)
     due = sorted(dialogue.probes, key=lambda p: p.after_turn)
     wanted = set(samples)
@@ -111,7 +111,7 @@ def replay(rig: Rig, dialogue: BenchSession, policy: str, samples: Sequence[int]
                 kind="sample", reference=dialogue.turns[index + 1][1], history="\n".join(history[-HISTORY_TURNS:])
             )
             points.append(point)
-        pipeline.record_turn(session.id, role, text)
+        sessions.record_turn(session.id, role, text)
         history.append(f"{'Customer' if role == 'customer' else 'Agent'}: {text}")
         rig.drain()
     for probe in due:

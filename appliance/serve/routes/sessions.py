@@ -37,7 +37,7 @@ def create_session(
     body = body or NewSession()
     limits.title(body.title)
     rate.take(who.client)
-    session = appliance.pipeline.new_session(policy=body.policy, title=body.title)
+    session = appliance.sessions.new_session(policy=body.policy, title=body.title)
     access.created(who, session.id)
     return to_dict(session)
 
@@ -180,7 +180,7 @@ def post_draft(
     the daemon evaluates the prompt that text would get, with the operator's passages it retrieves,
     so that the answer starts sooner if the message, once sent, retrieves the same ones. ``warming``
     is false where nothing is warmed ahead (``responder.prewarm`` off, or a remote model)."""
-    text = appliance.pipeline.validate_message(body.text)
+    text = appliance.sessions.validate_message(body.text)
     appliance.store.session(session_id)
     warming = appliance.prewarmer is not None
     if appliance.prewarmer is not None:

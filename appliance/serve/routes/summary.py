@@ -31,7 +31,7 @@ def edit_summary(
     limits.summary(body.text)
     appliance.store.session(session_id)
     with acting(who.client, who.role):  # the audit record names the operator (this thread's writes)
-        return to_dict(appliance.pipeline.edit_summary(session_id, body.text))
+        return to_dict(appliance.sessions.edit_summary(session_id, body.text))
 
 
 @router.post("/v1/sessions/{session_id}/summary/restore", status_code=201)
@@ -44,7 +44,7 @@ def restore_summary(
     """Make an earlier version current again (as a new version; history is never rewritten)."""
     appliance.store.session(session_id)
     with acting(who.client, who.role):
-        return to_dict(appliance.pipeline.restore_summary(session_id, body.version))
+        return to_dict(appliance.sessions.restore_summary(session_id, body.version))
 
 
 @router.post("/v1/sessions/{session_id}/summary/pause")
@@ -53,7 +53,7 @@ def pause_summary(
 ) -> dict[str, Any]:
     """Stop the summarizer for this session (its current summary stays in use)."""
     with acting(who.client, who.role):
-        appliance.pipeline.set_summary_paused(session_id, True)
+        appliance.sessions.set_summary_paused(session_id, True)
     return to_dict(appliance.store.session(session_id))
 
 
@@ -62,5 +62,5 @@ def resume_summary(
     session_id: str, who: Annotated[Principal, Depends(require("summary"))], appliance: ApplianceDep
 ) -> dict[str, Any]:
     with acting(who.client, who.role):
-        appliance.pipeline.set_summary_paused(session_id, False)
+        appliance.sessions.set_summary_paused(session_id, False)
     return to_dict(appliance.store.session(session_id))

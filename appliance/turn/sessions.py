@@ -1,0 +1,110 @@
+"""Session services: what the API does to a session besides answering it.
+
+A session is made, a message checked before it is queued, a turn recorded without generating (a
+person's reply, a replayed transcript), a summary edited, restored or paused. Each write tells the
+after-store hooks (the summary worker, then the warm-up) which session changed. The turn itself is
+:mod:`~appliance.turn.pipeline`'s; the floor's state changes are :mod:`~appliance.turn.floor`'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Collection
+
+from appliance.errors import InputError, MessageTooLong
+from appliance.facts import ledger, slots
+from appliance.facts.vocabulary import Vocabulary
+from appliance.store import Store
+from appliance.types import ROLES, LedgerEntry, Role, Session, SummaryVersion, Turn
+
+
+def validated(text: str, limit: int) -> str:
+    """The message as it will be stored, or ``InputError`` naming what is wrong with it."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("empty message: there is nothing to answer", field="text")
+    if len(text) > limit:
+        raise MessageTooLong(
+            f"message of {len(text)} characters is longer than the limit of {limit} (chat.max_message_chars)",
+            field="text",
+            limit=limit,
+        )
+    return text.strip()
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionRules:
+    """What the services are told, from the pipeline's settings (the composition root resolves both)."""
+
+    default_policy: str  # context.policy
+    max_message_chars: int  # chat.max_message_chars
+    vocabulary: Vocabulary  # what is masked and which cues ask
+    mask_secrets: bool  # privacy.mask_secrets
+
+
+class Sessions:
+    """Session services over the store (see the module's docstring)."""
+
+    def __init__(self, store: Store, policies: Collection[str], rules: SessionRules) -> None:
+        self.store = store
+        self.policies = frozenset(policies)
+        self.rules = rules
+        # Called with the session id after every stored turn (the summary worker, then the warm-up).
+        self.after_store: list[Callable[[str], None]] = []
+
+    def new_session(self, *, policy: str | None = None, title: str = "") -> Session:
+        name = policy or self.rules.default_policy
+        if name not in self.policies:
+            raise InputError(f"unknown policy {name!r} (known: {', '.join(sorted(self.policies))})", field="policy")
+        return self.store.create_session(policy=name, title=title)
+
+    def validate_message(self, text: str) -> str:
+        """The message as it will be stored, or ``InputError`` naming what is wrong with it."""
+        return validated(text, self.rules.max_message_chars)
+
+    def record_turn(self, session_id: str, role: str, text: str) -> Turn:
+        """Record a turn without generating (a person's reply, a replayed transcript) as :meth:`said` reads
+        it; the store gives it its index. Callers that also answer run this in the session's lane."""
+        said, message, facts = self.said(session_id, role, text)
+        turn = self.store.append_turn(session_id, said, message, ledger=facts)
+        self.announce(session_id)
+        return turn
+
+    def said(self, session_id: str, role: str, text: str) -> tuple[Role, str, tuple[LedgerEntry, ...]]:
+        """A turn as stored: its role, its text with secrets masked, its facts read with the turn before."""
+        if role not in ROLES:
+            raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
+        message = self.validate_message(text)
+        said: Role = "customer" if role == "customer" else "agent"
+        cues = self.rules.vocabulary
+        before = self.store.turns(session_id)[-6:]  # the agent's request a reply answers; secrets just asked for
+        if self.rules.mask_secrets:
+            message = slots.mask(message, before, role=said, cues=cues)
+        said_turn, asked = Turn(session_id, -1, said, message), before[-1] if before else None  # -1: the store's
+        return said, message, ledger.entries_for(said_turn, asked, cues=cues, prior=self.store.ledger(session_id))
+
+    def edit_summary(self, session_id: str, text: str) -> SummaryVersion:
+        """An operator's summary: stored as a new version covering every turn so far."""
+        if not text.strip():
+            raise InputError("empty summary", field="text")
+        covers_to = len(self.store.turns(session_id)) - 1
+        return self.store.add_summary(
+            SummaryVersion(session_id=session_id, version=0, text=text.strip(), covers_to=covers_to, author="operator")
+        )
+
+    def restore_summary(self, session_id: str, version: int) -> SummaryVersion:
+        """Make an earlier version current again, as a new version (history is never rewritten)."""
+        old = next((s for s in self.store.summaries(session_id) if s.version == version), None)
+        if old is None:
+            raise InputError(f"session {session_id} has no summary version {version}", field="version")
+        again = dataclasses.replace(old, version=0, author="operator", status="accepted", created_at=0.0)
+        return self.store.add_summary(dataclasses.replace(again, reason=f"restored version {version}"))
+
+    def set_summary_paused(self, session_id: str, paused: bool) -> None:
+        self.store.set_summary_paused(session_id, paused)
+        if not paused:
+            self.announce(session_id)
+
+    def announce(self, session_id: str) -> None:
+        """Tell the after-store hooks (the summary worker) that a turn of the session was stored."""
+        for hook in self.after_store:
+            hook(session_id)
