@@ -11,6 +11,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import TypeAdapter
@@ -278,23 +279,49 @@ class Finding:
     expected: str = ""
 
 
+class AnswerSource(StrEnum):
+    """Where a stored answer's text came from; stored as its value."""
+
+    MODEL = "model"  # generated (and passed or repaired by the guard)
+    WAITING = "waiting"  # floor.waiting_message: the customer asked for a person
+    NOT_FOUND = "not_found"  # knowledge.not_found: no passage answers, or a generated one kept an unsourced fact
+    READBACK = "readback"  # the facts asked for, read back from the ledger by the guard
+    SAFE_ANSWER = "safe_answer"  # privacy.safe_answer in place of an answer that asked for a secret
+    QUOTE = "quote"  # the answering document's own words in place of an answer that contradicted it
+
+
+class GuardAction(StrEnum):
+    """What the guard did with an answer; stored as its value."""
+
+    NONE = "none"  # nothing to act on
+    FLAG = "flag"  # kept and shown with its findings
+    REDACT = "redact"  # spans replaced by guard.redact_phrase
+    REGENERATE = "regenerate"  # generated again with a stricter instruction
+    READBACK = "readback"  # a read-back answered from the ledger
+    SAFE_ANSWER = "safe_answer"  # an answer asking for a secret replaced
+    NOT_FOUND = "not_found"  # an answer from passages that kept a fact no source has, replaced by knowledge.not_found
+    QUOTE = "quote"  # said yes where the answering document says no (or the reverse): the document's own answer
+
+
+# The guard's actions that put a fixed text in place of the generated one, and where that text came from.
+REPLACED_BY = {
+    GuardAction.READBACK: AnswerSource.READBACK,
+    GuardAction.SAFE_ANSWER: AnswerSource.SAFE_ANSWER,
+    GuardAction.NOT_FOUND: AnswerSource.NOT_FOUND,
+    GuardAction.QUOTE: AnswerSource.QUOTE,
+}
+
+
 @dataclass(frozen=True)
 class CheckResult:
-    """The entity check of the answer that was kept, and what the guard did.
-
-    ``action``: ``none`` (nothing to act on), ``flag`` (kept and shown), ``redact`` (spans replaced),
-    ``regenerate`` (retried once with a stricter instruction), ``readback`` (a read-back answered
-    from the ledger), ``safe_answer`` (an answer asking for a secret replaced), ``not_found`` (an
-    answer from passages that kept a fact no source has, replaced by ``knowledge.not_found``), ``quote``
-    (an answer that said yes where the document answering the question says no, or the reverse,
-    replaced by the document's own answer). ``findings`` are what remains in the
-    stored answer; ``original``/``original_findings`` describe the first answer when it was replaced.
-    ``opener`` is the yes dropped from an answer whose own statement said no ("Yes, dogs are not
-    allowed."; :mod:`appliance.facts.opener`), ``refine`` what the refiner did.
+    """The entity check of the answer that was kept, and what the guard did (``action``, a
+    :class:`GuardAction`). ``findings`` are what remains in the stored answer;
+    ``original``/``original_findings`` describe the first answer when it was replaced. is the yes dropped from an answer whose own statement said no ("Yes, dogs are not allowed.";
+    :mod:`appliance.facts.opener`), ``refine`` what the refiner did.
     """
 
     findings: tuple[Finding, ...] = ()
-    action: str = "none"
+    action: GuardAction = GuardAction.NONE
     checked: int = 0
     original: str = ""
     original_findings: tuple[Finding, ...] = ()
@@ -304,6 +331,11 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    @property
+    def source(self) -> AnswerSource:
+        """Where the kept text came from: the model, unless the guard put a fixed text in its place."""
+        return REPLACED_BY.get(self.action, AnswerSource.MODEL)
 
 
 @dataclass(frozen=True)
@@ -376,7 +408,9 @@ class Judgement:
 @dataclass(frozen=True)
 class TurnRecord:
     """Per-answer record stored with the agent turn in the same transaction. ``knowledge`` is None
-    where no knowledge base was consulted (``knowledge.enabled`` is off, or the record is older)."""
+    where no knowledge base was consulted (``knowledge.enabled`` is off, or the record is older).
+    ``model`` is the model that generated the answer, empty where none did (``source`` says what
+    gave it then)."""
 
     stage: Stage
     model: str
@@ -386,6 +420,7 @@ class TurnRecord:
     timings: Timings
     check: CheckResult = field(default_factory=CheckResult)
     knowledge: Grounding | None = None
+    source: AnswerSource = AnswerSource.MODEL
 
 
 @dataclass(frozen=True)

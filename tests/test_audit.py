@@ -99,7 +99,14 @@ class TestRecords:
         assert all(r["session"] == session for r in records)
         answer = records[0]
         assert (answer["turn"], answer["stage"], answer["model"], answer["role"]) == (1, "early", "m", "model")
-        assert answer["guard"] == {"action": "none", "findings": 0, "checked": 0, "fetch": True, "not_found": False}
+        assert answer["guard"] == {
+            "action": "none",
+            "source": "model",
+            "findings": 0,
+            "checked": 0,
+            "fetch": True,
+            "not_found": False,
+        }
         assert answer["sources"] == [{"doc": "fees.md", "chunk": 7, "location": "p. 2"}]
         assert records[1]["floor"] == {"from": "bot", "to": "with_person", "reason": "taken"}
         assert (records[2]["actor"], records[2]["role"]) == ("token:op1", "person")  # who holds it replied

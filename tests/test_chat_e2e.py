@@ -21,7 +21,7 @@ from appliance.cli.talk import _chat, _show_guard, _Streamer
 from appliance.config import ROOT, load_settings
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline
-from appliance.types import CheckResult, Entity, Finding, Manifest, Timings, Turn, TurnRecord, TurnResult
+from appliance.types import CheckResult, Entity, Finding, GuardAction, Manifest, Timings, Turn, TurnRecord, TurnResult
 
 from .fakes import FakeResponder
 from .support import TEST_MODEL, write_config
@@ -231,7 +231,7 @@ class TestHostileAnswers:
         entity = Entity("order_id", "A-1\x1b]52;c;eA==\x07", 0, 5, "A1")
         check = CheckResult(
             findings=(Finding(entity, "contradiction", expected="\u202eA-2\r\n"),),
-            action="regenerate",
+            action=GuardAction.REGENERATE,
             original="first draft",
         )
         record = TurnRecord("mid", "m", Manifest("raw", 10, 5, ()), 5, 3, Timings(), check)

@@ -267,7 +267,7 @@ class TestBothScreens:
                 )
                 record = kp.app.payload["records"][-1]
                 assert 0 in record["manifest"]["verbatim_turns"]  # turn 0 is the operator's reply
-                assert record["model"] != "floor.waiting_message"
+                assert record["source"] == "model"  # generated: not the waiting sentence
 
         run(go())
 

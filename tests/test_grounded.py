@@ -31,7 +31,7 @@ from appliance.serve.bodies import answer_body, appliance_extra
 from appliance.stage import GROUNDED_INSTRUCTION, STAGE_INSTRUCTIONS
 from appliance.store import Store
 from appliance.turn.floor import Answered, Desk, DeskSettings
-from appliance.turn.grounding import NOT_FOUND_MODEL, in_warm_order
+from appliance.turn.grounding import in_warm_order
 from appliance.turn.guard import DOCUMENTS_TOO
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.prewarm import Prewarmer
@@ -403,7 +403,7 @@ class TestTurn:
         assert fake_responder.prompts == []  # nothing generated
         k = result.record.knowledge
         assert k is not None and k.not_found and k.decision.fetch and k.sources == ()
-        assert result.record.model == NOT_FOUND_MODEL and result.record.completion_tokens == 0
+        assert result.record.source == "not_found" and not result.record.model and result.record.completion_tokens == 0
         assert "knowledge.min_score" in result.record.manifest.cuts[0]
         [(_, stored)] = pipeline.store.records(session.id)
         assert stored.knowledge is not None and stored.knowledge.not_found
@@ -700,7 +700,7 @@ def branch_session() -> dict:
     }
     decision = {"fetch": True, "reason": "match", "score": 0.84, "threshold": 0.45, "best": 0.67, "subject": []}
     unknown = record(1, "early")
-    unknown["model"] = "knowledge.not_found"
+    unknown["model"], unknown["source"] = "", "not_found"
     unknown["manifest"] = {
         "policy": "rolling",
         "budget": 768,

@@ -1170,6 +1170,6 @@ class TestDaemon:
                         and not reply["completion_tokens"]
                     )
                 else:
-                    assert reply["model"] != "knowledge.not_found"
+                    assert reply["source"] != "not_found" and reply["model"]
         finally:
             assert daemon.stop() == 0

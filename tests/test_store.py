@@ -1,16 +1,18 @@
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 
 from appliance.errors import SessionNotFound, StoreError, TurnConflict
 from appliance.store import Store
 from appliance.store.migrations import migrations
-from appliance.types import LedgerEntry, Manifest, SummaryVersion, Timings, TurnRecord
+from appliance.types import LedgerEntry, Manifest, SummaryVersion, Timings, TurnRecord, to_dict
 
 RECORD = TurnRecord(
     stage="early",
@@ -32,6 +34,40 @@ class TestOpen:
         applied = again.db.execute("SELECT COUNT(*) FROM _sqlite_migrations").fetchone()[0]
         assert applied == len(migrations._migrations) >= 6  # each named migration once
         again.close()
+
+    def test_answers_stored_before_sources_were_kept_get_theirs_from_the_old_markers(self, tmp_path: Path):
+        """Records written before m011 said where a fixed text came from in sentinel model names or
+        the guard's action; the migration turns both into the record's source."""
+        path = tmp_path / "old.db"
+        db = sqlite_utils.Database(path)
+        migrations.apply(db, stop_before="m011_answer_source")
+        db.execute("INSERT INTO sessions (id, created_at, policy) VALUES ('s', 0, 'raw')")
+        old = {
+            0: ("smollm2", "none"),
+            2: ("floor.waiting_message", "none"),
+            4: ("knowledge.not_found", "none"),
+            6: ("smollm2", "readback"),
+            8: ("smollm2", "quote"),
+            10: ("smollm2", "redact"),
+        }
+        for idx, (model, action) in old.items():
+            db.execute(
+                "INSERT INTO turn_records (session_id, idx, stage, model, prompt_tokens, completion_tokens,"
+                " manifest, timings, \"check\") VALUES ('s', ?, 'mid', ?, 0, 0, ?, '{}', ?)",
+                [idx, model, json.dumps(to_dict(RECORD.manifest)), json.dumps({"action": action})],
+            )
+        db.conn.commit()
+        db.close()
+        with Store.open(path) as store:
+            sources = {idx: (record.source, record.check.action) for idx, record in store.records("s")}
+        assert sources == {
+            0: ("model", "none"),
+            2: ("waiting", "none"),
+            4: ("not_found", "none"),
+            6: ("readback", "readback"),
+            8: ("quote", "quote"),
+            10: ("model", "redact"),
+        }
 
     def test_a_with_block_closes_it(self, tmp_path: Path):
         with Store.open(tmp_path / "a.db") as store:

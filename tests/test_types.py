@@ -17,6 +17,7 @@ from appliance.types import (
     CheckResult,
     Entity,
     Finding,
+    GuardAction,
     Manifest,
     PartManifest,
     Session,
@@ -43,7 +44,11 @@ RECORD = TurnRecord(
     17,
     Timings(context_ms=1.5, ttft_s=0.25, total_s=1.0),
     CheckResult(
-        (Finding(ENTITY, "missing", expected="A-12345"),), "readback", 1, "first", (Finding(ENTITY, "unsupported"),)
+        (Finding(ENTITY, "missing", expected="A-12345"),),
+        GuardAction.READBACK,
+        1,
+        "first",
+        (Finding(ENTITY, "unsupported"),),
     ),
 )
 
@@ -94,6 +99,7 @@ class TestShapes:
             "timings",
             "check",
             "knowledge",
+            "source",  # added since: the stored record has it as a column of its own
         ]
         assert data["manifest"]["parts"][1] == {"name": "recent", "tokens": 300, "turns": (2, 3), "note": "last 1 pair"}
 

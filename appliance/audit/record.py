@@ -87,9 +87,15 @@ def actor(default: tuple[str, str]) -> tuple[str, str]:
 
 
 def answer(session: str, turn: int, record: TurnRecord, texts: Mapping[str, str]) -> AuditEvent:
-    """An answer: its stage, model, what the guard did, and the passages it cited (names, not text)."""
+    """An answer: its stage, model, what the guard did and where the text came from, and the passages it
+    cited (names, not text)."""
     check, grounding = record.check, record.knowledge
-    guard: dict[str, Any] = {"action": check.action, "findings": len(check.findings), "checked": check.checked}
+    guard: dict[str, Any] = {
+        "action": check.action,
+        "source": record.source,
+        "findings": len(check.findings),
+        "checked": check.checked,
+    }
     sources: tuple[Mapping[str, Any], ...] = ()
     if grounding is not None:
         guard.update(fetch=grounding.decision.fetch, not_found=grounding.not_found)

@@ -20,6 +20,7 @@ def answer_body(result: TurnResult) -> dict[str, Any]:
         "agent": to_dict(result.agent),
         "stage": r.stage,
         "model": r.model,
+        "source": r.source,
         "check": {**to_dict(r.check), "ok": r.check.ok},
         "manifest": to_dict(r.manifest),
         "timings": to_dict(r.timings),

@@ -252,6 +252,7 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
                     "idx": agent.index,
                     "stage": record.stage,
                     "model": record.model,
+                    "source": record.source,
                     "prompt_tokens": record.prompt_tokens,
                     "completion_tokens": record.completion_tokens,
                     "manifest": json.dumps(to_dict(record.manifest)),
@@ -263,7 +264,9 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
             self._insert_ledger(db, session_id, ledger, {"customer": customer.index, "agent": agent.index})
             self._turn_event(db, customer, "customer")
             flags = len(record.check.findings)
-            self._turn_event(db, agent, "model", model=record.model, stage=record.stage, flags=flags)
+            self._turn_event(
+                db, agent, "model", model=record.model, source=record.source, stage=record.stage, flags=flags
+            )
             texts = self._texts({"message": customer_text, "answer": agent_text})
             self._audit(db, audit.answer(session_id, agent.index, record, texts))
             if floor is not None:
@@ -307,6 +310,7 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
                     {
                         "stage": r["stage"],
                         "model": r["model"],
+                        "source": r["source"],
                         "prompt_tokens": r["prompt_tokens"],
                         "completion_tokens": r["completion_tokens"],
                         "manifest": json.loads(r["manifest"]),

@@ -274,3 +274,16 @@ def m010_audit(db: sqlite_utils.Database) -> None:
            WHEN OLD.seq = (SELECT MAX(seq) FROM audit)
            BEGIN SELECT RAISE(ABORT, 'the newest audit record is the chain''s head'); END"""
     )
+
+
+@migrations()
+def m011_answer_source(db: sqlite_utils.Database) -> None:
+    # Where each answer's text came from (appliance.types.AnswerSource). Rows written before said it in
+    # sentinel model names (the waiting sentence, the not-found text) or in the guard's action.
+    db.execute("ALTER TABLE turn_records ADD COLUMN source TEXT NOT NULL DEFAULT 'model'")
+    db.execute("UPDATE turn_records SET source = 'waiting' WHERE model = 'floor.waiting_message'")
+    db.execute("UPDATE turn_records SET source = 'not_found' WHERE model = 'knowledge.not_found'")
+    db.execute(
+        "UPDATE turn_records SET source = json_extract(\"check\", '$.action') "
+        "WHERE json_extract(\"check\", '$.action') IN ('readback', 'safe_answer', 'not_found', 'quote')"
+    )

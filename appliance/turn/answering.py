@@ -21,7 +21,7 @@ from appliance.turn import guard
 from appliance.turn.plan import TurnPlan
 from appliance.turn.stream import CheckedStream, Stopped, streamed_check
 from appliance.turn.timing import TurnTimer
-from appliance.types import Generation, Message, Prompt
+from appliance.types import Generation, GuardAction, Message, Prompt
 
 
 def answer(
@@ -78,7 +78,7 @@ def streamed(
         second = _through(again, plan, strict, cancel)
         kept = again.outcome()
         result = streamed_check(plan, kept, plan.check(kept.model_text))
-        action = result.action if result.action not in ("none", "flag") else "regenerate"
+        action = result.action if result.action not in (GuardAction.NONE, GuardAction.FLAG) else GuardAction.REGENERATE
         result = dataclasses.replace(result, action=action, original=out.model_text, original_findings=said.findings)
     return first, guard.Guarded(dataclasses.replace(second, text=kept.text), result)
 

@@ -33,16 +33,25 @@ from appliance.errors import FloorConflict, PersonHolds
 from appliance.protocols import OnToken
 from appliance.store.floor import FloorChange
 from appliance.summarizer import conversation_language
-from appliance.turn.grounding import NOT_FOUND_MODEL
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.sessions import Sessions
-from appliance.types import CheckResult, Floor, Manifest, Timings, Turn, TurnRecord, TurnResult
+from appliance.types import (
+    AnswerSource,
+    CheckResult,
+    Floor,
+    GuardAction,
+    Manifest,
+    Timings,
+    Turn,
+    TurnRecord,
+    TurnResult,
+)
 
 FloorAction = Literal["ask", "take", "hand_back", "close"]
-# The record's model of an answer that is the waiting sentence (no generation, like the not-found text).
-WAITING_MODEL = "floor.waiting_message"
-# What the guard does when it cannot get a generated answer right: its last resort.
-LAST_RESORT = "readback"
+# What the guard gives when it cannot get a generated answer right: its last resort.
+LAST_RESORTS = (AnswerSource.READBACK, AnswerSource.NOT_FOUND)
+# Repairs that may leave findings in the answer they kept (then the guard could not get it right).
+REPAIRS = (GuardAction.REGENERATE, GuardAction.REDACT)
 
 
 @dataclass(frozen=True)
@@ -184,7 +193,7 @@ class Desk:
         turns = self.store.turns(session_id)
         record = TurnRecord(
             stage=stage.detect(turns, message),
-            model=WAITING_MODEL,
+            model="",  # no model wrote it
             manifest=Manifest(
                 policy=self.store.session(session_id).policy,
                 budget=0,
@@ -196,6 +205,7 @@ class Desk:
             completion_tokens=0,
             timings=Timings(total_s=time.monotonic() - started),
             check=CheckResult(),
+            source=AnswerSource.WAITING,
         )
         change = self._change("ask", "customer", "", "asked")
         result = self.store.append_exchange(session_id, message, answer, record, ledger=facts, floor=change)
@@ -210,8 +220,8 @@ class Desk:
         if not self.settings.escalate_on_guard:
             return False
         check = result.record.check
-        fell_back = check.action == "redact" and self.pipeline.settings.guard == "regenerate"
-        if check.action == "not_found" or fell_back or (check.action in ("regenerate", "redact") and check.findings):
+        fell_back = check.action == GuardAction.REDACT and self.pipeline.settings.guard == "regenerate"
+        if check.action == GuardAction.NOT_FOUND or fell_back or (check.action in REPAIRS and check.findings):
             return True
         if not _last_resort(result.record):
             return False
@@ -220,4 +230,4 @@ class Desk:
 
 
 def _last_resort(record: TurnRecord) -> bool:
-    return record.check.action == LAST_RESORT or record.model == NOT_FOUND_MODEL
+    return record.source in LAST_RESORTS

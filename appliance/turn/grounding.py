@@ -36,8 +36,6 @@ from appliance.types import (
     Turn,
 )
 
-# The record's model of an answer that is the configured not-found text: no model wrote it.
-NOT_FOUND_MODEL = "knowledge.not_found"
 # The judgement's weights (the responder's log-odds of yes, the best placed passage's score, bias),
 # chosen on the three dev sets together: the fewest answered questions no document answers, over the
 # sets, with at most about a tenth of the answerable ones refused on each, at 0.5
@@ -205,5 +203,5 @@ def not_found_answer(
             parts=(),
             cuts=("no prompt: the question needs the documents and no passage reached knowledge.min_score",),
         )
-    answer = Generation(text=text, model=NOT_FOUND_MODEL, prompt_tokens=0, completion_tokens=0, ttft_s=0.0, total_s=0.0)
+    answer = Generation(text=text, model="", prompt_tokens=0, completion_tokens=0, ttft_s=0.0, total_s=0.0)
     return manifest, answer, Guarded(answer, CheckResult())

@@ -43,7 +43,7 @@ from appliance.lexicon.text import fold, straight
 from appliance.protocols import ChatModel
 from appliance.stage import NEVER_ASK
 from appliance.turn.plan import TurnPlan
-from appliance.types import CheckResult, Entity, Finding, Generation, Message, current_facts
+from appliance.types import CheckResult, Entity, Finding, Generation, GuardAction, Message, current_facts
 
 GuardPolicy = Literal["flag", "regenerate", "redact"]
 GUARD_POLICIES: tuple[str, ...] = get_args(GuardPolicy)
@@ -84,7 +84,7 @@ class Guarded:
 
 
 # The actions whose answer is a fixed text, not the model's: nothing in it to hold against a document.
-FIXED_TEXTS = ("readback", "safe_answer", "not_found")
+FIXED_TEXTS = (GuardAction.READBACK, GuardAction.SAFE_ANSWER, GuardAction.NOT_FOUND)
 
 
 def apply(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules) -> Guarded:
@@ -104,7 +104,7 @@ def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules
     found = result.findings  # what the answer states that the conversation does not support
     result = _with_missing(result, missing)
     if rules.policy == "flag":
-        return Guarded(first, dataclasses.replace(result, action="flag"))
+        return Guarded(first, dataclasses.replace(result, action=GuardAction.FLAG))
     asks = any(f.entity.kind == checker.REQUEST for f in found)
     if rules.policy == "redact":
         if asks:
@@ -115,7 +115,7 @@ def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules
         return safe_answer(plan, first, result, kept.answer, rules.safe_answers)
     if plan.sources and rules.not_found is not None and _invented(kept.check):
         # answered from the passages with a fact none of its sources has: the not-found text instead
-        return replaced(plan, first, result, kept.answer, rules.not_found(), "not_found")
+        return replaced(plan, first, result, kept.answer, rules.not_found(), GuardAction.NOT_FOUND)
     return kept
 
 
@@ -129,7 +129,9 @@ def redact(
     text = checker.redact(first.text, result, phrase)
     return Guarded(
         dataclasses.replace(first, text=text),
-        dataclasses.replace(plan.check(text), action="redact", original=first.text, original_findings=result.findings),
+        dataclasses.replace(
+            plan.check(text), action=GuardAction.REDACT, original=first.text, original_findings=result.findings
+        ),
     )
 
 
@@ -156,10 +158,10 @@ def regenerate(
         return Guarded(
             second,
             dataclasses.replace(
-                second_result, action="regenerate", original=first.text, original_findings=result.findings
+                second_result, action=GuardAction.REGENERATE, original=first.text, original_findings=result.findings
             ),
         )
-    return Guarded(first, dataclasses.replace(result, action="regenerate"))
+    return Guarded(first, dataclasses.replace(result, action=GuardAction.REGENERATE))
 
 
 def strict_spec(plan: TurnPlan, found: Sequence[Finding]) -> PromptSpec:
@@ -180,7 +182,7 @@ def read_back(
     """The read-back answered from the ledger in a fixed phrase of the question's language, in place
     of ``kept``'s text; ``first`` and its check ``result`` are recorded as the original."""
     language = plan.request.language if plan.request is not None else "en"
-    return replaced(plan, first, result, kept, readback.phrase(missing, language), "readback")
+    return replaced(plan, first, result, kept, readback.phrase(missing, language), GuardAction.READBACK)
 
 
 def safe_answer(
@@ -188,7 +190,7 @@ def safe_answer(
 ) -> Guarded:
     """The fixed safe answer, in the language ``first`` asked for a secret in (else English, else any),
     in place of ``kept``'s text; ``first`` and its check ``result`` are recorded as the original."""
-    return replaced(plan, first, result, kept, safe_text(first.text, texts), "safe_answer")
+    return replaced(plan, first, result, kept, safe_text(first.text, texts), GuardAction.SAFE_ANSWER)
 
 
 def safe_text(asking_text: str, texts: Mapping[str, str]) -> str:
@@ -199,7 +201,7 @@ def safe_text(asking_text: str, texts: Mapping[str, str]) -> str:
 
 
 def replaced(
-    plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, text: str, action: str
+    plan: TurnPlan, first: Generation, result: CheckResult, kept: Generation, text: str, action: GuardAction
 ) -> Guarded:
     """A fixed ``text`` in place of ``kept``'s (the read-back phrase, the safe answer, the not-found
     text), checked, with ``action``; ``first`` and its check ``result`` are recorded as the original."""
@@ -282,7 +284,7 @@ def quote(plan: TurnPlan, kept: Guarded) -> Guarded:
         dataclasses.replace(kept.answer, text=reply.text),
         dataclasses.replace(
             plan.check(reply.text),
-            action="quote",
+            action=GuardAction.QUOTE,
             original=check.original or text,
             original_findings=check.original_findings or check.findings,
             refine=check.refine,

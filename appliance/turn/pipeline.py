@@ -37,6 +37,7 @@ from appliance.turn.settings import PipelineSettings, session_rules
 from appliance.turn.timing import TurnTimer
 from appliance.turn.warmup import Ahead
 from appliance.types import (
+    AnswerSource,
     Generation,
     Grounding,
     Manifest,
@@ -256,6 +257,7 @@ class Pipeline:
                 timings=timings,
                 check=kept.check,
                 knowledge=plan.grounding(manifest),
+                source=AnswerSource.NOT_FOUND if plan.not_found else kept.check.source,
             )
             agent = Turn(plan.session_id, plan.customer.index + 1, "agent", kept.answer.text)
             if not persist:

@@ -41,7 +41,7 @@ from appliance.facts.entities import extract
 from appliance.protocols import OnToken
 from appliance.turn import guard
 from appliance.turn.plan import TurnPlan
-from appliance.types import CheckResult, Finding, Generation
+from appliance.types import CheckResult, Finding, Generation, GuardAction
 
 # Where a sentence ends: its marks (and a closing quote or bracket) before a space, or a line break.
 _SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s)|(?=\n)")
@@ -74,7 +74,7 @@ class Streamed:
 
     text: str
     model_text: str
-    action: str
+    action: GuardAction
     opener: str = ""
 
 
@@ -102,7 +102,7 @@ class CheckedStream:
         self.raw = ""  # everything the model generated
         self.used = 0  # how much of it is decided (shown, redacted or dropped)
         self.shown = shown
-        self.action = "none"
+        self.action = GuardAction.NONE
         self.opener = ""
         self.stopped = False
         self.pieces = 0  # how many pieces came
@@ -191,16 +191,16 @@ class CheckedStream:
         result = self.plan.check(self.shown + unit)
         new = [f for f in result.findings if f.entity.end > before and f.entity.start >= 0]
         if not new or self.rules.policy == "flag":
-            self.action = "flag" if new and self.action == "none" else self.action
+            self.action = GuardAction.FLAG if new and self.action == GuardAction.NONE else self.action
             self._show(unit)
         elif self.may_retry and (self.continues or not self.shown):
-            self.retry, self.action, self.stopped = tuple(new), "regenerate", True
+            self.retry, self.action, self.stopped = tuple(new), GuardAction.REGENERATE, True
         elif any(f.entity.kind in _SECRET_KINDS for f in new):
-            self._end(guard.safe_text(self.raw, self.rules.safe_answers), "safe_answer")
+            self._end(guard.safe_text(self.raw, self.rules.safe_answers), GuardAction.SAFE_ANSWER)
         elif self.rules.policy == "regenerate" and self.plan.sources and self.rules.not_found is not None:
-            self._end(self.rules.not_found(), "not_found")
+            self._end(self.rules.not_found(), GuardAction.NOT_FOUND)
         else:
-            self.action = "redact"
+            self.action = GuardAction.REDACT
             self._show(_redacted(unit, new, before, self.rules.redact_phrase))
 
     def _opening(self, unit: str) -> str:
@@ -209,8 +209,8 @@ class CheckedStream:
         settled, self.opener = opener.settled(unit)
         draft = Generation(settled, "", 0, 0, 0.0, 0.0)
         quoted = guard.quote(self.plan, guard.Guarded(draft, CheckResult()))
-        if quoted.check.action == "quote":
-            self._end(quoted.answer.text, "quote")
+        if quoted.check.action == GuardAction.QUOTE:
+            self._end(quoted.answer.text, GuardAction.QUOTE)
             return ""
         return settled
 
@@ -221,7 +221,7 @@ class CheckedStream:
         if self.emit is not None:
             self.emit(text)
 
-    def _end(self, text: str, action: str) -> None:
+    def _end(self, text: str, action: GuardAction) -> None:
         """End the answer with a fixed ``text`` after what was shown (after a dash where that stopped
         in the middle of a sentence)."""
         if self.shown:
@@ -247,10 +247,12 @@ def streamed_check(plan: TurnPlan, out: Streamed, first: CheckResult) -> CheckRe
     """The stored answer's check: the shown text's own, with the repair, and the model's text and its
     check ``first`` as the original where a repair changed it."""
     if out.text == out.model_text:
-        return first if first.ok else dataclasses.replace(first, action="flag")
+        return first if first.ok else dataclasses.replace(first, action=GuardAction.FLAG)
     shown = plan.check(out.text)
-    if out.action in ("none", "flag"):  # only an opening yes was dropped
-        return dataclasses.replace(shown, action="flag" if shown.findings else "none", opener=out.opener)
+    if out.action in (GuardAction.NONE, GuardAction.FLAG):  # only an opening yes was dropped
+        return dataclasses.replace(
+            shown, action=GuardAction.FLAG if shown.findings else GuardAction.NONE, opener=out.opener
+        )
     return dataclasses.replace(
         shown, action=out.action, original=out.model_text, original_findings=first.findings, opener=out.opener
     )

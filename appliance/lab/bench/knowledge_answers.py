@@ -64,9 +64,8 @@ from appliance.lab.dialogues import equated
 from appliance.lab.harness import evolve
 from appliance.models.llama import LlamaChatModel
 from appliance.protocols import ChatModel, PrefixWarmer, Recaller
-from appliance.turn.grounding import NOT_FOUND_MODEL
 from appliance.turn.warmup import Warmup
-from appliance.types import TurnResult
+from appliance.types import AnswerSource, TurnResult
 
 if TYPE_CHECKING:
     from appliance.app import Appliance
@@ -309,7 +308,7 @@ def answer_item(r: Rigs, item: dict[str, Any], order: int) -> dict[str, Any]:
             row["ttft_plain_s"] = _ttft(plain)
         for name, draft in (("full", message), ("partial", message.rsplit(maxsplit=1)[0])):
             drafted = _answer(r.drafted, session.id, message, draft=draft)
-            if not isinstance(drafted, str) and drafted.record.model != NOT_FOUND_MODEL:
+            if not isinstance(drafted, str) and drafted.record.source != AnswerSource.NOT_FOUND:
                 row[f"ttft_draft_{name}_s"] = _ttft(drafted)
     return row
 

@@ -18,8 +18,8 @@ from appliance.serve.deps import AccessDep, ApplianceDep, LanesDep, LimitsDep, M
 from appliance.serve.metrics import Metrics
 from appliance.serve.schemas import Draft, NewMessage, NewSession, NewTurn
 from appliance.serve.streaming import SSE_HEADERS, guarded, sse
-from appliance.turn.floor import WAITING_MODEL, Held, Reply
-from appliance.types import to_dict
+from appliance.turn.floor import Held, Reply
+from appliance.types import AnswerSource, to_dict
 
 router = APIRouter(tags=["sessions"])
 
@@ -165,7 +165,7 @@ def reply_body(reply: Reply, metrics: Metrics, started: float) -> dict[str, Any]
             "notice": reply.notice,
         }
     metrics.answered(reply.result, started)
-    by = "appliance" if reply.result.record.model == WAITING_MODEL else "model"
+    by = "appliance" if reply.result.record.source == AnswerSource.WAITING else "model"
     return {**answer_body(reply.result), "answered_by": by, "floor": to_dict(reply.floor), "notice": reply.notice}
 
 
