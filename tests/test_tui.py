@@ -1179,6 +1179,7 @@ def test_snapshot_edit_summary_80x24(snap_compare):
         # A loaded box may take more than one pause to mount the editor and lay it out.
         await eventually_async(lambda: bool(pilot.app.screen.query(TextArea)), "the summary editor", pause=pilot.pause)
         pilot.app.screen.query_one(TextArea).cursor_blink = False
+        await pilot.wait_for_scheduled_animations()  # a loaded box: the layout and its refresh land late
         await pilot.pause()
 
     assert snap_compare(canned_app(), terminal_size=SMALL_SIZE, run_before=before)
