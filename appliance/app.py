@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,7 +25,7 @@ from appliance import stage
 from appliance.config import COVERED, SAFE_ANSWER, ResponderSettings, Settings, SummarizerSettings, read_token_file
 from appliance.context import ContextPolicy, make_policies
 from appliance.models.files import CATALOG_NAME, find, load_catalog, state, verified_path
-from appliance.protocols import ChatModel, PrefixWarmer, Recaller, TokenCounter
+from appliance.protocols import ChatModel, Placed, PrefixWarmer, Recaller, TokenCounter
 from appliance.types import Sampling
 
 # The rest of the appliance, imported by build() beside the model loads (see above).
@@ -290,6 +290,8 @@ class Appliance:
     knowledge: Knowledge | None = None  # the operator's documents (None: knowledge.enabled is off, or no encoder)
     closers: tuple[Callable[[], None], ...] = ()  # of models build() loaded (batched ones' decode loops)
     audit: Shipper | None = None  # copies the audit trail to its file and syslog (None: audit.enabled is off)
+    # role -> where that model runs: cpu, gpu (NAME, N layers), remote (URL)
+    devices: dict[str, str] = field(default_factory=dict)
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop taking turns, cancel what runs (nothing half-done is stored), close the database."""
@@ -435,7 +437,16 @@ def build(
         shipper = _audit(settings, store, undo)
         undo.pop_all()
     parts = (summary_worker, queue, prewarmer, pipeline.knowledge, closers, shipper)
-    return Appliance(settings, store, model, pipeline, sessions, *parts)
+    summarizing = (summarizer or loaded.get("summarizer")) if summary_worker is not None else None
+    models = {
+        "responder": model,
+        "summarizer": summarizing,
+        "early": loaded.get("early"),
+        "refiner": loaded.get("refiner"),
+    }
+    # Where each model runs, for `appliance status` and /readyz; a model that does not say (a test's fake) is left out.
+    devices = {role: m.device for role, m in models.items() if isinstance(m, Placed)}
+    return Appliance(settings, store, model, pipeline, sessions, *parts, devices)
 
 
 def _audit(settings: Settings, store: Store, undo: ExitStack) -> Shipper | None:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
 
 from appliance.errors import ConfigError
 from appliance.lexicon import MASK_KINDS, each
@@ -49,6 +49,20 @@ OptionalFile = Annotated[str, _Names()]
 
 
 Backend = Literal["local", "remote"]
+
+
+def _gpu_layers(value: object) -> int | Literal["auto"]:
+    """``auto`` or a whole number of layers from -1 up; one error for both forms (a union would give two,
+    naming its members as if they were keys)."""
+    if value == "auto":
+        return "auto"
+    if isinstance(value, int) and not isinstance(value, bool) and value >= -1:
+        return value
+    raise ValueError("expected 'auto' or a number of layers (0: CPU only, -1: all)")
+
+
+# Layers offloaded to a GPU: ``auto`` is resolved where the model loads (appliance.models.gpu.place).
+GpuLayers = Annotated[int | Literal["auto"], PlainValidator(_gpu_layers)]
 RemoteTokenizer = Literal["auto", "server", "local"]
 
 
@@ -113,7 +127,10 @@ class ResponderSettings(_RemoteBackend):
     )
     n_ctx: int = Field(4096, ge=256, le=131072, description="Context window in tokens given to llama.cpp.")
     n_threads: int = Field(0, ge=0, le=512, description="CPU threads for generation; 0 means one per core.")
-    n_gpu_layers: int = Field(0, ge=-1, description="Layers offloaded to a GPU; 0 for CPU only, -1 for all.")
+    n_gpu_layers: GpuLayers = Field(
+        "auto",
+        description="Layers offloaded to a GPU: `auto` puts all of them on an NVIDIA GPU when there is one with room for the model (its free memory holds the file and 1 GiB) and llama.cpp was built with CUDA (`scripts/setup` does that where `nvidia-smi` finds a GPU), none otherwise; 0 for CPU only, -1 for all, N for that many. Also for `routing.early` and `refine.model`.",
+    )
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="Sampling temperature.")
     top_p: float = Field(0.9, gt=0.0, le=1.0, description="Nucleus sampling threshold.")
     top_k: int = Field(40, ge=0, description="Top-k sampling; 0 disables it.")
@@ -272,7 +289,10 @@ class SummarizerSettings(_RemoteBackend):
         4096, ge=512, le=131072, description="Context window in tokens given to the summarizer's llama.cpp instance."
     )
     n_threads: int = Field(0, ge=0, le=512, description="CPU threads for summarizing; 0 means one per core.")
-    n_gpu_layers: int = Field(0, ge=-1, description="Summarizer layers offloaded to a GPU; 0 for CPU only, -1 for all.")
+    n_gpu_layers: GpuLayers = Field(
+        "auto",
+        description="Summarizer layers offloaded to a GPU: `auto` as for `responder.n_gpu_layers` (all on a GPU with room, else none); 0 for CPU only, -1 for all, N for that many.",
+    )
     temperature: float = Field(
         0.3, ge=0.0, le=2.0, description="Sampling temperature (seed 002: 0.3, for consistent summaries)."
     )
@@ -1133,7 +1153,7 @@ def _describe(exc: ValidationError, file: Path, origin: Mapping[str, str]) -> st
         else:
             got = err.get("input")
             shown = f" (got {got!r})" if not isinstance(got, dict) else ""
-            lines.append(f"{where}: {key}: {err['msg']}{shown}")
+            lines.append(f"{where}: {key}: {err['msg'].removeprefix('Value error, ')}{shown}")
     return "\n".join(lines)
 
 

@@ -117,6 +117,14 @@ class PrefixWarmer(Protocol):
         ...
 
 
+@runtime_checkable
+class Placed(Protocol):
+    """A model that says where it runs, for ``appliance status`` and ``/readyz``: ``cpu``, ``gpu (NAME,
+    N layers)`` (llama.cpp), or the server's address (a remote backend)."""
+
+    device: str
+
+
 class Recaller(Protocol):
     """What the turn needs from recall (``appliance.context.recall.Recall``)."""
 

@@ -30,6 +30,7 @@ class FakeResponder(WordCounter):
 
     name = "fake-responder"
     n_ctx = 4096
+    device = "cpu"  # where it says it runs (appliance status, /readyz); a test may set a GPU's text
     continues = False  # a test that sets it gets prompts ending with the text shown (the next pieces continue it)
 
     def __init__(self, replies: Sequence[str] = (), *, default: str = "Certainly, happy to help.") -> None:

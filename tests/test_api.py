@@ -179,6 +179,7 @@ class TestNativeApi:
         assert http.get("/healthz").json() == {"status": "ok"}
         ready = http.get("/readyz").json()
         assert ready["ready"] is True and ready["checks"] == {"model": True, "database": True, "worker": True}
+        assert ready["devices"] == {"responder": "cpu", "summarizer": "cpu"}  # n_gpu_layers = auto, no GPU here
         metrics = http.get("/metrics")
         assert metrics.headers["content-type"].startswith("text/plain")
         for name in (

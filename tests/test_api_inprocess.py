@@ -581,7 +581,9 @@ class TestHealth:
         assert metric(text, "appliance_connections_open") == 2
 
     def test_ready_with_model_database_and_worker(self, serve: Callable[..., Served]):
-        served = serve()
+        responder = FakeResponder()
+        responder.device = "gpu (NVIDIA L4, 29 layers)"
+        served = serve(responder=responder)
         ready = served.request("GET", "/readyz")
         assert ready.status_code == 200
         assert ready.json() == {
@@ -589,6 +591,7 @@ class TestHealth:
             "checks": {"model": True, "database": True, "worker": True},
             "model": "fake-responder",
             "bundle": provenance.UNSIGNED,  # run from a checkout, not installed from a signed bundle
+            "devices": {"responder": "gpu (NVIDIA L4, 29 layers)", "summarizer": "cpu"},  # where each model runs
         }
         metrics = served.request("GET", "/metrics").text
         assert metric(metrics, "appliance_summarizer_alive") == 1

@@ -134,6 +134,14 @@ class TestStatus:
         assert "starting: the daemon does not answer" in result.output
         assert f"pid        {sleeper.pid}" in result.output and "started by appliance start" in result.output
 
+    def test_where_each_model_runs_as_the_daemon_reports_it(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        devices = (("responder", "gpu (NVIDIA L4, 29 layers)"), ("summarizer", "cpu\x1b[2J"))
+        monkeypatch.setattr(running, "ask", lambda url, tls=None: running.Answer(200, os.getpid(), None, devices))
+        result = CliRunner().invoke(cli, ["--config", str(write_config(tmp_path)), "status"])
+        assert result.exit_code == 0, result.output
+        assert "  responder  gpu (NVIDIA L4, 29 layers)\n" in result.output
+        assert "  summarizer cpu\u241b[2J\n" in result.output  # a terminal's escapes shown, never obeyed
+
     def test_help_documents_the_exit_codes(self):
         help_text = " ".join(CliRunner().invoke(cli, ["status", "--help"]).output.split())
         assert "0 when a daemon runs" in help_text and "3 when none does" in help_text
@@ -195,3 +203,24 @@ class TestProcesses:
             for server in (tcp, unix):
                 server.shutdown()
                 server.server_close()
+
+    def test_ask_reads_the_bundle_and_the_devices_a_daemon_reports(self):
+        class Ready(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = b'{"ready": true, "bundle": "unsigned", "devices": {"responder": "gpu (NVIDIA L4, 29 layers)"}}'
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), Ready)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            answer = running.ask(f"http://127.0.0.1:{server.server_port}")
+        finally:
+            server.shutdown()
+            server.server_close()
+        assert (answer.bundle, answer.devices) == ("unsigned", (("responder", "gpu (NVIDIA L4, 29 layers)"),))

@@ -94,6 +94,7 @@ class TestDatabaseReadiness:
                 "checks": {"model": True, "database": True},
                 "model": "fake-responder",
                 "bundle": provenance.UNSIGNED,
+                "devices": {"responder": "cpu"},  # no summary worker: no summarizer
             },
         )
         assert say(served, session, "Is it shipped?") == 200

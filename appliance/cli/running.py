@@ -49,11 +49,13 @@ class Process:
 @dataclass(frozen=True)
 class Answer:
     """How a daemon answered ``GET /readyz``: its HTTP status (None: nothing answers), where known its
-    pid, and the signed bundle manifest it reports (None from a daemon that reports none)."""
+    pid, the signed bundle manifest it reports (None from a daemon that reports none), and where each
+    of its models runs (role, device)."""
 
     status: int | None
     pid: int | None = None
     bundle: str | None = None
+    devices: tuple[tuple[str, str], ...] = ()
 
 
 # the pid file ------------------------------------------------------------------------------------
@@ -202,23 +204,25 @@ def ask(url: str, timeout: float = 2.0, tls: ssl.SSLContext | None = None) -> An
         conn.request("GET", f"{parts.path.rstrip('/')}/readyz")
         pid = _peer(conn.sock) if unix else None
         response = conn.getresponse()
-        status, bundle = response.status, _bundle(response.read(65536))
+        status, (bundle, devices) = response.status, _reported(response.read(65536))
     except (OSError, http.client.HTTPException):
         return Answer(None)
     finally:
         conn.close()
     if pid is None and parts.hostname in ("127.0.0.1", "localhost", "::1") and parts.port:
         pid = listener(parts.port)
-    return Answer(status, pid, bundle)
+    return Answer(status, pid, bundle, devices)
 
 
-def _bundle(body: bytes) -> str | None:
-    """The ``bundle`` of a /readyz body, if it is JSON that has one."""
+def _reported(body: bytes) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """The ``bundle`` and the ``devices`` of a /readyz body, as far as it is JSON that has them."""
     try:
-        found = json.loads(body).get("bundle")
+        data = json.loads(body)
+        bundle, devices = data.get("bundle"), data.get("devices")
     except (ValueError, AttributeError):
-        return None
-    return found if isinstance(found, str) else None
+        return None, ()
+    pairs = devices.items() if isinstance(devices, dict) else ()
+    return bundle if isinstance(bundle, str) else None, tuple((str(k), str(v)) for k, v in pairs)
 
 
 def _peer(sock: socket.socket | None) -> int | None:

@@ -20,6 +20,7 @@ from appliance.cli import running
 from appliance.cli.base import Context, Failure, edge, pass_ctx
 from appliance.config import Settings, load_settings
 from appliance.serve import provenance
+from appliance.terminal import one_line
 
 EXIT_NOT_RUNNING = 3  # as `systemctl status` says "not running"
 EXIT_NOT_STOPPED = 1
@@ -171,8 +172,9 @@ def _self(obj: Context, *args: str) -> list[str]:
 @pass_ctx
 @edge
 def status(obj: Context, url: str | None) -> None:
-    """Whether a daemon runs: where it answers, its pid, who started it, its uptime and memory, and
-    the signed manifest of the bundle its code was installed from (or this install's, while it loads).
+    """Whether a daemon runs: where it answers, its pid, who started it, its uptime and memory, where
+    each of its models runs (cpu, or a GPU and how many layers), and the signed manifest of the bundle
+    its code was installed from (or this install's, while it loads).
 
     Exit status: 0 when a daemon runs (answering, or still loading after `appliance start`), 3 when
     none does (as `systemctl status`), 2 for an error such as an invalid configuration.
@@ -191,7 +193,8 @@ def status(obj: Context, url: str | None) -> None:
         click.echo(f"starting: the daemon does not answer at {where} yet (loading its models?)")
     else:
         click.echo(f"running: a daemon answers at {where} ({_readiness(answer.status)})")
-    for name, value in _describe(pid, launch):
+    devices = [(one_line(role), one_line(device)) for role, device in answer.devices]  # as the daemon said
+    for name, value in [*_describe(pid, launch), *devices]:
         click.echo(f"  {name:<11}{value}")
     click.echo(f"  {'bundle':<11}{answer.bundle or provenance.describe()}")
 

@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from appliance.errors import Cancelled, GenerationError, ModelLoadError
+from appliance.models import gpu
 from appliance.models.openmp import decoding
 from appliance.models.states import SavedState, StateCache, shared_prefix
 from appliance.protocols import Flag, Warmed
@@ -163,6 +165,41 @@ def _error_logger() -> Any:
 
 _LOADING = _Loading()
 
+# The CUDA libraries a CUDA build of llama.cpp needs, as the registry's NVIDIA packages install them in
+# this environment (scripts/setup): llama.cpp's libraries look only beside themselves, so they are
+# loaded first, by path, and the dynamic linker then finds them by name. Dependencies first.
+_CUDA_LIBRARIES = ("libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13")
+
+
+@functools.cache
+def _native() -> None:
+    """Import llama_cpp (its native library), with the environment's CUDA libraries loaded before it."""
+    folder = Path(sysconfig.get_path("purelib")) / "nvidia" / "cu13" / "lib"
+    for name in _CUDA_LIBRARIES:
+        if (folder / name).is_file():
+            ctypes.CDLL(str(folder / name), mode=ctypes.RTLD_GLOBAL)
+    import llama_cpp  # noqa: F401  (loads the native library now, with the CUDA libraries at hand)
+
+
+def supports_gpu_offload() -> bool:
+    """Whether the installed llama.cpp can put layers on a GPU (a CUDA build; a CPU build cannot)."""
+    _native()
+    import llama_cpp
+
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def _placement(path: Path, setting: gpu.GpuLayers, name: str) -> gpu.Placement:
+    """Where this model's layers go under ``n_gpu_layers = setting`` (see :func:`appliance.models.gpu.place`)."""
+    if setting == 0:
+        return gpu.Placement()  # nvidia-smi is not asked: a vocab-only load, or CPU only by choice
+    found, offload = gpu.detect(), supports_gpu_offload()
+    placed = gpu.place(setting, gpu=found, offload=offload, model_bytes=path.stat().st_size)
+    if setting != "auto" and not placed.layers:
+        why = "no GPU was found" if found is None else "this llama.cpp was built without GPU offload"
+        _LOG.warning("%s: n_gpu_layers = %s, but %s: it runs on the CPU", name, setting, why)
+    return placed
+
 
 def _lines(text: str) -> list[str]:
     return _LINE_START.split(text)
@@ -199,6 +236,8 @@ class LlamaChatModel:
     """One loaded GGUF with a chat template. A lock serialises use: a llama.cpp context is single-threaded.
     ``single_ctx`` sizes that context when not ``n_ctx`` (a ``BatchedChatModel`` answers in another);
     ``repack`` lays the weights out for llama.cpp's CPU matrix kernels (see :class:`_Loading`).
+    ``n_gpu_layers`` is resolved by :func:`appliance.models.gpu.place` (``auto``: all on a GPU with
+    room, else none); ``device`` says where the model runs, for ``appliance status`` and ``/readyz``.
     A prompt that ends with the assistant's text is continued (the template is left open after it)."""
 
     continues = True
@@ -210,14 +249,15 @@ class LlamaChatModel:
         name: str,
         n_ctx: int = 4096,
         n_threads: int = 0,
-        n_gpu_layers: int = 0,
+        n_gpu_layers: gpu.GpuLayers = 0,
         seed: int = -1,
         vocab_only: bool = False,
         state_cache_mb: int = 0,
         single_ctx: int | None = None,
         repack: bool = False,
     ) -> None:
-        import llama_cpp  # imported here so that the rest of the app starts without the native library
+        _native()  # imported here so that the rest of the app starts without the native library
+        import llama_cpp
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self.name = name
@@ -226,6 +266,7 @@ class LlamaChatModel:
         self._lock = threading.Lock()
         self.states = StateCache(state_cache_mb * 1024 * 1024)
         threads = n_threads or os.cpu_count() or 1
+        placed = _placement(path, n_gpu_layers, name)
         try:
             with _LOADING.laid_out(repack=repack):
                 self._llama = llama_cpp.Llama(
@@ -233,17 +274,20 @@ class LlamaChatModel:
                     n_ctx=single_ctx or n_ctx,  # a batched model answers in a context of its own
                     n_threads=threads,
                     n_threads_batch=threads,
-                    n_gpu_layers=n_gpu_layers,
+                    n_gpu_layers=placed.layers,
                     seed=seed if seed >= 0 else llama_cpp.LLAMA_DEFAULT_SEED,
                     vocab_only=vocab_only,
                     # Read, not mapped: once loaded, the weights no longer follow the file on disk, and
                     # page-cache pressure from other processes cannot evict them between turns.
-                    use_mmap=vocab_only or n_gpu_layers != 0,
+                    use_mmap=vocab_only or placed.layers != 0,
                     verbose=True,  # no redirection of its own: _LOADING's is shared (see _Loading)
                 )
             self._llama.verbose = False  # no timing lines on stderr after each generation
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(f"cannot load {path}: {exc}") from None
+        layers = llama_cpp.llama_model_n_layer(self._llama.model)
+        # -1 (or more than there are) offloads them all: said as the model's count
+        self.device = str(placed if 0 <= placed.layers <= layers else gpu.Placement(layers, placed.gpu))
         template = self._llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ModelLoadError(f"{path} has no chat template (tokenizer.chat_template) in its metadata")

@@ -216,6 +216,7 @@ class RemoteChatModel:
         self.name = model
         self.n_ctx = n_ctx
         self.base_url = base_url.rstrip("/")
+        self.device = f"remote ({self.base_url})"
         self.counter = counter
         self._http = _client(token, timeout_s)
 

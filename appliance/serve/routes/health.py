@@ -22,7 +22,8 @@ def readyz(api: ApiDep) -> Response:
 
     A failing check says why in ``reasons`` (the database's, see :mod:`appliance.serve.readiness`);
     ``bundle`` names the signed manifest of the bundle this daemon's code was installed from
-    (:mod:`appliance.serve.provenance`), which `appliance status` shows.
+    (:mod:`appliance.serve.provenance`) and ``devices`` where each model runs (``cpu``, ``gpu (NAME,
+    N layers)``, ``remote (URL)``), both of which `appliance status` shows.
     """
     appliance = api.appliance
     database = api.readiness.state()
@@ -38,7 +39,13 @@ def readyz(api: ApiDep) -> Response:
         "worker": "the summary worker has stopped",
     }
     ok = all(checks.values())
-    body: dict[str, object] = {"ready": ok, "checks": checks, "model": appliance.responder.name, "bundle": api.bundle}
+    body: dict[str, object] = {
+        "ready": ok,
+        "checks": checks,
+        "model": appliance.responder.name,
+        "bundle": api.bundle,
+        "devices": appliance.devices,
+    }
     if not ok:
         body["reasons"] = {name: reasons[name] for name, passed in checks.items() if not passed}
     return JSONResponse(body, status_code=200 if ok else 503)
