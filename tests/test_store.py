@@ -161,6 +161,14 @@ class TestTurnIndices:
         assert [(e.value, e.turn) for e in store.ledger(s.id)] == [("$40", 1), ("RX12", 2)]
         assert [i for i, _ in store.records(s.id)] == [2]
 
+    def test_the_last_records_are_the_newest_oldest_first(self, store: Store):
+        s = store.create_session(policy="raw")
+        for n in range(3):
+            store.append_exchange(s.id, f"question {n}", f"answer {n}", RECORD)
+        assert [i for i, _ in store.records(s.id)] == [1, 3, 5]
+        assert [i for i, _ in store.records(s.id, last=2)] == [3, 5]
+        assert [i for i, _ in store.records(s.id, last=5)] == [1, 3, 5]
+
     def test_a_turn_stored_since_the_snapshot_is_a_conflict_and_nothing_is_stored(self, store: Store):
         s = store.create_session(policy="raw")
         seen = len(store.turns(s.id))

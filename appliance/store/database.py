@@ -299,9 +299,10 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
         )
         return turn
 
-    def records(self, session_id: str) -> list[tuple[int, TurnRecord]]:
-        """Each answered turn's index and record, oldest first."""
-        rows = self._rows("SELECT * FROM turn_records WHERE session_id = ? ORDER BY idx", [session_id])
+    def records(self, session_id: str, *, last: int = -1) -> list[tuple[int, TurnRecord]]:
+        """Each answered turn's index and record, oldest first; the ``last`` ones only, if given."""
+        newest = "SELECT * FROM turn_records WHERE session_id = ? ORDER BY idx DESC LIMIT ?"
+        rows = self._rows(f"SELECT * FROM ({newest}) ORDER BY idx", [session_id, last])
         return [
             (
                 r["idx"],

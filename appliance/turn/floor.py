@@ -41,6 +41,7 @@ from appliance.types import (
     Floor,
     GuardAction,
     Manifest,
+    Snapshot,
     Timings,
     Turn,
     TurnRecord,
@@ -139,22 +140,23 @@ class Desk:
     ) -> Reply:
         """A customer message: answered with the waiting sentence, answered by the model, or (``hold``)
         stored for the person who has the session. Without ``hold`` a held session raises
-        :class:`PersonHolds` and nothing is stored (the OpenAI endpoint has no place to say so)."""
-        language = stage.asks_for_person(text, self.settings.person_cues)
-        if language is not None and self.store.floor(session_id).state == "bot":
-            return self._waiting_answer(session_id, text, language)
-        try:  # the pipeline refuses a held session at its one read of it
-            result = self.pipeline.answer(session_id, text, on_token=on_token, cancel=cancel)
-        except PersonHolds:
-            floor = self.store.floor(session_id)
-            if not hold or floor.state == "closed":
-                raise
-            customer = self.sessions.record_turn(session_id, "customer", text)
-            return Held(customer, floor, self.waiting(session_id) if floor.state == "needs_person" else "")
-        if self._escalates(session_id, result):
-            _, after = self.store.change_floor(session_id, self._change("ask", "appliance", "", "guard"))
-            return Answered(result, after, self.waiting(session_id))
-        return Answered(result, Floor())
+        :class:`PersonHolds` and nothing is stored (the OpenAI endpoint has no place to say so). The
+        session is read once, here: its floor decides, and the model answers from the same read."""
+        snap = self.store.snapshot(session_id)
+        floor = snap.session.floor
+        if floor.state == "bot":
+            language = stage.asks_for_person(text, self.settings.person_cues)
+            if language is not None:
+                return self._waiting_answer(snap, text, language)
+            result = self.pipeline.answer(session_id, text, on_token=on_token, cancel=cancel, snapshot=snap)
+            if self._escalates(session_id, result):
+                _, after = self.store.change_floor(session_id, self._change("ask", "appliance", "", "guard"))
+                return Answered(result, after, self.waiting(session_id))
+            return Answered(result, Floor())
+        if not hold or floor.state == "closed":
+            raise PersonHolds(f"the conversation is {floor.state}: the model does not answer it")
+        customer = self.sessions.record_turn(session_id, "customer", text)
+        return Held(customer, floor, self.waiting(session_id) if floor.state == "needs_person" else "")
 
     def answer(
         self, session_id: str, text: str, *, on_token: OnToken | None = None, cancel: threading.Event | None = None
@@ -184,18 +186,18 @@ class Desk:
         now = time.time()
         return FloorChange(lambda current: transition(current, action, client, reason=reason, now=now), role)
 
-    def _waiting_answer(self, session_id: str, text: str, language: str) -> Answered:
+    def _waiting_answer(self, snap: Snapshot, text: str, language: str) -> Answered:
         """The customer asked for a person: their message, the waiting sentence as the answer (no
         generation) and the state change, in one transaction."""
         started = time.monotonic()
+        session_id = snap.session.id
         _, message, facts = self.sessions.said(session_id, "customer", text)
         answer = self.waiting(session_id, language)
-        turns = self.store.turns(session_id)
         record = TurnRecord(
-            stage=stage.detect(turns, message),
+            stage=stage.detect(snap.turns, message),
             model="",  # no model wrote it
             manifest=Manifest(
-                policy=self.store.session(session_id).policy,
+                policy=snap.session.policy,
                 budget=0,
                 total_tokens=0,
                 parts=(),
@@ -225,8 +227,8 @@ class Desk:
             return True
         if not _last_resort(result.record):
             return False
-        records = self.store.records(session_id)
-        return len(records) >= 2 and _last_resort(records[-2][1])
+        records = self.store.records(session_id, last=2)  # this answer's and the one before it
+        return len(records) == 2 and _last_resort(records[0][1])
 
 
 def _last_resort(record: TurnRecord) -> bool:

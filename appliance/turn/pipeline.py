@@ -115,6 +115,7 @@ class Pipeline:
         on_token: OnToken | None = None,
         cancel: threading.Event | None = None,
         persist: bool = True,
+        snapshot: Snapshot | None = None,
     ) -> TurnResult:
         """Answer a customer message and store the exchange; nothing is stored if anything fails.
 
@@ -124,10 +125,12 @@ class Pipeline:
         what streamed).
         With ``persist=False`` nothing is stored at all (an evaluation's probe question, asked
         without changing the conversation); the result's turns carry the indices they would have.
+        ``snapshot`` is the session as the caller read it in the session's lane (the desk, which
+        decided from its floor that the model answers), else it is read here: the turn's one read.
         """
         timer = TurnTimer()
         message = self.sessions.validate_message(text)
-        snap = self.store.snapshot(session_id)  # the turn's one read of the session
+        snap = snapshot if snapshot is not None else self.store.snapshot(session_id)
         if snap.session.floor.state != "bot":  # a person is asked for or holds it (appliance.turn.floor)
             raise PersonHolds(f"the conversation is {snap.session.floor.state}: the model does not answer it")
         plan = self.plan(snap, message, timer, warmed=self.ahead.take_passages(session_id))
