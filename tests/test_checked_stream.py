@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from appliance.config import SAFE_ANSWER
+from appliance.facts import checker
 from appliance.turn.pipeline import Pipeline
 from appliance.types import Message, Sampling
 
@@ -196,6 +197,28 @@ class TestHoldBack:
         stored = streaming.store.turns(result.session_id)[-1].text
         assert stored == shown == result.agent.text and record.check == result.record.check
         assert shown.startswith("Dogs are not allowed.") and result.record.check.opener == "Yes,"
+
+
+class TestCheckedOnce:
+    @pytest.mark.parametrize("policy", ["redact", "regenerate"])
+    def test_each_text_of_an_answer_is_checked_once(self, streaming, responder, monkeypatch, policy):
+        """The stream checks each unit with what was shown before it, and the whole answer after: where
+        those are the same text (the last unit's), the checker runs once for it."""
+        checked: list[str] = []
+        check = checker.check
+
+        def counting(answer: str, **kwargs):  # type: ignore[no-untyped-def]
+            checked.append(answer)
+            return check(answer, **kwargs)
+
+        monkeypatch.setattr(checker, "check", counting)
+        responder.pieces = [
+            ["I see it.", " The refund of $", "120.00", " arrives", " today", "."],
+            ["I see it.", " It", " arrives", " today", "."],
+        ]
+        result, shown = answer(streaming, responder, "Where is my refund?", policy=policy)
+        assert shown == result.agent.text and len(checked) >= 2
+        assert len(checked) == len(set(checked)), checked
 
 
 class TestRaw:

@@ -54,6 +54,10 @@ class TurnPlan:
     sources: tuple[str, ...] = ()
     answerable: float | None = None  # whether the placed passages answer (types.Judgement; None: not asked)
     yes: float | None = None  # the responder's own yes to that
+    # Each text's check against this plan (its sources fixed): a text is checked once, however many
+    # steps ask (the stream's last unit and the whole answer are often the same text). Not an init
+    # field, so a plan made from this one by ``dataclasses.replace`` (other sources) starts empty.
+    _checked: dict[str, CheckResult] = dataclasses.field(init=False, default_factory=dict, compare=False, repr=False)
 
     @property
     def session_id(self) -> str:
@@ -92,13 +96,15 @@ class TurnPlan:
     def check(self, answer: str) -> CheckResult:
         """``answer`` checked against everything the conversation supports, the message included, and
         the passages of the operator's documents its prompt placed."""
-        snap = self.snapshot
-        summary = snap.summary.text if snap.summary else ""
-        return checker.check(
-            answer,
-            ledger=self.facts,
-            summary=summary,
-            transcript=snap.turns,
-            question=self.message,
-            passages=self.sources,
-        )
+        done = self._checked.get(answer)
+        if done is None:
+            snap = self.snapshot
+            done = self._checked[answer] = checker.check(
+                answer,
+                ledger=self.facts,
+                summary=snap.summary.text if snap.summary else "",
+                transcript=snap.turns,
+                question=self.message,
+                passages=self.sources,
+            )
+        return done
