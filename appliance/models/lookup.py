@@ -84,9 +84,9 @@ def speculate(
 ) -> Generator[tuple[str, str | None]]:
     """``(text, finish)`` pieces of the answer to ``prompt`` on ``llama`` (a loaded ``llama_cpp.Llama``,
     held by the caller), drafting up to ``draft`` tokens a decode; ``finish`` (``stop`` or ``length``)
-    comes with the last piece. The context keeps the prompt's prefix it shares, like
-    ``create_completion``, and afterwards holds what it would: the prompt and every answer token but
-    the last."""
+    comes with the last piece. Like ``create_completion``, the context keeps the prompt's prefix it
+    shares (a prompt it holds whole, with its logits, is not evaluated again), and afterwards holds what
+    it would: the prompt and every answer token but the last."""
     import llama_cpp
     from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
@@ -101,9 +101,10 @@ def speculate(
         repeat_penalty=sampling.repeat_penalty,
     )
     text = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    reused = min(shared_prefix(llama.input_ids[: llama.n_tokens], np.asarray(prompt)), len(prompt) - 1)
-    llama.n_tokens = reused  # eval() drops the cache beyond this position
-    llama.eval(prompt[reused:])  # logits after the last prompt token only
+    shared = shared_prefix(llama.input_ids[: llama.n_tokens], np.asarray(prompt))
+    if not (shared == len(prompt) == llama.n_tokens and not llama._requires_eval):  # else its logits are live
+        llama.n_tokens = min(shared, len(prompt) - 1)  # eval() drops the cache beyond this position
+        llama.eval(prompt[llama.n_tokens :])  # logits after the last prompt token only
     batch: list[int] = []
     answered = 0
     try:
