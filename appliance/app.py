@@ -80,6 +80,11 @@ def load_model(
         seed=knobs.seed,
         state_cache_mb=knobs.state_cache_mb if isinstance(knobs, ResponderSettings) else 0,
         repack=isinstance(knobs, ResponderSettings) and knobs.repacked,
+        **(
+            {"lookup": knobs.lookup, "lookup_tokens": knobs.lookup_tokens}
+            if isinstance(knobs, ResponderSettings)
+            else {}
+        ),
     )
 
 

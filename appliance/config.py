@@ -162,6 +162,12 @@ class ResponderSettings(_RemoteBackend):
         description="Weights repacked at load for llama.cpp's CPU matrix kernels (what llama-server's `--no-repack` turns off): where the CPU has those kernels they decode faster, several answers at once most of all, but evaluate long prompts more slowly. `auto`: on when `parallel` > 1 (decoding-bound), off for one answer at a time (prompt-bound). Also for `routing.early` and `refine.model`; the summarizer's weights are never repacked.",
     )
 
+    lookup: Literal["off", "on", "auto"] = Field(
+        "off",
+        description="Prompt-lookup decoding: tokens of the answer drafted from its prompt (what follows its last two tokens where they occur earlier) and checked in one decode; the model keeps those it would have picked, so the text does not change except where llama.cpp's batched logits break a near tie (`docs/evaluation.md`, bench lookup). `auto`: for greedy answers (temperature 0: those with passages or read-back facts). Single context only: ignored when `parallel` > 1.",
+    )
+    lookup_tokens: int = Field(8, ge=1, le=64, description="Most tokens `lookup` drafts for one decode.")
+
     @property
     def repacked(self) -> bool:
         """Whether this section's weights load repacked (``repack`` with ``auto`` resolved)."""

@@ -142,6 +142,18 @@ def bench_guards_cmd(obj: Context, conversations_file: Path, limit: int | None, 
     click.echo(json.dumps(report) if as_json else format_table(report))
 
 
+def _data_dir(help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The folder of the development data (as shared/data): an option of the benches that read it."""
+    return click.option(
+        "--data",
+        "data_dir",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        default=str(ROOT.parent / "shared" / "data"),
+        show_default=True,
+        help=help,
+    )
+
+
 @bench.command("stream")
 @_dialogues
 @click.option(
@@ -165,15 +177,44 @@ def bench_stream_cmd(obj: Context, conversations_file: Path, limit: int | None, 
     click.echo(json.dumps(report) if as_json else format_table(report))
 
 
-@bench.command("facts")
+@bench.command("lookup")
+@_data_dir("Folder of dev_sessions.jsonl, dev_conversations.jsonl and knowledge_dev/ (as shared/data).")
 @click.option(
-    "--data",
-    "data_dir",
+    "--documents",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=str(ROOT.parent / "shared" / "data"),
+    default=str(ROOT / "examples" / "branch"),
     show_default=True,
-    help="Folder of the dev dialogues and probes (as shared/data).",
+    help="Markdown FAQ documents whose sections are asked by their headings.",
 )
+@click.option("--limit", type=click.IntRange(1), default=6, show_default=True, help="Answers of each kind.")
+@click.option("--max-tokens", type=click.IntRange(1, 8192), default=64, show_default=True, help="Longest answer.")
+@click.option("--draft", type=click.IntRange(1, 64), help="Tokens drafted a decode (default: responder.lookup_tokens).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@pass_ctx
+@edge
+def bench_lookup_cmd(
+    obj: Context, data_dir: Path, documents: Path, limit: int, max_tokens: int, draft: int | None, as_json: bool
+) -> None:
+    """Prompt-lookup decoding on and off, side by side: grounded answers, read-backs and ordinary answers."""
+    from appliance.lab.bench.lookup import dumps, format_table, run_bench
+    from appliance.lab.progress import say
+
+    report = run_bench(
+        obj.settings,
+        documents=documents,
+        knowledge=data_dir / "knowledge_dev",
+        sessions=data_dir / "dev_sessions.jsonl",
+        conversations=data_dir / "dev_conversations.jsonl",
+        limit=limit,
+        max_tokens=max_tokens,
+        draft=draft,
+        progress=say,
+    )
+    click.echo(dumps(report) if as_json else format_table(report))
+
+
+@bench.command("facts")
+@_data_dir("Folder of the dev dialogues and probes (as shared/data).")
 @click.option(
     "--table",
     "table_file",

@@ -20,7 +20,7 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from appliance.errors import Cancelled, GenerationError, ModelLoadError
 from appliance.models import gpu
+from appliance.models.lookup import Drafts, Lookup, drafting, speculate
 from appliance.models.openmp import decoding
 from appliance.models.states import SavedState, StateCache, shared_prefix
 from appliance.protocols import Flag, Warmed
@@ -206,25 +207,34 @@ def _lines(text: str) -> list[str]:
 
 
 def _read(
-    stream: Iterable[Any], start: float, cancel: threading.Event | None, on_token: Callable[[str], None] | None
+    stream: Iterable[tuple[str, str | None]],
+    start: float,
+    cancel: threading.Event | None,
+    on_token: Callable[[str], None] | None,
 ) -> tuple[list[str], float, str]:
     """The streamed pieces, the seconds from ``start`` to the first, and the finish reason; raises
-    ``Cancelled`` between two chunks once ``cancel`` is set."""
+    ``Cancelled`` between two pieces once ``cancel`` is set."""
     pieces: list[str] = []
     first, finish = 0.0, "stop"
-    for chunk in stream:
+    for piece, finished in stream:
         if cancel is not None and cancel.is_set():
             raise Cancelled("generation cancelled")
-        choice = chunk["choices"][0]
-        piece = choice["text"]
         if piece:
             if not first:
                 first = time.perf_counter() - start
             pieces.append(piece)
             if on_token is not None:
                 on_token(piece)
-        finish = choice.get("finish_reason") or finish
+        finish = finished or finish
     return pieces, first, finish
+
+
+def _chunks(stream: Any) -> Generator[tuple[str, str | None]]:
+    """``(text, finish)`` of each of llama-cpp-python's completion chunks; closes its stream when done."""
+    with contextlib.closing(stream):
+        for chunk in stream:
+            choice = chunk["choices"][0]
+            yield choice["text"], choice.get("finish_reason")
 
 
 def continued(messages: Sequence[Message]) -> bool:
@@ -235,7 +245,8 @@ def continued(messages: Sequence[Message]) -> bool:
 class LlamaChatModel:
     """One loaded GGUF with a chat template. A lock serialises use: a llama.cpp context is single-threaded.
     ``single_ctx`` sizes that context when not ``n_ctx`` (a ``BatchedChatModel`` answers in another);
-    ``repack`` lays the weights out for llama.cpp's CPU matrix kernels (see :class:`_Loading`).
+    ``repack`` lays the weights out for llama.cpp's CPU matrix kernels (see :class:`_Loading`);
+    ``lookup`` drafts up to ``lookup_tokens`` tokens of an answer from its prompt (:mod:`.lookup`).
     ``n_gpu_layers`` is resolved by :func:`appliance.models.gpu.place` (``auto``: all on a GPU with
     room, else none); ``device`` says where the model runs, for ``appliance status`` and ``/readyz``.
     A prompt that ends with the assistant's text is continued (the template is left open after it)."""
@@ -255,6 +266,8 @@ class LlamaChatModel:
         state_cache_mb: int = 0,
         single_ctx: int | None = None,
         repack: bool = False,
+        lookup: Lookup = "off",
+        lookup_tokens: int = 8,
     ) -> None:
         _native()  # imported here so that the rest of the app starts without the native library
         import llama_cpp
@@ -265,6 +278,8 @@ class LlamaChatModel:
         self.n_ctx = n_ctx
         self._lock = threading.Lock()
         self.states = StateCache(state_cache_mb * 1024 * 1024)
+        self.lookup, self.lookup_tokens = lookup, lookup_tokens
+        self.drafts = Drafts()  # drafted tokens checked and kept, for the lab
         threads = n_threads or os.cpu_count() or 1
         placed = _placement(path, n_gpu_layers, name)
         try:
@@ -399,7 +414,7 @@ class LlamaChatModel:
         with self._lock, decoding():  # this thread's llama.cpp workers are released after (see openmp)
             start = time.perf_counter()
             self._select(cache_key, prompt)
-            stream = self._completion(prompt, sampling)
+            stream = self._stream(prompt, sampling)
             try:
                 pieces, first, finish = _read(stream, start, cancel, on_token)
             except (RuntimeError, ValueError) as exc:  # llama.cpp's; Cancelled passes through
@@ -419,6 +434,12 @@ class LlamaChatModel:
             total_s=total,
             finish_reason=finish,
         )
+
+    def _stream(self, prompt: list[int], sampling: Sampling) -> Generator[tuple[str, str | None]]:
+        """The answer's ``(text, finish)`` pieces: drafted from the prompt where ``lookup`` says so."""
+        if drafting(self.lookup, sampling):
+            return speculate(self._llama, prompt, sampling, draft=self.lookup_tokens, drafts=self.drafts)
+        return _chunks(self._completion(prompt, sampling))
 
     def _completion(self, prompt: list[int], sampling: Sampling) -> Any:
         """llama-cpp-python's stream of completion chunks for ``prompt`` (an iterator of chunk dicts;
