@@ -426,7 +426,7 @@ def build(
                 policies=summarized,
             )
             undo.callback(summary_worker.stop)
-            sessions.after_store.append(summary_worker.notify)
+            store.after_events.append(summary_worker.on_logged)
         prewarmer = None
         wanted = settings.responder.prewarm if prewarm is None else prewarm
         if wanted and isinstance(model, PrefixWarmer):  # a remote server keeps its own cache
@@ -437,7 +437,7 @@ def build(
                 background_idle=(lambda: background.drain(0)) if background is not None else (lambda: True),
             )
             undo.callback(prewarmer.stop)
-            sessions.after_store.append(prewarmer.notify)  # after the worker's: it waits for the summary
+            store.after_events.append(prewarmer.on_logged)  # after the worker's: it waits for the summary
         queue = _queue(settings, model.name)
         shipper = _audit(settings, store, undo)
         undo.pop_all()

@@ -28,7 +28,7 @@ class TestBuild:
         assert appliance.pipeline.responder is appliance.responder
         assert appliance.worker is not None and appliance.worker.is_alive()
         assert appliance.queue.alive()
-        assert appliance.sessions.after_store == [appliance.worker.notify]
+        assert appliance.store.after_events == [appliance.worker.on_logged]  # the one hook after a write
 
     def test_close_stops_the_worker_and_the_queue(self, settings: Settings):
         built = build(settings, responder=FakeResponder(), summarizer=FakeResponder(), recall=False)

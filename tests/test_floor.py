@@ -105,7 +105,7 @@ def change(to: Floor, role: str = "operator") -> FloorChange:
 class TestEventLog:
     def test_each_write_logs_its_events_in_order(self, store: Store, record: TurnRecord):
         woken: list[int] = []
-        store.after_events.append(lambda: woken.append(store.last_event_id()))
+        store.after_events.append(lambda logged: woken.append(store.last_event_id()))
         s = store.create_session(policy="raw", title="t")
         store.append_exchange(s.id, "my card 4821", "I see.", record)
         store.append_turn(s.id, "agent", "Operator here.")
@@ -127,7 +127,7 @@ class TestEventLog:
     def test_a_failed_write_logs_nothing_and_wakes_nobody(self, store: Store):
         s = store.create_session(policy="raw")
         woken: list[int] = []
-        store.after_events.append(lambda: woken.append(1))
+        store.after_events.append(lambda logged: woken.append(1))
         before = store.last_event_id()
 
         def refuse(current: Floor) -> Floor:

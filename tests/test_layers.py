@@ -37,8 +37,9 @@ EDGE_REACH = {
 
 # Each library, and the units (a folder or a top-level module) that may import it.
 OWNERS = {
-    # the llama.cpp backend: one context (llama), a context of several sequences (batch_context)
-    "llama_cpp": {"models/llama", "models/batch_context"},
+    # the llama.cpp backend: one context (llama), its prompt-lookup decoding loop (lookup), a context of
+    # several sequences (batch_context)
+    "llama_cpp": {"models/llama", "models/lookup", "models/batch_context"},
     "sqlite_utils": {"store"},
     "fastapi": {"serve"},
     "starlette": {"serve"},

@@ -12,6 +12,7 @@ from appliance.config import Settings
 from appliance.context import POLICIES
 from appliance.errors import GenerationError, InputError, MessageTooLong, TurnConflict
 from appliance.store import Store
+from appliance.turn.loop import WAKING
 from appliance.turn.pipeline import Pipeline
 from appliance.types import Message
 
@@ -121,7 +122,7 @@ class TestOperatorControls:
     def test_record_turn_edit_restore_pause(self, pipeline: Pipeline):
         session = pipeline.sessions.new_session()
         seen: list[str] = []
-        pipeline.sessions.after_store.append(seen.append)
+        pipeline.store.after_events.append(lambda logged: seen.extend(logged.sessions(*WAKING)))
         pipeline.sessions.record_turn(session.id, "customer", "card 4821 lost")
         pipeline.sessions.record_turn(session.id, "agent", "I have blocked it.")
         with pytest.raises(InputError):
@@ -133,7 +134,9 @@ class TestOperatorControls:
         assert pipeline.store.current_summary(session.id).text == first.text
         pipeline.sessions.set_summary_paused(session.id, True)
         assert pipeline.store.session(session.id).summary_paused
-        assert seen == [session.id, session.id]
+        assert seen == [session.id, session.id]  # a turn each time; a pause wakes nothing
+        pipeline.sessions.set_summary_paused(session.id, False)
+        assert seen == [session.id] * 3  # resumed: what was due runs
 
 
 class TestGuard:

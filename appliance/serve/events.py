@@ -35,7 +35,7 @@ from starlette.types import Message, Send
 from appliance.errors import Busy
 from appliance.serve.metrics import Reading
 from appliance.serve.streaming import SSE_HEADERS, event_json
-from appliance.store import Store
+from appliance.store import Logged, Store
 from appliance.types import StoredEvent
 
 REPLAY_PAGE = 500  # events read from the store at a time, for a replay or a wake-up
@@ -105,8 +105,9 @@ class EventHub:
 
     # from any thread ---------------------------------------------------------------------------------
 
-    def notify(self) -> None:
-        """A commit logged events: wake the pump (from the writer's thread; never blocks)."""
+    def notify(self, logged: Logged) -> None:
+        """A commit logged events (any: each listener filters its own): wake the pump (from the
+        writer's thread; never blocks)."""
         loop, dirty = self._loop, self._dirty
         if loop is not None and dirty is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed in between

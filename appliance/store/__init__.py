@@ -6,5 +6,6 @@ written in one transaction, so it is stored whole or not at all (:class:`~applia
 """
 
 from appliance.store.database import Store
+from appliance.store.floor import Logged
 
-__all__ = ["Store"]
+__all__ = ["Logged", "Store"]

@@ -24,7 +24,7 @@ import sqlite_utils
 from appliance.audit import record as audit
 from appliance.errors import SessionNotFound, StoreError, TurnConflict
 from appliance.store.audit import AuditTables
-from appliance.store.floor import FloorChange, FloorTables
+from appliance.store.floor import FloorChange, FloorTables, Logged
 from appliance.store.health import WriteHealth, WriteOutcome
 from appliance.store.knowledge import KnowledgeTables
 from appliance.store.migrations import migrations
@@ -55,8 +55,8 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
         self.path = path
         self._lock = threading.RLock()
         self.last_write: WriteOutcome | None = None  # for readiness: no probe write is ever made
-        self.after_events: list[Callable[[], None]] = []  # called after a commit that logged events
-        self._wrote_events = False
+        self.after_events: list[Callable[[Logged], None]] = []  # called after a commit that logged events
+        self._logged: list[tuple[str, str]] = []  # this transaction's events (session, kind), until the hooks
         self.auditing, self.audit_text = auditing, frozenset(audit_text)
         self.after_audit: list[Callable[[], None]] = []  # called after a commit that wrote audit records
         self._wrote_audit = False
@@ -101,10 +101,12 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
                     yield self.db
             except sqlite3.Error as exc:
                 self._wrote(exc)
-                self._wrote_events = self._wrote_audit = False
+                self._logged.clear()
+                self._wrote_audit = False
                 raise StoreError(f"database write failed: {exc}") from exc
             except BaseException:
-                self._wrote_events = self._wrote_audit = False  # rolled back: nothing to announce
+                self._logged.clear()  # rolled back: nothing to announce
+                self._wrote_audit = False
                 raise
             self._wrote()
             self._announce()
@@ -171,6 +173,7 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
         with self._tx() as db:
             db.execute("UPDATE sessions SET summary_paused = ? WHERE id = ?", [int(paused), session_id])
             action = "summary_paused" if paused else "summary_resumed"
+            self._event(db, session_id, action, {})
             self._audit(db, audit.AuditEvent(action, session_id, *audit.actor(("", "operator"))))
 
     # turns --------------------------------------------------------------------------------------

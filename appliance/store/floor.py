@@ -9,8 +9,10 @@ lock, so ids are committed in their order and a reader never sees ``n + 1`` befo
 of a turn carries the turn's text (already masked, like the turn): the log is the conversation's
 second copy, deleted with it by an erasure, which leaves one ``erased`` event without content.
 
-After a transaction that wrote events, the store calls its ``after_events`` hooks (the daemon's
-event hub wakes its listeners there); a hook must not block: it runs on the writer's thread.
+After a transaction that wrote events, the store calls its ``after_events`` hooks with what it
+logged (:class:`Logged`): the only hook after a write. The daemon's event hub wakes its listeners
+there, and the summary worker and the warm-up take the sessions with a new turn. A hook must not
+block: it runs on the writer's thread.
 """
 
 from __future__ import annotations
@@ -31,6 +33,17 @@ from appliance.types import Floor, StoredEvent, Turn
 
 
 @dataclass(frozen=True)
+class Logged:
+    """What one commit logged: each event's session and kind, in order."""
+
+    events: tuple[tuple[str, str], ...]
+
+    def sessions(self, *kinds: str) -> tuple[str, ...]:
+        """The sessions with an event of one of ``kinds``, each once, in the order first logged."""
+        return tuple(dict.fromkeys(session for session, kind in self.events if kind in kinds))
+
+
+@dataclass(frozen=True)
 class FloorChange:
     """A change of a conversation's state, decided inside the writing transaction: ``decide`` maps
     the current state to the next (the same value: no change) or raises to refuse; ``by_role`` is
@@ -47,8 +60,8 @@ class FloorTables:
     _lock: threading.RLock
     _tx: Callable[[], AbstractContextManager[sqlite_utils.Database]]
     _rows: Callable[..., list[dict[str, Any]]]
-    after_events: list[Callable[[], None]]
-    _wrote_events: bool
+    after_events: list[Callable[[Logged], None]]
+    _logged: list[tuple[str, str]]
     _audit: Callable[[sqlite_utils.Database, AuditEvent], None]
 
     # events ---------------------------------------------------------------------------------------
@@ -59,7 +72,7 @@ class FloorTables:
             "INSERT INTO events (session_id, kind, data, created_at) VALUES (?, ?, ?, ?)",
             [session_id, kind, json.dumps(data, ensure_ascii=False), time.time()],
         )
-        self._wrote_events = True
+        self._logged.append((session_id, kind))
 
     def _turn_event(self, db: sqlite_utils.Database, turn: Turn, by: str, **extra: Any) -> None:
         data = {"index": turn.index, "role": turn.role, "text": turn.text, "created_at": turn.created_at, "by": by}
@@ -67,10 +80,11 @@ class FloorTables:
 
     def _announce(self) -> None:
         """After a commit: wake the listeners if it logged events."""
-        if self._wrote_events:
-            self._wrote_events = False
+        if self._logged:
+            logged = Logged(tuple(self._logged))
+            self._logged.clear()
             for hook in self.after_events:
-                hook()
+                hook(logged)
 
     def events_after(self, after: int, *, session_id: str | None = None, limit: int = 1000) -> list[StoredEvent]:
         """The events with an id above ``after``, oldest first (of one session, or of all)."""

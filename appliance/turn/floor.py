@@ -211,7 +211,6 @@ class Desk:
         )
         change = self._change("ask", "customer", "", "asked")
         result = self.store.append_exchange(session_id, message, answer, record, ledger=facts, floor=change)
-        self.sessions.announce(session_id)
         return Answered(result, self.store.floor(session_id), answer)
 
     def _escalates(self, session_id: str, result: TurnResult) -> bool:

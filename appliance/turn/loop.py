@@ -18,7 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Self, TypeVar
 
+from appliance.store import Logged
+
 POLL_S = 0.05  # how often a loop that waits for an answer to end looks again
+# The events after which a session's background work is due: a stored turn, summaries resumed.
+WAKING = ("turn", "summary_resumed")
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,12 @@ class SessionLoop(Generic[S]):
             self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
             self._thread.start()
         return self
+
+    def on_logged(self, logged: Logged) -> None:
+        """The store's hook after a commit: each session with a new turn, or whose summaries were
+        resumed, runs soon. Never blocks."""
+        for session_id in logged.sessions(*WAKING):
+            self.notify(session_id)
 
     def notify(self, session_id: str) -> None:
         """Run this session soon. Never blocks."""

@@ -266,7 +266,6 @@ class Pipeline:
             if not persist:
                 return TurnResult(session_id=plan.session_id, customer=plan.customer, agent=agent, record=record)
             stored = self._store(plan, agent, record)
-        self.sessions.announce(plan.session_id)
         # The stored record cannot include the store's own write; the caller's copy does.
         return dataclasses.replace(stored, record=dataclasses.replace(record, timings=timer.timings(first)))
 

@@ -52,7 +52,7 @@ class _AnswerWaiting:
 
 
 class Prewarmer(SessionLoop[PrewarmStats]):
-    """One background thread; wire it as ``sessions.after_store.append(prewarmer.notify)`` after the
+    """One background thread; wire it as ``store.after_events.append(prewarmer.on_logged)`` after the
     summary worker's hook. ``answering`` says an answer is being generated (the pipeline's gauge);
     ``background_idle`` says the summary worker has nothing queued or running (a summary update
     changes the prefix, so warming before it would be wasted)."""

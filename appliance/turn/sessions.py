@@ -1,15 +1,16 @@
 """Session services: what the API does to a session besides answering it.
 
 A session is made, a message checked before it is queued, a turn recorded without generating (a
-person's reply, a replayed transcript), a summary edited, restored or paused. Each write tells the
-after-store hooks (the summary worker, then the warm-up) which session changed. The turn itself is
+person's reply, a replayed transcript), a summary edited, restored or paused. What follows a write
+(the summary worker, the warm-up, the event stream) hangs on the store's one hook after a commit
+(``Store.after_events``). The turn itself is
 :mod:`~appliance.turn.pipeline`'s; the floor's state changes are :mod:`~appliance.turn.floor`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 
 from appliance.errors import InputError, MessageTooLong
 from appliance.facts import ledger, slots
@@ -48,8 +49,6 @@ class Sessions:
         self.store = store
         self.policies = frozenset(policies)
         self.rules = rules
-        # Called with the session id after every stored turn (the summary worker, then the warm-up).
-        self.after_store: list[Callable[[str], None]] = []
 
     def new_session(self, *, policy: str | None = None, title: str = "") -> Session:
         name = policy or self.rules.default_policy
@@ -65,9 +64,7 @@ class Sessions:
         """Record a turn without generating (a person's reply, a replayed transcript) as :meth:`said` reads
         it; the store gives it its index. Callers that also answer run this in the session's lane."""
         said, message, facts = self.said(session_id, role, text)
-        turn = self.store.append_turn(session_id, said, message, ledger=facts)
-        self.announce(session_id)
-        return turn
+        return self.store.append_turn(session_id, said, message, ledger=facts)
 
     def said(self, session_id: str, role: str, text: str) -> tuple[Role, str, tuple[LedgerEntry, ...]]:
         """A turn as stored: its role, its text with secrets masked, its facts read with the turn before."""
@@ -101,10 +98,3 @@ class Sessions:
 
     def set_summary_paused(self, session_id: str, paused: bool) -> None:
         self.store.set_summary_paused(session_id, paused)
-        if not paused:
-            self.announce(session_id)
-
-    def announce(self, session_id: str) -> None:
-        """Tell the after-store hooks (the summary worker) that a turn of the session was stored."""
-        for hook in self.after_store:
-            hook(session_id)

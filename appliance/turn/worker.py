@@ -85,7 +85,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
     """One background thread that summarizes sessions when they have enough new turns.
 
     ``answering`` tells the worker to wait (and to stop a summary in progress): the pipeline's
-    ``answering`` gauge; None never waits. Wire it as ``sessions.after_store.append(worker.notify)``
+    ``answering`` gauge; None never waits. Wire it as ``store.after_events.append(worker.on_logged)``
     with ``answering=pipeline.answering``.
     """
 
