@@ -481,10 +481,10 @@ class TestGuardSteps:
         pipeline.sessions.record_turn(session.id, "customer", "I was charged $45.00 twice.")
         return pipeline.plan(pipeline.store.snapshot(session.id), message, TurnTimer())
 
-    def rules(self, policy: str = "regenerate", refiner: FakeResponder | None = None):  # type: ignore[no-untyped-def]
+    def rules(self, pipeline: Pipeline, policy: str = "regenerate", refiner: FakeResponder | None = None):  # type: ignore[no-untyped-def]
         from appliance.turn import guard
 
-        return guard.Rules(policy, "[please check with staff]", refiner, None)
+        return guard.Rules(policy, "[please check with staff]", refiner, None, pipeline.parts)
 
     def test_an_answer_without_findings_is_kept_as_it_is(self, pipeline: Pipeline, fake_responder: FakeResponder):
         from appliance.turn import guard
@@ -492,7 +492,7 @@ class TestGuardSteps:
 
         plan = self.plan(pipeline, "Can you fix it?")
         first = Generation("We will refund the $45.00 today.", "m", 10, 7, 0.1, 0.2)
-        kept = guard.apply(plan, first, plan.check(first.text), self.rules())
+        kept = guard.apply(plan, first, plan.check(first.text), self.rules(pipeline))
         assert kept.answer is first and kept.check.action == "none" and fake_responder.prompts == []
 
     def test_flag_asks_for_nothing_more(self, pipeline: Pipeline, fake_responder: FakeResponder):
@@ -501,7 +501,7 @@ class TestGuardSteps:
 
         plan = self.plan(pipeline, "Can you fix it?")
         first = Generation("Case CS-7 refunds $45.00.", "m", 10, 5, 0.1, 0.2)
-        kept = guard.repair(plan, first, plan.check(first.text), self.rules("flag"))
+        kept = guard.repair(plan, first, plan.check(first.text), self.rules(pipeline, "flag"))
         assert kept.answer is first and kept.check.action == "flag" and not kept.check.ok
         assert fake_responder.prompts == []
 
@@ -514,7 +514,7 @@ class TestGuardSteps:
         plan = self.plan(pipeline, "Can you fix it?")
         fake_responder.replies = ["We will refund the $45.00 today."]
         first = Generation("Case CS-7 refunds $45.00.", "m", 10, 5, 0.1, 0.2)
-        kept = guard.repair(plan, first, plan.check(first.text), self.rules())
+        kept = guard.repair(plan, first, plan.check(first.text), self.rules(pipeline))
         assert kept.answer.text == "We will refund the $45.00 today." and kept.check.action == "regenerate"
         assert kept.check.original == first.text and fake_responder.samplings == [plan.sampling]
         assert "CS-7" in fake_responder.prompts[0][-1].content  # the stricter instruction names it
@@ -525,7 +525,7 @@ class TestGuardSteps:
 
         plan = self.plan(pipeline, "Can you fix it?")
         kept = guard.Guarded(Generation("We will refund the $45.00 today.", "m", 10, 7, 0.1, 0.2), CheckResult())
-        refined = guard.refine(plan, kept, self.rules(refiner=FakeResponder([""])))
+        refined = guard.refine(plan, kept, self.rules(pipeline, refiner=FakeResponder([""])))
         assert refined.answer.text == kept.answer.text and refined.check.refine == "discarded: empty rewrite"
 
     def test_without_a_refiner_the_answer_is_left_alone(self, pipeline: Pipeline):
@@ -534,4 +534,4 @@ class TestGuardSteps:
 
         plan = self.plan(pipeline, "Can you fix it?")
         kept = guard.Guarded(Generation("We will refund the $45.00 today.", "m", 10, 7, 0.1, 0.2), CheckResult())
-        assert guard.refine(plan, kept, self.rules()) is kept
+        assert guard.refine(plan, kept, self.rules(pipeline)) is kept

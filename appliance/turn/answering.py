@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from appliance.protocols import OnToken
 from appliance.turn import guard
-from appliance.turn.plan import TurnPlan
+from appliance.turn.plan import Parts, TurnPlan
 from appliance.turn.stream import CheckedStream, Stopped, streamed_check
 from appliance.turn.timing import TurnTimer
 from appliance.types import Generation, GuardAction, Message, Prompt
@@ -39,7 +39,7 @@ def answer(
     raw = stream == "raw"
     if not raw and not plan.wanted and rules.refiner is None:
         return streamed(plan, prompt, rules, timer, on_token=on_token, cancel=cancel)
-    first = plan.model.generate(
+    first = rules.parts.model(plan).generate(
         prompt.messages, plan.sampling, on_token=on_token if raw else None, cancel=cancel, cache_key=plan.cache_key
     )
     with timer.phase("check"):
@@ -62,9 +62,9 @@ def streamed(
 ) -> tuple[Generation, guard.Guarded]:
     """The answer generated through a checked stream: the first generation (as far as the stream let
     it run) and the answer kept, which is exactly the text the client received."""
-    continues = bool(getattr(plan.model, "continues", False))
+    continues = bool(getattr(rules.parts.model(plan), "continues", False))
     checked = CheckedStream(plan, rules, on_token, continues=continues)
-    first = _through(checked, plan, prompt.messages, cancel)
+    first = _through(checked, plan, rules.parts, prompt.messages, cancel)
     with timer.phase("check"):
         out = checked.outcome()
         said = plan.check(out.model_text)
@@ -72,10 +72,10 @@ def streamed(
         return first, guard.Guarded(dataclasses.replace(first, text=out.text), streamed_check(plan, out, said))
     with timer.phase("repair"):
         again = CheckedStream(plan, rules, on_token, may_retry=False, shown=out.text)
-        strict = plan.prompt(guard.strict_spec(plan, checked.retry)).messages
+        strict = rules.parts.prompt(plan, guard.strict_spec(plan, checked.retry)).messages
         if out.text:  # the retry continues what the customer has read
             strict = (*strict, Message("assistant", out.text))
-        second = _through(again, plan, strict, cancel)
+        second = _through(again, plan, rules.parts, strict, cancel)
         kept = again.outcome()
         result = streamed_check(plan, kept, plan.check(kept.model_text))
         action = result.action if result.action not in (GuardAction.NONE, GuardAction.FLAG) else GuardAction.REGENERATE
@@ -84,21 +84,20 @@ def streamed(
 
 
 def _through(
-    checked: CheckedStream, plan: TurnPlan, messages: Sequence[Message], cancel: threading.Event | None
+    checked: CheckedStream, plan: TurnPlan, parts: Parts, messages: Sequence[Message], cancel: threading.Event | None
 ) -> Generation:
     """The answer to ``messages`` generated into ``checked``: the generation, or, where the stream
     ended it (:class:`~appliance.turn.stream.Stopped`), the generation as far as it went."""
     start = time.perf_counter()
+    model = parts.model(plan)
     try:
-        return plan.model.generate(
-            messages, plan.sampling, on_token=checked.feed, cancel=cancel, cache_key=plan.cache_key
-        )
+        return model.generate(messages, plan.sampling, on_token=checked.feed, cancel=cancel, cache_key=plan.cache_key)
     except Stopped:
         took = time.perf_counter() - start
         return Generation(
             text=checked.raw.strip(),
-            model=plan.model.name,
-            prompt_tokens=plan.counter.count(messages),
+            model=model.name,
+            prompt_tokens=parts.counter(plan).count(messages),
             completion_tokens=checked.pieces,
             ttft_s=checked.first_s or took,
             total_s=took,

@@ -197,7 +197,7 @@ def not_found_answer(
         manifest = dataclasses.replace(prompt.manifest, cuts=(*prompt.manifest.cuts, judged))
     else:
         manifest = Manifest(
-            policy=plan.policy.name,
+            policy=plan.snapshot.session.policy,
             budget=plan.spec.budget,
             total_tokens=0,
             parts=(),

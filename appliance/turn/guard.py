@@ -42,7 +42,7 @@ from appliance.knowledge.chunk import title_names
 from appliance.lexicon.text import fold, straight
 from appliance.protocols import ChatModel
 from appliance.stage import NEVER_ASK
-from appliance.turn.plan import TurnPlan
+from appliance.turn.plan import Parts, TurnPlan
 from appliance.types import CheckResult, Entity, Finding, Generation, GuardAction, Message, current_facts
 
 GuardPolicy = Literal["flag", "regenerate", "redact"]
@@ -61,7 +61,8 @@ REFINE_PROMPT = (
 class Rules:
     """What the guard needs besides the plan: the configured policy (``guard.policy``) and the phrase
     that stands in for a redacted span, the refiner (None: no rewrite), the turn's cancel event,
-    which stops the answers the guard asks for like the first, the safe answer by language that
+    which stops the answers the guard asks for like the first, the live parts the plan names (its
+    model and its policy's prompt, for a regeneration), the safe answer by language that
     replaces one asking for a secret (``privacy.safe_answer`` over the built-in texts), and the
     not-found text in the conversation's language (called only when an answer from passages keeps
     a fact no source has; None: such an answer is kept, flagged)."""
@@ -70,6 +71,7 @@ class Rules:
     redact_phrase: str
     refiner: ChatModel | None
     cancel: threading.Event | None
+    parts: Parts
     safe_answers: Mapping[str, str] = field(default_factory=lambda: dict(SAFE_ANSWER))
     not_found: Callable[[], str] | None = None
 
@@ -110,7 +112,7 @@ def repair(plan: TurnPlan, first: Generation, checked: CheckResult, rules: Rules
         if asks:
             return safe_answer(plan, first, result, first, rules.safe_answers)
         return redact(plan, first, result, missing, rules.redact_phrase)
-    kept = regenerate(plan, first, result, found, rules.cancel)
+    kept = regenerate(plan, first, result, found, rules)
     if asks and asking.find(kept.answer.text):
         return safe_answer(plan, first, result, kept.answer, rules.safe_answers)
     if plan.sources and rules.not_found is not None and _invented(kept.check):
@@ -136,7 +138,7 @@ def redact(
 
 
 def regenerate(
-    plan: TurnPlan, first: Generation, result: CheckResult, found: Sequence[Finding], cancel: threading.Event | None
+    plan: TurnPlan, first: Generation, result: CheckResult, found: Sequence[Finding], rules: Rules
 ) -> Guarded:
     """One more answer, from the prompt rebuilt with a stricter instruction that lists the ledger's
     facts (and, with passages, allows the documents' too) and what ``first`` got wrong (``found``);
@@ -145,9 +147,8 @@ def regenerate(
     The plan's spec already names and places what a read-back question asks for; if the kept answer
     still lacks it, it is answered from the ledger.
     """
-    second = plan.model.generate(
-        plan.prompt(strict_spec(plan, found)).messages, plan.sampling, cancel=cancel, cache_key=plan.cache_key
-    )
+    strict = rules.parts.prompt(plan, strict_spec(plan, found)).messages
+    second = rules.parts.model(plan).generate(strict, plan.sampling, cancel=rules.cancel, cache_key=plan.cache_key)
     lacking = readback.lacking(second.text, plan.wanted)
     second_result = _with_missing(_asked_for(plan.check(second.text), plan.wanted), lacking)
     kept = second if len(second_result.findings) < len(result.findings) else first

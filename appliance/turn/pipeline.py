@@ -31,7 +31,7 @@ from appliance.store import Store
 from appliance.turn import answering, embeddings, guard
 from appliance.turn.gauge import AnswerGauge
 from appliance.turn.grounding import KnowledgeStep, in_warm_order, not_found_answer
-from appliance.turn.plan import TurnPlan
+from appliance.turn.plan import Answerer, Parts, TurnPlan
 from appliance.turn.sessions import Sessions
 from appliance.turn.settings import PipelineSettings, session_rules
 from appliance.turn.timing import TurnTimer
@@ -98,6 +98,11 @@ class Pipeline:
         self.answering = AnswerGauge()
         # What the warm-up found for each session's next message (appliance.turn.warmup).
         self.ahead = Ahead()
+
+    @property
+    def parts(self) -> Parts:
+        """The live parts the turn's plans name: the models as the pipeline holds them now."""
+        return Parts(self.responder, self.early_responder, self.policies, self.counter_for)
 
     def counter_for(self, model: ChatModel) -> ResponderCounter:
         counter = self._counters.get(id(model))
@@ -190,8 +195,7 @@ class Pipeline:
         cues = s.vocabulary
         if s.mask_secrets:
             message = slots.mask(message, snap.turns[-6:], cues=cues)
-        turn_stage, model, spec = self.frame(snap, message, system)
-        counter = self.counter_for(model)
+        turn_stage, answerer, spec = self.frame(snap, message, system)
         policy = self.policies[snap.session.policy]
         used = sampling or s.sampling
         with timer.phase("recall"):
@@ -218,10 +222,8 @@ class Pipeline:
             message=message,
             customer=customer,
             stage=turn_stage,
-            model=model,
-            policy=policy,
+            answerer=answerer,
             spec=spec,
-            counter=counter,
             facts=facts,
             request=req,
             wanted=wanted,
@@ -284,7 +286,7 @@ class Pipeline:
         if plan.not_found:
             return plan, None
         with timer.phase("context"):
-            prompt = plan.prompt()
+            prompt = self.parts.prompt(plan)
         return self._judged(plan.placing(prompt.manifest), prompt, timer), prompt
 
     def _judged(self, plan: TurnPlan, prompt: Prompt, timer: TurnTimer) -> TurnPlan:
@@ -293,7 +295,7 @@ class Pipeline:
         found = self.ahead.take_judgement(plan.session_id, plan.message, prompt)  # judged from the draft, as sent
         if found is None:
             with self.answering, timer.phase("probe"):
-                found = self.grounding.judge(plan.model, prompt, plan.spec.instruction, plan.cache_key)
+                found = self.grounding.judge(self.parts.model(plan), prompt, plan.spec.instruction, plan.cache_key)
         if found is None:
             return plan
         judged = dataclasses.replace(plan, answerable=found.answerable, yes=found.yes)
@@ -323,6 +325,7 @@ class Pipeline:
             s.redact_phrase,
             self.refiner,
             cancel,
+            self.parts,
             s.safe_answers,
             not_found=lambda: self.grounding.not_found_text(plan.snapshot, plan.message),
         )
@@ -346,20 +349,20 @@ class Pipeline:
             expect_index=customer.index,  # a turn stored since the snapshot is a conflict, not a mislabel
         )
 
-    def frame(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, ChatModel, PromptSpec]:
+    def frame(self, snap: Snapshot, message: str, system: str | None) -> tuple[Stage, Answerer, PromptSpec]:
         """The message's stage, the model that answers it, and the prompt's fixed parts."""
         s = self.settings
         turn_stage = stage.detect(
             snap.turns, message, early_turns=s.early_turns, late_cues=s.late_cues, open_cues=s.open_cues
         )
-        model = self.early_responder if (turn_stage == "early" and self.early_responder) else self.responder
+        answerer: Answerer = "early" if turn_stage == "early" and self.early_responder else "responder"
         system, instruction = stage.prompt_texts(
             turn_stage, s.instructions, system if system is not None else s.system_prompt, s.instruction
         )
         spec = PromptSpec(
             system=system, instruction=instruction, budget=s.budget_tokens, passage_tokens=self.grounding.reserve()
         )
-        return turn_stage, model, spec
+        return turn_stage, answerer, spec
 
     def _recall(self, snap: Snapshot, message: str, policy: ContextPolicy) -> tuple[int, ...]:
         """Older turns to show verbatim again, when the message points back to something."""

@@ -2,18 +2,25 @@
 
 The pipeline makes the plan (:meth:`Pipeline.plan`); the steps after it (the prompt's build, the
 generation, the check, the guard) are functions of the plan and of what the step before returned.
+The plan is data: it names the model that answers (``answerer``) and its session's policy, and the
+live models, policies and counters are the :class:`Parts` the composition root made.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from appliance.context import ContextPolicy, PromptSpec
 from appliance.facts import checker, readback
 from appliance.knowledge import Retrieval
 from appliance.protocols import ChatModel, TokenCounter
 from appliance.types import CheckResult, Grounding, LedgerEntry, Manifest, Prompt, Sampling, Snapshot, Stage, Turn
+
+# Which model answers: the responder, or the one routed to for early turns (routing.early).
+Answerer = Literal["responder", "early"]
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,8 @@ class TurnPlan:
     message: str
     customer: Turn
     stage: Stage
-    model: ChatModel
-    policy: ContextPolicy
+    answerer: Answerer
     spec: PromptSpec
-    counter: TokenCounter
     facts: tuple[LedgerEntry, ...]
     request: readback.Request | None
     wanted: tuple[readback.Asked, ...]
@@ -67,10 +72,6 @@ class TurnPlan:
     def cache_key(self) -> str | None:
         """The model's prefix cache key: the session, none for a transcript sent whole."""
         return self.snapshot.session.id or None
-
-    def prompt(self, spec: PromptSpec | None = None) -> Prompt:
-        """The prompt of the plan's policy, for ``spec`` (a stricter retry's) or the plan's own."""
-        return self.policy.build(self.snapshot, self.message, spec or self.spec, self.counter, self.recalled)
 
     def placing(self, manifest: Manifest) -> TurnPlan:
         """This plan with the passages ``manifest`` says its prompt placed as the answer's sources."""
@@ -108,3 +109,30 @@ class TurnPlan:
                 passages=self.sources,
             )
         return done
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The live parts a plan names: the models that answer, the context policies by name, and the
+    token counter of a model (one per model, cached by its maker: a build counts the same turn lines
+    again at every turn)."""
+
+    responder: ChatModel
+    early: ChatModel | None
+    policies: Mapping[str, ContextPolicy]
+    counter_for: Callable[[ChatModel], TokenCounter]
+
+    def of(self, answerer: Answerer) -> ChatModel:
+        return self.early if answerer == "early" and self.early is not None else self.responder
+
+    def model(self, plan: TurnPlan) -> ChatModel:
+        """The model that answers ``plan``."""
+        return self.of(plan.answerer)
+
+    def counter(self, plan: TurnPlan) -> TokenCounter:
+        return self.counter_for(self.model(plan))
+
+    def prompt(self, plan: TurnPlan, spec: PromptSpec | None = None) -> Prompt:
+        """The prompt of the plan's session's policy, for ``spec`` (a stricter retry's) or the plan's own."""
+        policy = self.policies[plan.snapshot.session.policy]
+        return policy.build(plan.snapshot, plan.message, spec or plan.spec, self.counter(plan), plan.recalled)

@@ -64,12 +64,13 @@ class Warmup:
             snap = p.store.snapshot(session_id)
             if draft.strip():
                 plan = p.plan(snap, p.sessions.validate_message(draft), TurnTimer())
-                model, prompt = plan.model, None if plan.not_found else plan.prompt()
+                model, prompt = p.parts.model(plan), None if plan.not_found else p.parts.prompt(plan)
                 p.ahead.passages[session_id] = placed_passages(prompt)
                 if prompt is not None:
                     p.ahead.drafted[session_id] = (plan, prompt)
             else:
-                _, model, spec = p.frame(snap, "", None)
+                _, answerer, spec = p.frame(snap, "", None)
+                model = p.parts.of(answerer)
                 prompt = p.policies[snap.session.policy].build(snap, "", spec, p.counter_for(model))
         except (SessionNotFound, InputError):
             return None
@@ -83,7 +84,9 @@ class Warmup:
         if drafted is None:
             return
         plan, prompt = drafted
-        found = self.pipeline.grounding.judge(plan.model, prompt, plan.spec.instruction, plan.cache_key)
+        found = self.pipeline.grounding.judge(
+            self.pipeline.parts.model(plan), prompt, plan.spec.instruction, plan.cache_key
+        )
         if found is not None:
             self.pipeline.ahead.judged[session_id] = (plan.message, placed_passages(prompt), found)
 
