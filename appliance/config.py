@@ -126,7 +126,12 @@ class ResponderSettings(_RemoteBackend):
         description="Name of the answering model's entry in `models/MODELS.toml` (its file must carry a chat template).",
     )
     n_ctx: int = Field(4096, ge=256, le=131072, description="Context window in tokens given to llama.cpp.")
-    n_threads: int = Field(0, ge=0, le=512, description="CPU threads for generation; 0 means one per core.")
+    n_threads: int = Field(
+        0,
+        ge=0,
+        le=512,
+        description="CPU threads for generation; 0 means one per CPU this process may use (its affinity: systemd's CPUAffinity=, a cpuset).",
+    )
     n_gpu_layers: GpuLayers = Field(
         "auto",
         description="Layers offloaded to a GPU: `auto` puts all of them on an NVIDIA GPU when there is one with room for the model (its free memory holds the file and 1 GiB) and llama.cpp was built with CUDA (`scripts/setup` does that where `nvidia-smi` finds a GPU), none otherwise; 0 for CPU only, -1 for all, N for that many. Also for `routing.early` and `refine.model`.",
@@ -294,7 +299,9 @@ class SummarizerSettings(_RemoteBackend):
     n_ctx: int = Field(
         4096, ge=512, le=131072, description="Context window in tokens given to the summarizer's llama.cpp instance."
     )
-    n_threads: int = Field(0, ge=0, le=512, description="CPU threads for summarizing; 0 means one per core.")
+    n_threads: int = Field(
+        0, ge=0, le=512, description="CPU threads for summarizing; 0 means one per CPU this process may use."
+    )
     n_gpu_layers: GpuLayers = Field(
         "auto",
         description="Summarizer layers offloaded to a GPU: `auto` as for `responder.n_gpu_layers` (all on a GPU with room, else none); 0 for CPU only, -1 for all, N for that many.",

@@ -136,3 +136,19 @@ def test_two_real_models_load_at_once_and_the_process_still_writes(capfd):
         "repacked": True,
     }
     assert _writes_reach(capfd, "after two loads\n")
+
+
+def test_threads_default_to_the_cpus_the_process_may_use(monkeypatch: pytest.MonkeyPatch):
+    """``n_threads = 0``: one per CPU in the process's affinity (systemd's CPUAffinity=, a cpuset), not
+    every CPU of the box; every CPU where the system keeps no affinity."""
+    from appliance.models import llama
+
+    monkeypatch.setattr(llama.os, "sched_getaffinity", lambda pid: {2, 5}, raising=False)
+    assert llama.usable_cpus() == 2
+
+    def none(pid: int) -> set[int]:
+        raise OSError("no affinity here")
+
+    monkeypatch.setattr(llama.os, "sched_getaffinity", none, raising=False)
+    monkeypatch.setattr(llama.os, "cpu_count", lambda: 6)
+    assert llama.usable_cpus() == 6

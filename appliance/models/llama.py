@@ -202,6 +202,16 @@ def _placement(path: Path, setting: gpu.GpuLayers, name: str) -> gpu.Placement:
     return placed
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (``n_threads = 0``: one thread each): its affinity where the
+    system has one (systemd's CPUAffinity=, a container's cpuset), else every CPU. More threads than
+    that would wait at llama.cpp's barriers for a CPU."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity on this system
+        return os.cpu_count() or 1
+
+
 def _lines(text: str) -> list[str]:
     return _LINE_START.split(text)
 
@@ -280,7 +290,7 @@ class LlamaChatModel:
         self.states = StateCache(state_cache_mb * 1024 * 1024)
         self.lookup, self.lookup_tokens = lookup, lookup_tokens
         self.drafts = Drafts()  # drafted tokens checked and kept, for the lab
-        threads = n_threads or os.cpu_count() or 1
+        threads = n_threads or usable_cpus()
         placed = _placement(path, n_gpu_layers, name)
         try:
             with _LOADING.laid_out(repack=repack):
