@@ -362,23 +362,19 @@ def _pipeline(
     loaded models and the knowledge base; ``recall`` as :func:`build` was given it."""
     from appliance.store import Store  # imported by now
     from appliance.turn.pipeline import Pipeline
-    from appliance.turn.sessions import Sessions
-    from appliance.turn.settings import session_rules
 
     store = Store.open(settings.database, auditing=settings.audit.enabled, audit_text=settings.audit.text)
     undo.callback(store.close)
     recaller = loaded["recall"] if recall is True else (recall or None)
-    told = pipeline_settings(settings)
     return Pipeline(
         store,
         model,
         configured,
-        told,
+        pipeline_settings(settings),
         recall=recaller,
         early_responder=loaded.get("early"),
         refiner=loaded.get("refiner"),
         knowledge=_knowledge(settings, store, model, recaller or loaded.get("encoder")),
-        sessions=Sessions(store, configured, session_rules(told)),
     )
 
 

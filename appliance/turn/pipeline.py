@@ -68,7 +68,6 @@ class Pipeline:
         early_responder: ChatModel | None = None,
         refiner: ChatModel | None = None,
         knowledge: Knowledge | None = None,
-        sessions: Sessions | None = None,
     ) -> None:
         if settings.default_policy not in policies:
             raise ConfigError(f"context.policy: unknown policy {settings.default_policy!r}")
@@ -91,7 +90,8 @@ class Pipeline:
         )
         self.policies = dict(policies)
         self.settings = settings
-        self.sessions = sessions or Sessions(store, policies, session_rules(settings))
+        # The session services over the same store and settings (the appliance hands them to the API).
+        self.sessions = Sessions(store, policies, session_rules(settings))
         # One cached counter per model: a build counts the same turn lines again at every turn.
         self._counters: dict[int, ResponderCounter] = {}
         # Set while an answer is being generated, so background work can yield to it.

@@ -19,19 +19,6 @@ from appliance.store import Store
 from appliance.types import ROLES, LedgerEntry, Role, Session, SummaryVersion, Turn
 
 
-def validated(text: str, limit: int) -> str:
-    """The message as it will be stored, or ``InputError`` naming what is wrong with it."""
-    if not isinstance(text, str) or not text.strip():
-        raise InputError("empty message: there is nothing to answer", field="text")
-    if len(text) > limit:
-        raise MessageTooLong(
-            f"message of {len(text)} characters is longer than the limit of {limit} (chat.max_message_chars)",
-            field="text",
-            limit=limit,
-        )
-    return text.strip()
-
-
 @dataclasses.dataclass(frozen=True)
 class SessionRules:
     """What the services are told, from the pipeline's settings (the composition root resolves both)."""
@@ -58,7 +45,16 @@ class Sessions:
 
     def validate_message(self, text: str) -> str:
         """The message as it will be stored, or ``InputError`` naming what is wrong with it."""
-        return validated(text, self.rules.max_message_chars)
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("empty message: there is nothing to answer", field="text")
+        limit = self.rules.max_message_chars
+        if len(text) > limit:
+            raise MessageTooLong(
+                f"message of {len(text)} characters is longer than the limit of {limit} (chat.max_message_chars)",
+                field="text",
+                limit=limit,
+            )
+        return text.strip()
 
     def record_turn(self, session_id: str, role: str, text: str) -> Turn:
         """Record a turn without generating (a person's reply, a replayed transcript) as :meth:`said` reads
