@@ -879,6 +879,16 @@ class TestFetchCheck:
         assert self.CUES.in_language("it").reading("Is er een lift?").code == "nl"  # no Italian cues yet
         assert self.CUES.reading("I was wondering if they have parking").code == "en"  # a tie: the first
 
+    def test_settled_cues_read_a_message_in_the_language_found_once(self):
+        settled = self.CUES.settled("Was kostet das?")
+        assert settled.language == "de"
+        assert settled.reading("I was wondering if they have parking").code == "de"  # fixed: not looked for again
+        assert self.CUES.in_language("en").settled("Was kostet das?").language == "en"  # the conversation's stays
+        unsure = self.CUES.in_language("it").settled("Is er een lift?")  # no Italian cues: the best fitting
+        assert unsure.language == "nl"
+        message = "Ik vraag me af of er een lift is"
+        assert focus(message, self.CUES.settled(message)) == focus(message, self.CUES)
+
     def test_questions_naming_no_document_with_real_documents_and_encoder(self, kb: Knowledge, tmp_path: Path):
         (tmp_path / "library.md").write_text(LIBRARY)
         (tmp_path / "dentist.md").write_text(DENTIST)

@@ -203,7 +203,7 @@ class Knowledge:
         return Thread.of(index, lean, np.asarray(context), np.asarray(last))
 
     def _run(self, query: Query, *, always: bool) -> Retrieval:
-        cues = self.cues.in_language(query.language)
+        cues = self.cues.in_language(query.language).settled(query.message)
         question = focus(query.message, cues)
         index = self.index()
         if not len(index):

@@ -137,6 +137,12 @@ class FetchCues:
         """These cues for a conversation in ``language`` (as the turn detects it; None: unsure)."""
         return dataclasses.replace(self, language=language)
 
+    def settled(self, message: str) -> FetchCues:
+        """These cues with the language ``message`` is read in fixed (:meth:`reading`): the fetch check's
+        steps each read the one message, and the best-fitting language is looked for once."""
+        code = self.reading(message).code
+        return dataclasses.replace(self, language=code) if code in self.languages else self
+
     def reading(self, message: str) -> LanguageCues:
         """The one language whose cues ``message`` is read with: the conversation's (:attr:`language`)
         when it has cues, else the language whose cues match most of the message's words (the first

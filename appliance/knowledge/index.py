@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,19 @@ class Entry:
     text: str
     tokens: int
 
+    @classmethod
+    def of_row(cls, row: Mapping[str, Any]) -> Entry:
+        """The entry of one of the store's chunk rows."""
+        return cls(
+            int(row["id"]),
+            str(row["doc"]),
+            str(row["title"]),
+            str(row["heading"]),
+            str(row["location"]),
+            str(row["text"]),
+            int(row["tokens"]),
+        )
+
 
 @dataclass(frozen=True)
 class Index:
@@ -79,15 +92,7 @@ class Index:
         titles: dict[str, str] = {}
         texts: dict[str, list[str]] = defaultdict(list)
         for row in rows:
-            entry = Entry(
-                int(row["id"]),
-                str(row["doc"]),
-                str(row["title"]),
-                str(row["heading"]),
-                str(row["location"]),
-                str(row["text"]),
-                int(row["tokens"]),
-            )
+            entry = Entry.of_row(row)
             entries.append(entry)
             blob = bytes(row["vector"])
             half = len(blob) // 8 * 4 if str(row["model"]).endswith(TOPICS) else len(blob)
@@ -103,10 +108,8 @@ class Index:
         vectors = np.frombuffer(text_bytes, dtype="<f4").reshape(len(entries), -1).astype(np.float32, copy=False)
         topics = np.frombuffer(b"".join(distinct), dtype="<f4").reshape(len(distinct), -1).astype(np.float32)
         rows_of: dict[str, list[int]] = defaultdict(list)
-        frequency: Counter[str] = Counter()
         for i, entry in enumerate(entries):
             rows_of[entry.doc].append(i)
-            frequency.update(set(_TERM.findall(fold(entry.text))))
         return cls(
             generation=generation,
             entries=tuple(entries),
@@ -117,7 +120,7 @@ class Index:
             row_of={e.chunk_id: i for i, e in enumerate(entries)},
             rows_of_doc={doc: np.array(rows, dtype=np.int64) for doc, rows in rows_of.items()},
             names=Names.build(titles, texts),
-            common=frozenset(w for w, n in frequency.items() if n > COMMON * len(entries) and n > 1),
+            common=_common(entries),
         )
 
     def similarity(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -140,3 +143,11 @@ class Index:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+
+def _common(entries: Sequence[Entry]) -> frozenset[str]:
+    """The words (folded) in more than ``COMMON`` of the chunks: too common to tell chunks apart."""
+    frequency: Counter[str] = Counter()
+    for entry in entries:
+        frequency.update(set(_TERM.findall(fold(entry.text))))
+    return frozenset(w for w, n in frequency.items() if n > COMMON * len(entries) and n > 1)
