@@ -411,9 +411,14 @@ class TestHub:
             hub = EventHub(store, queue_size=8, max_listeners=2, ping_s=5)
             first = await hub.open(None)
             hub.close(first)
+            woken = hub.wakes
             for i in range(12):
                 store.append_turn(session.id, "agent", f"unheard {i}")
-            await asyncio.sleep(1.5)  # the pump wakes with nobody to hand them to
+            for _ in range(500):  # the pump wakes with nobody to hand them to
+                if hub.wakes > woken:
+                    break
+                await asyncio.sleep(0.01)
+            assert hub.wakes > woken
             listener = await hub.open(None)
             store.append_turn(session.id, "agent", "heard")
             stream = hub.stream(listener, None)

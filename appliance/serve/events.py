@@ -97,6 +97,7 @@ class EventHub:
         self.listeners: set[Listener] = set()
         self.dropped = 0  # listeners disconnected for falling behind or stalling
         self.delivered = 0  # events sent to listeners
+        self.wakes = 0  # the pump's wake-ups: a commit's, or the poll's
         self._loop: asyncio.AbstractEventLoop | None = None
         self._dirty: asyncio.Event | None = None
         self._pump: asyncio.Task[None] | None = None
@@ -142,6 +143,7 @@ class EventHub:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._dirty.wait(), POLL_S)
             self._dirty.clear()
+            self.wakes += 1
             if not self.accepting():
                 for listener in list(self.listeners):
                     listener.end("ended")
