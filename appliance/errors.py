@@ -122,3 +122,8 @@ class FloorConflict(ApplianceError):
 
 class PersonHolds(FloorConflict):
     """A person is asked for or holds the conversation, or it is closed: the model does not answer it."""
+
+    @classmethod
+    def of(cls, state: str) -> PersonHolds:
+        """The refusal for a conversation in floor ``state``."""
+        return cls(f"the conversation is {state}: the model does not answer it")

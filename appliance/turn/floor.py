@@ -154,7 +154,7 @@ class Desk:
                 return Answered(result, after, self.waiting(session_id))
             return Answered(result, Floor())
         if not hold or floor.state == "closed":
-            raise PersonHolds(f"the conversation is {floor.state}: the model does not answer it")
+            raise PersonHolds.of(floor.state)
         customer = self.sessions.record_turn(session_id, "customer", text)
         return Held(customer, floor, self.waiting(session_id) if floor.state == "needs_person" else "")
 
@@ -191,7 +191,7 @@ class Desk:
         generation) and the state change, in one transaction."""
         started = time.monotonic()
         session_id = snap.session.id
-        _, message, facts = self.sessions.said(session_id, "customer", text)
+        _, message, facts = self.sessions.said(session_id, "customer", text, snapshot=snap)
         answer = self.waiting(session_id, language)
         record = TurnRecord(
             stage=stage.detect(snap.turns, message),

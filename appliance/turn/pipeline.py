@@ -137,7 +137,7 @@ class Pipeline:
         message = self.sessions.validate_message(text)
         snap = snapshot if snapshot is not None else self.store.snapshot(session_id)
         if snap.session.floor.state != "bot":  # a person is asked for or holds it (appliance.turn.floor)
-            raise PersonHolds(f"the conversation is {snap.session.floor.state}: the model does not answer it")
+            raise PersonHolds.of(snap.session.floor.state)
         plan = self.plan(snap, message, timer, warmed=self.ahead.take_passages(session_id))
         return self._answer(plan, timer, on_token=on_token, cancel=cancel, persist=persist)
 

@@ -16,7 +16,7 @@ from appliance.errors import InputError, MessageTooLong
 from appliance.facts import ledger, slots
 from appliance.facts.vocabulary import Vocabulary
 from appliance.store import Store
-from appliance.types import ROLES, LedgerEntry, Role, Session, SummaryVersion, Turn
+from appliance.types import ROLES, LedgerEntry, Role, Session, Snapshot, SummaryVersion, Turn
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,18 +62,24 @@ class Sessions:
         said, message, facts = self.said(session_id, role, text)
         return self.store.append_turn(session_id, said, message, ledger=facts)
 
-    def said(self, session_id: str, role: str, text: str) -> tuple[Role, str, tuple[LedgerEntry, ...]]:
-        """A turn as stored: its role, its text with secrets masked, its facts read with the turn before."""
+    def said(
+        self, session_id: str, role: str, text: str, *, snapshot: Snapshot | None = None
+    ) -> tuple[Role, str, tuple[LedgerEntry, ...]]:
+        """A turn as stored: its role, its text with secrets masked, its facts read with the turn before;
+        the session's turns and ledger are the ``snapshot`` the caller read in the session's lane, else
+        read here."""
         if role not in ROLES:
             raise InputError(f"role must be one of {', '.join(ROLES)}, got {role!r}", field="role")
         message = self.validate_message(text)
         said: Role = "customer" if role == "customer" else "agent"
         cues = self.rules.vocabulary
-        before = self.store.turns(session_id)[-6:]  # the agent's request a reply answers; secrets just asked for
+        turns = snapshot.turns if snapshot is not None else self.store.turns(session_id)
+        before = turns[-6:]  # the agent's request a reply answers; secrets just asked for
         if self.rules.mask_secrets:
             message = slots.mask(message, before, role=said, cues=cues)
+        prior = snapshot.ledger if snapshot is not None else self.store.ledger(session_id)
         said_turn, asked = Turn(session_id, -1, said, message), before[-1] if before else None  # -1: the store's
-        return said, message, ledger.entries_for(said_turn, asked, cues=cues, prior=self.store.ledger(session_id))
+        return said, message, ledger.entries_for(said_turn, asked, cues=cues, prior=prior)
 
     def edit_summary(self, session_id: str, text: str) -> SummaryVersion:
         """An operator's summary: stored as a new version covering every turn so far."""
