@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from appliance.errors import GenerationError
-from appliance.models.llama import yes_share
+from appliance.models.yesno import yes_share
 from appliance.types import Sampling
 
 if TYPE_CHECKING:
