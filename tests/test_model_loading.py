@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance.app import load_concurrently
+from appliance.app.loading import load_concurrently
 from appliance.models.files import find, sha256_of, verified_path
 from appliance.models.llama import LlamaChatModel
 from appliance.models.native import Loading, log_errors
