@@ -111,7 +111,7 @@ def load_recall(settings: Settings) -> Recaller | None:
 
 
 def _load_detector(settings: Settings) -> None:
-    from appliance.summarizer import load_quick_detector
+    from appliance.summarizer.language import load_quick_detector
 
     load_quick_detector(settings.summarizer.languages)
 

@@ -34,6 +34,7 @@ from appliance.facts.entities import index_keys, lookup_keys
 from appliance.protocols import Busy, ChatModel
 from appliance.store import Store
 from appliance.summarizer import Extract
+from appliance.summarizer.language import conversation_language
 from appliance.turn.lag import LagGauge
 from appliance.turn.loop import SessionLoop
 from appliance.turn.summary_run import Cut, Outcome, Plan, Ran, Watcher, WorkerStats, longest_fitting
@@ -229,7 +230,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
         if len(pending) < self.settings.every_turns or len(turns) < self._retry_at.get(session_id, 0):
             return None
         full = self._full_due(session_id, base, len(turns), covered)
-        language = summarizer.conversation_language(turns, self.settings.languages)
+        language = conversation_language(turns, self.settings.languages)
         previous = None if full else base
         chunk = self._fit(previous, eligible if full else pending, language)
         if full and base is not None and len(chunk) < len(eligible):
