@@ -12,7 +12,7 @@ One sequence's cache can be copied into another's (:meth:`BatchContext.copy`): a
 several answers share is evaluated once.
 
 Used by :mod:`appliance.models.batched` (the engine) and, bare, by the lab's ``bench batch``. Like
-``llama.py`` this module may import llama_cpp: both are the llama.cpp backend.
+``llama.py`` and ``native.py`` this module may import llama_cpp: they are the llama.cpp backend.
 """
 
 from __future__ import annotations
