@@ -24,8 +24,9 @@ from appliance.context.recall import Recall
 from appliance.knowledge import Knowledge
 from appliance.models.batched import BatchedChatModel
 from appliance.models.files import embedding_files, find, verified_path
-from appliance.models.llama import LlamaChatModel, yes_share
+from appliance.models.llama import LlamaChatModel
 from appliance.models.remote import RemoteChatModel
+from appliance.models.yesno import yes_share
 from appliance.stage import ANSWERABLE_QUESTION
 from appliance.store import Store
 from appliance.turn.pipeline import Pipeline

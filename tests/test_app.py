@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from appliance.app import Appliance, build, load_concurrently
+from appliance.app import Appliance, build
+from appliance.app.loading import load_concurrently
 from appliance.config import Settings
 from appliance.errors import ModelFileError
 from appliance.store import Store
@@ -61,7 +62,7 @@ class TestBuild:
             raise ModelFileError("summarizer file missing")
 
         if failing == "load_summarizer":
-            monkeypatch.setattr("appliance.app.load_summarizer", missing)
+            monkeypatch.setattr("appliance.app.loading.load_summarizer", missing)
         else:
             monkeypatch.setattr("appliance.turn.worker.SummaryWorker.configured", missing)
         with pytest.raises(ModelFileError):

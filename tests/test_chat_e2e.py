@@ -150,7 +150,7 @@ class TestKilledMidTurn:
 @pytest.mark.real_model
 class TestDefaultResponder:
     def test_loads_counts_exactly_and_generates(self, tmp_path: Path):
-        from appliance.app import load_responder
+        from appliance.app.loading import load_responder
         from appliance.types import Message, Sampling
 
         settings = load_settings(write_config(tmp_path), env={})

@@ -17,7 +17,8 @@ from appliance.errors import ConfigError
 from appliance.models import gpu
 from appliance.models.files import find, verified_path
 from appliance.models.gpu import Gpu, Placement, place
-from appliance.models.llama import LlamaChatModel, supports_gpu_offload
+from appliance.models.llama import LlamaChatModel
+from appliance.models.native import supports_gpu_offload
 
 from .support import MODELS_DIR, ROOT, TEST_MODEL, write_config
 

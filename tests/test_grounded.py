@@ -814,7 +814,7 @@ class TestBenchScore:
 
 def _tiny_bench(settings: Settings, encoder: Recall, max_tokens: int, limit: int, **mode: bool) -> dict[str, Any]:
     """bench knowledge on the branch example's first ``limit`` items, the tiny model responding."""
-    from appliance.app import load_model
+    from appliance.app.loading import load_model
     from appliance.lab.bench.knowledge import run_bench
     from appliance.lab.harness import evolve
 

@@ -38,8 +38,8 @@ EDGE_REACH = {
 # Each library, and the units (a folder or a top-level module) that may import it.
 OWNERS = {
     # the llama.cpp backend: one context (llama), its prompt-lookup decoding loop (lookup), a context of
-    # several sequences (batch_context)
-    "llama_cpp": {"models/llama", "models/lookup", "models/batch_context"},
+    # several sequences (batch_context), the native library's loading and saved states (native)
+    "llama_cpp": {"models/llama", "models/lookup", "models/batch_context", "models/native"},
     "sqlite_utils": {"store"},
     "fastapi": {"serve"},
     "starlette": {"serve"},

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from appliance.app import load_concurrently
+from appliance.app.loading import load_concurrently
 from appliance.models.files import find, sha256_of, verified_path
-from appliance.models.llama import LlamaChatModel, _Loading, _log_errors
+from appliance.models.llama import LlamaChatModel
+from appliance.models.native import Loading, log_errors
 
 from .support import MODELS_DIR, TEST_MODEL
 
@@ -47,7 +48,7 @@ class TestLoading:
 
     @pytest.mark.parametrize("last_out", ["first in", "second in"])
     def test_overlapping_loads_leave_the_process_writing(self, capfd, last_out: str):
-        quiet = _Loading()
+        quiet = Loading()
         first, second = quiet, quiet
         first.__enter__()
         second.__enter__()
@@ -64,7 +65,7 @@ class TestLoading:
             return bool(native.llama_model_default_params().use_extra_bufts)
 
         assert repacks()  # llama.cpp's own default, which the appliance turns off
-        loading = _Loading()
+        loading = Loading()
         with loading:
             with loading:
                 assert not repacks()
@@ -74,7 +75,7 @@ class TestLoading:
     def test_each_loading_thread_gets_the_layout_it_asked_for(self):
         import llama_cpp.llama_cpp as native
 
-        loading = _Loading()
+        loading = Loading()
         inside = threading.Barrier(2, timeout=10)
         seen: dict[bool, bool] = {}
 
@@ -92,7 +93,7 @@ class TestLoading:
         assert seen == {True: True, False: False}
 
     def test_threads_entering_and_leaving_at_random_leave_it_writing(self, capfd):
-        quiet = _Loading()
+        quiet = Loading()
         start = threading.Barrier(4, timeout=10)
 
         def load() -> None:
@@ -111,9 +112,9 @@ class TestLoading:
 
 def test_between_loads_only_llama_cpps_errors_reach_the_log(caplog):
     with caplog.at_level("DEBUG", logger="appliance.llama"):
-        _log_errors(1, b"llama_model_loader: loaded meta data\n", None)  # INFO
-        _log_errors(2, b"a warning\n", None)
-        _log_errors(3, b"failed to find a memory slot for batch of size 512\n", None)
+        log_errors(1, b"llama_model_loader: loaded meta data\n", None)  # INFO
+        log_errors(2, b"a warning\n", None)
+        log_errors(3, b"failed to find a memory slot for batch of size 512\n", None)
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("ERROR", "llama.cpp: failed to find a memory slot for batch of size 512")
     ]
@@ -141,14 +142,14 @@ def test_two_real_models_load_at_once_and_the_process_still_writes(capfd):
 def test_threads_default_to_the_cpus_the_process_may_use(monkeypatch: pytest.MonkeyPatch):
     """``n_threads = 0``: one per CPU in the process's affinity (systemd's CPUAffinity=, a cpuset), not
     every CPU of the box; every CPU where the system keeps no affinity."""
-    from appliance.models import llama
+    from appliance.models import native
 
-    monkeypatch.setattr(llama.os, "sched_getaffinity", lambda pid: {2, 5}, raising=False)
-    assert llama.usable_cpus() == 2
+    monkeypatch.setattr(native.os, "sched_getaffinity", lambda pid: {2, 5}, raising=False)
+    assert native.usable_cpus() == 2
 
     def none(pid: int) -> set[int]:
         raise OSError("no affinity here")
 
-    monkeypatch.setattr(llama.os, "sched_getaffinity", none, raising=False)
-    monkeypatch.setattr(llama.os, "cpu_count", lambda: 6)
-    assert llama.usable_cpus() == 6
+    monkeypatch.setattr(native.os, "sched_getaffinity", none, raising=False)
+    monkeypatch.setattr(native.os, "cpu_count", lambda: 6)
+    assert native.usable_cpus() == 6

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from appliance.app import load_model
+from appliance.app.loading import load_model
 from appliance.config import ROOT, load_settings
 from appliance.errors import Cancelled, ConfigError, GenerationError, ModelLoadError
 from appliance.models.llama import LlamaChatModel

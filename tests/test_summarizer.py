@@ -10,7 +10,7 @@ import pytest
 from appliance import summarizer
 from appliance.errors import Cancelled
 from appliance.facts.entities import extract
-from appliance.summarizer import CATEGORIES, Checks, Source, summary_prompt, validate
+from appliance.summarizer import CATEGORIES, Checks, Source, language, summary_prompt, validate
 from appliance.types import Generation, Message, Sampling, SummaryVersion, Turn
 
 
@@ -181,34 +181,34 @@ class TestValidate:
 class TestLanguage:
     def test_detects_among_the_configured_languages(self):
         french = "Je voudrais réserver une table pour deux personnes ce soir."
-        assert summarizer.detect_language(french, ("en", "fr")) == "fr"
+        assert language.detect_language(french, ("en", "fr")) == "fr"
 
     def test_conversation_language_falls_back_to_the_first_configured(self):
         turns = (Turn("s", 0, "customer", "TR5517 1YXEN4V3"),)
-        assert summarizer.conversation_language(turns, ("nl", "en")) == "nl"
+        assert language.conversation_language(turns, ("nl", "en")) == "nl"
 
     def test_customer_language_is_none_when_unsure(self):
         languages = ("en", "de", "fr", "es", "it", "nl", "pt")
-        assert summarizer.customer_language((Turn("s", 0, "customer", "Dank u wel"),), languages) is None
+        assert language.customer_language((Turn("s", 0, "customer", "Dank u wel"),), languages) is None
         french = (Turn("s", 0, "customer", "Je voudrais réserver une table pour deux personnes ce soir."),)
-        assert summarizer.customer_language(french, ("en", "fr")) == "fr"
+        assert language.customer_language(french, ("en", "fr")) == "fr"
 
     def test_the_quick_detector_reads_a_question_and_is_unsure_of_a_word(self):
         languages = ("en", "de", "fr", "es", "nl")
-        summarizer.load_quick_detector(languages)
+        language.load_quick_detector(languages)
         for text, code in [
             ("I was wondering if they have parking near the station", "en"),
             ("Was kostet eine Überweisung ins Ausland?", "de"),
             ("Je voudrais réserver une table pour deux personnes ce soir.", "fr"),
         ]:
-            assert summarizer.customer_language((Turn("s", 0, "customer", text),), languages, quick=True) == code
-        assert summarizer.detect_language("Hello!", languages, quick=True) is None
+            assert language.customer_language((Turn("s", 0, "customer", text),), languages, quick=True) == code
+        assert language.detect_language("Hello!", languages, quick=True) is None
 
     def test_unknown_language_code_is_a_config_error(self):
         from appliance.errors import ConfigError
 
         with pytest.raises(ConfigError, match="'zz'"):
-            summarizer.detect_language("some words here", ("en", "zz"))
+            language.detect_language("some words here", ("en", "zz"))
 
 
 BANK = (

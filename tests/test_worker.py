@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from appliance.app import load_summarizer
+from appliance.app.loading import load_summarizer
 from appliance.config import Settings, SummarizerSettings
 from appliance.facts.entities import extract
 from appliance.protocols import Busy

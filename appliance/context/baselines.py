@@ -8,165 +8,29 @@ sessions, so each keeps its seed's shape exactly (tests hold them to the seeds' 
 * ``seed-qa`` (seed 000): older pairs as truncated "Q{i}/A{i}" lines, the last pairs verbatim.
 * ``threshold`` (seed 003): over a token threshold, the first message plus the session's summary.
 
-None of the seeds had a budget, so all of them give way the same simple way: whole units (a turn,
-a pair, the compressed older part), oldest first, until the prompt fits. Passages of the operator's
-documents (none of the seeds had them either) come after the conversation, within the tokens reserved
-for them, and give way, all at once, only when the conversation has nothing left to give.
+None of the seeds had a budget, so all of them give way the same simple way, whole units oldest first
+(:mod:`appliance.context.units`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from appliance.context.base import (
-    Placed,
     PromptSpec,
-    assemble,
     part_manifests,
-    passages_note,
-    place,
     render_turn,
-    too_long,
     turn_span,
     usable_summary,
 )
+from appliance.context.units import Baseline, Build, Unit
 from appliance.protocols import TokenCounter
-from appliance.types import Citation, Manifest, Message, PartManifest, Prompt, Snapshot, Turn
+from appliance.types import Manifest, PartManifest, Prompt, Snapshot, Turn
 
 
-@dataclass(frozen=True)
-class _Unit:
-    """A piece of a baseline's context that is kept or dropped whole."""
-
-    kind: str  # "verbatim" or "summarized"
-    turns: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class _Fitted:
-    """A baseline's prompt within budget: how many of its oldest units gave way, and the prompt."""
-
-    first: int
-    messages: tuple[Message, ...]
-    total: int
-    placed: Placed | None  # the passages placed; None when they gave way
-
-
-@dataclass(frozen=True)
-class _PassageParts:
-    """What a baseline's manifest says of the passages: their part, notes on the cut ones, and both lists."""
-
-    parts: list[PartManifest]
-    notes: list[str]
-    placed: tuple[Citation, ...]
-    cut: tuple[Citation, ...]
-
-
-@dataclass(frozen=True)
-class _Build:
-    """What one baseline build fits and accounts with: the policy's name, the spec, the question and the counter."""
-
-    policy: str
-    spec: PromptSpec
-    question: str
-    counter: TokenCounter
-
-    def fit(self, n_units: int, render: Callable[[int], str]) -> _Fitted:
-        """The fewest oldest units to drop so that the prompt fits: ``render(first)`` renders units
-        ``first..`` and its count only shrinks as ``first`` grows, so bisect (a few full counts).
-
-        The passages' reserve is kept out of the conversation's room (the part its passages leave
-        unused too); if nothing of the conversation is left and it still does not fit, the passages
-        and their reserve give way."""
-        spec, question, counter = self.spec, self.question, self.counter
-        placed = place(spec.passages, spec.passage_tokens, counter)
-        tail = placed.text()
-        limit = spec.budget - (spec.passage_tokens - placed.tokens)
-
-        def context(k: int) -> str:
-            return "\n\n".join(t for t in (render(k), tail) if t)
-
-        if counter.count(assemble(spec, context(n_units), question)) > limit:
-            if not spec.passage_tokens:
-                raise too_long(spec)
-            no_passages = dataclasses.replace(spec, passages=(), passage_tokens=0)
-            return dataclasses.replace(
-                _Build(self.policy, no_passages, question, counter).fit(n_units, render), placed=None
-            )
-        lo, hi = 0, n_units
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if counter.count(assemble(spec, context(mid), question)) <= limit:
-                hi = mid
-            else:
-                lo = mid + 1
-        messages = assemble(spec, context(lo), question)
-        return _Fitted(lo, messages, counter.count(messages), placed)
-
-    def passage_parts(self, fitted: _Fitted) -> _PassageParts:
-        """The passages' part of the manifest, its notes on cut passages, and the passages placed and cut."""
-        offered = self.spec.passages
-        placed = fitted.placed
-        kept = placed.passages if placed is not None else ()
-        cut = placed.over if placed is not None else offered
-        notes = []
-        if placed is not None and placed.over:
-            notes.append(passages_note(placed.over, f"over the {self.spec.passage_tokens} tokens kept for them"))
-        elif placed is None and offered:
-            notes.append(passages_note(offered, f"cut to fit {self.spec.budget} tokens"))
-        parts = [PartManifest("passages", placed.tokens)] if placed is not None and kept else []
-        return _PassageParts(parts, notes, tuple(p.citation() for p in kept), tuple(p.citation() for p in cut))
-
-    def manifest(
-        self,
-        fitted: _Fitted,
-        units: Sequence[_Unit],
-        parts: Sequence[PartManifest],
-        *,
-        outside: Sequence[int] = (),
-        notes: Sequence[str] = (),
-        fallback: bool = False,
-    ) -> Manifest:
-        """The manifest of ``units`` (in give-way order) after ``fitted``; ``outside`` are turns the
-        policy leaves out whatever the budget."""
-        first = fitted.first
-        kept, dropped = units[first:], units[:first]
-        verbatim = tuple(i for u in kept if u.kind == "verbatim" for i in u.turns)
-        summarized = tuple(i for u in kept if u.kind == "summarized" for i in u.turns)
-        cut = tuple(sorted({*outside, *(i for u in dropped for i in u.turns)}))
-        cuts = list(notes)
-        if dropped:
-            dropped_turns = sorted(i for u in dropped for i in u.turns)
-            what = f"turns {turn_span(dropped_turns)}" if dropped_turns else "an empty part"
-            cuts.append(f"dropped the {first} oldest part(s) ({what}) to fit {self.spec.budget} tokens")
-        extra = self.passage_parts(fitted)
-        return Manifest(
-            policy=self.policy,
-            budget=self.spec.budget,
-            total_tokens=fitted.total,
-            parts=part_manifests(self.spec, self.question, self.counter, fitted.total, [*parts, *extra.parts]),
-            verbatim_turns=verbatim,
-            summarized_turns=summarized,
-            cut_turns=cut,
-            cuts=(*cuts, *extra.notes),
-            fallback=fallback,
-            passages=extra.placed,
-            cut_passages=extra.cut,
-        )
-
-
-class _Baseline:
-    """What the baselines share: recall is the ``rolling`` policy's own, so none has a place for recalled turns."""
-
-    uses_summary = False
-
-    def recall_candidates(self, snap: Snapshot) -> tuple[Turn, ...]:
-        return ()
-
-
-class RawPolicy(_Baseline):
+class RawPolicy(Baseline):
     """The whole transcript, verbatim; the oldest turns give way when it does not fit."""
 
     name = "raw"
@@ -176,7 +40,7 @@ class RawPolicy(_Baseline):
     ) -> Prompt:
         turns = snap.turns
         lines = [render_turn(t) for t in turns]
-        build = _Build(self.name, spec, question, counter)
+        build = Build(self.name, spec, question, counter)
         fitted = build.fit(len(turns), lambda k: "\n".join(lines[k:]))
         first, total = fitted.first, fitted.total
         kept = tuple(t.index for t in turns[first:])
@@ -267,7 +131,7 @@ def render_qa_pairs(pairs: Sequence[Pair]) -> str:
     return "\n\n".join(blocks)
 
 
-class _SeedPolicy(_Baseline):
+class _SeedPolicy(Baseline):
     """Shared shape of seeds 000 and 001: the last ``recent`` pairs verbatim, up to ``older`` pairs
     before them compressed by ``summarize``, anything older outside the seed's window (cut)."""
 
@@ -293,8 +157,8 @@ class _SeedPolicy(_Baseline):
         else:
             older, outside, newest = [], [], pairs
         summary = self.summarize(_pair_texts(older)) if older else ""
-        units = ([_Unit("summarized", tuple(i for p in older for i in _pair_turns(p)))] if older else []) + [
-            _Unit("verbatim", _pair_turns(p)) for p in newest
+        units = ([Unit("summarized", tuple(i for p in older for i in _pair_turns(p)))] if older else []) + [
+            Unit("verbatim", _pair_turns(p)) for p in newest
         ]
         has_summary = bool(older)
 
@@ -308,7 +172,7 @@ class _SeedPolicy(_Baseline):
                 return ""
             return f"{'Recent conversation details' if has_summary else 'Previous conversation'}:\n{qa}"
 
-        build = _Build(self.name, spec, question, counter)
+        build = Build(self.name, spec, question, counter)
         fitted = build.fit(len(units), render)
         first = fitted.first
         shown = newest[max(0, first - (1 if has_summary else 0)) :]
@@ -369,7 +233,18 @@ def flatten_history(turns: Sequence[Turn]) -> str:
     return "\n\n".join(f"{SEED_ROLE[t.role]}: {t.text}" for t in turns)
 
 
-class ThresholdPolicy(_Baseline):
+@dataclass(frozen=True)
+class _History:
+    """Seed 003's history before it is fitted: its units (the first message first) and their texts,
+    the manifest's notes, and whether it fell back to the verbatim turns (no summary yet)."""
+
+    units: list[Unit]
+    texts: list[str]
+    notes: list[str]
+    fallback: bool = False
+
+
+class ThresholdPolicy(Baseline):
     """Seed 003: while the flattened history is at most ``threshold`` tokens (of ``threshold_counter``,
     e.g. OpenAI tokens), the transcript verbatim; above it, the first message and the session's
     summary in place of the rest. The summarizer runs off the hot path, so turns after the summary's
@@ -383,35 +258,39 @@ class ThresholdPolicy(_Baseline):
         self.threshold = threshold
         self.threshold_counter = threshold_counter
 
-    def build(
-        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
-    ) -> Prompt:
+    def _history(self, snap: Snapshot, counter: TokenCounter) -> _History:
+        """The history's units and texts: over the threshold with a summary, the first message, the
+        summary and the turns newer than it; otherwise every turn, verbatim."""
         turns = snap.turns
         size = (self.threshold_counter or counter).count_text(flatten_history(turns)) if turns else 0
         summary = usable_summary(snap)
-        notes: list[str] = []
-        fallback = False
-        texts: list[str]
         if size > self.threshold and summary is not None and len(turns) > 1:
             covers_to = summary.covers_to
             pending = [t for t in turns[1:] if t.index > covers_to]
             summarized = tuple(t.index for t in turns[1:] if t.index <= covers_to)
-            units = [_Unit("verbatim", (turns[0].index,)), _Unit("summarized", summarized)]
-            units += [_Unit("verbatim", (t.index,)) for t in pending]
+            units = [Unit("verbatim", (turns[0].index,)), Unit("summarized", summarized)]
+            units += [Unit("verbatim", (t.index,)) for t in pending]
             texts = [render_turn(turns[0]), f"Summary of the conversation since: {summary.text.strip()}"]
             texts += [render_turn(t) for t in pending]
-            notes.append(f"history of {size} tokens is over the threshold of {self.threshold}: summary in place")
+            notes = [f"history of {size} tokens is over the threshold of {self.threshold}: summary in place"]
             if pending:
                 notes.append(f"turns {turn_span([t.index for t in pending])} are newer than the summary: kept verbatim")
-        else:
-            if size > self.threshold:
-                fallback = True
-                notes.append(
-                    f"history of {size} tokens is over the threshold of {self.threshold} but there is no "
-                    "summary yet: turns kept verbatim"
-                )
-            units = [_Unit("verbatim", (t.index,)) for t in turns]
-            texts = [render_turn(t) for t in turns]
+            return _History(units, texts, notes)
+        units = [Unit("verbatim", (t.index,)) for t in turns]
+        texts = [render_turn(t) for t in turns]
+        if size <= self.threshold:
+            return _History(units, texts, [])
+        note = (
+            f"history of {size} tokens is over the threshold of {self.threshold} but there is no "
+            "summary yet: turns kept verbatim"
+        )
+        return _History(units, texts, [note], fallback=True)
+
+    def build(
+        self, snap: Snapshot, question: str, spec: PromptSpec, counter: TokenCounter, recalled: Sequence[int] = ()
+    ) -> Prompt:
+        history = self._history(snap, counter)
+        units, texts = history.units, history.texts
         # Seed 003 keeps the first message as the conversation's anchor: it is the last part to give
         # way, after every later turn and the summary (drop order: units[1:], then units[0]).
         n = len(units)
@@ -420,7 +299,7 @@ class ThresholdPolicy(_Baseline):
         def render(k: int) -> str:
             return "\n\n".join(texts[:1] + texts[k + 1 :]) if k < n else ""
 
-        build = _Build(self.name, spec, question, counter)
+        build = Build(self.name, spec, question, counter)
         fitted = build.fit(n, render)
         dropped = fitted.first
         kept = sorted((u for u in order[dropped:]), key=lambda u: u.turns[:1] or (-1,))
@@ -434,7 +313,7 @@ class ThresholdPolicy(_Baseline):
                 note=f"{len(kept_verbatim)} verbatim turn(s)" + ("; the first message kept" if dropped < n else ""),
             )
         ]
-        manifest = build.manifest(fitted, order, parts, notes=notes, fallback=fallback)
+        manifest = build.manifest(fitted, order, parts, notes=history.notes, fallback=history.fallback)
         return Prompt(
             messages=fitted.messages,
             manifest=dataclasses.replace(

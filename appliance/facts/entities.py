@@ -55,12 +55,11 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
-from appliance.facts import amounts, codes, handles, names, national_ids, percents, phones, secrets, spoken
+from appliance.facts import amounts, clock, codes, handles, names, national_ids, percents, phones, secrets, spoken
 from appliance.facts.amounts import parse_number
 from appliance.facts.matching import IDENTIFIER_KINDS, family, index_keys, lookup_keys
 from appliance.facts.text import MONTHS, WEEKDAYS, alternation, compact, digits, fold_words, phrases, spaced
-from appliance.lexicon import LEXICONS, Entities, Times, each, either
-from appliance.lexicon.text import fold
+from appliance.lexicon import Entities, Times, each, either
 from appliance.types import Entity
 
 # Matching forms and keys live in their own modules; they are re-exported here for the callers.
@@ -136,21 +135,6 @@ _ORDINAL_DAY = re.compile(
     rf"|(?<![\w/.-])(?P<d2>3[01]|[12]\d|0?[1-9])(?:{_DAY_ALONE})(?=\s+(?:{_said(lambda t: t.this_month)})(?!\w))"
 )
 _WEEKDAY = re.compile(r"(?i)(?<!\w)(?P<w>" + alternation(*WEEKDAYS) + r")(?!\w)")
-
-_AMPM = r"(?P<ampm>(?:[ap]\.\s?m\.|[ap]\s?m)(?!\w))"  # "5pm." ends a sentence; "5 p.m." keeps its dot
-# The words after a clock time that say its half of the day ("in the evening"), or a 24-hour clock ("Uhr").
-_DAY_PARTS = {fold(p): half for lexicon in LEXICONS.values() for p, half in lexicon.times.day_parts.items()}
-_PART = phrases(_DAY_PARTS)
-_HALF = phrases(p for p, half in _DAY_PARTS.items() if half != "24h")
-_TIME = re.compile(
-    rf"(?i)(?<![\w:.,])(?P<h>[01]?\d|2[0-3])(?:(?P<sep>[:h])(?P<mi>[0-5]\d)|\.(?P<mi2>[0-5]\d)(?=\s?[ap]\.?m))"
-    rf"(?:\s?{_AMPM}|\s*(?P<part>{_PART})(?!\w))?(?![\w:]|[.,]\d)"
-)
-_TIME_WORDS = re.compile(
-    rf"(?i)(?<![\w:.,])(?P<h>1[0-2]|0?[1-9])(?:\s?(?:{_AMPM}|(?P<oclock>{_said(lambda t: t.oclock)})(?!\w))"
-    rf"(?:\s+(?P<part>{_HALF})(?!\w))?"
-    rf"|\s+(?P<part2>{_HALF})(?!\w))"
-)
 
 
 # The words for a postcode in every lexicon ("zip code", "Postleitzahl", "code postal"), as requests name it.
@@ -256,7 +240,7 @@ def _extract(text: str, region: str) -> tuple[Entity, ...]:
         percents.find(text, add)  # "2.75%" is a rate, never a date, a time or a code
         _dates(text, add)
         _ordinal_days(text, add, found)
-        _times(text, add)
+        clock.find(text, add)
         amounts.find(text, add)
         codes.labelled(text, add)
         phones.find(text, add, region)
@@ -364,31 +348,6 @@ _CLEARLY = re.compile(rf"(?i)\d(?:{_ORDINALS})(?!\w)|\d{{4}}|\b(?:{_ARTICLE}|{_e
 
 def _clearly_date(span: str) -> bool:
     return bool(_CLEARLY.search(span)) or span[:1].isupper()
-
-
-def _times(text: str, add: Add) -> None:
-    for m in _TIME.finditer(text):
-        hour, minute = int(digits(m["h"])), int(digits(m["mi"] or m["mi2"]))
-        add("time", m.start(), m.end(), _time_norm(m["h"], hour, minute, m["ampm"], m["part"]))
-    for m in _TIME_WORDS.finditer(text):
-        hour = int(digits(m["h"]))
-        add("time", m.start(), m.end(), _time_norm(m["h"], hour, 0, m["ampm"], m["part"] or m["part2"]))
-
-
-def _time_norm(raw_hour: str, hour: int, minute: int, ampm: str | None, part: str | None) -> str:
-    """24-hour ``HH:MM``; a 12-hour clock time with nothing to say am or pm keeps both readings."""
-    marker = (ampm or "").casefold().replace(".", "").replace(" ", "")
-    half = _DAY_PARTS.get(" ".join(fold(part or "").split()), "")
-    if marker == "pm" or half == "pm":
-        if hour < 12:
-            hour += 12
-    elif marker == "am" or half == "am":
-        if hour == 12:
-            hour = 0
-    elif 1 <= hour <= 12 and not raw_hour.startswith("0") and half != "24h":
-        other = hour + 12 if hour < 12 else 0
-        return f"{min(hour, other):02d}:{minute:02d}|{max(hour, other):02d}:{minute:02d}"
-    return f"{hour:02d}:{minute:02d}"
 
 
 def _commitment(text: str, m: re.Match[str]) -> Entity | None:

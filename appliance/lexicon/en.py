@@ -1,15 +1,15 @@
 """English."""
 
+from appliance.lexicon.en_entities import ENTITIES
 from appliance.lexicon.en_names import NAMES
+from appliance.lexicon.en_requests import REQUESTS
 from appliance.lexicon.schema import (
-    Entities,
     KnowledgeCues,
     Ledger,
     Lexicon,
     Numbers,
     ReadBack,
     Replies,
-    Requests,
     Secrets,
     StageCues,
     Times,
@@ -19,93 +19,7 @@ from appliance.lexicon.schema import (
 LEXICON = Lexicon(
     code="en",
     regions=("GB", "US"),
-    requests=Requests(
-        cues={
-            "name": (
-                "your name", "your full name", "your first name", "your last name", "your surname", "your family name",
-                "name on the account", "name on the card", "who am i speaking with", "who am i speaking to",
-                "who is calling", "whom am i speaking", "who's calling", "what name", "which name", "name on the",
-                "name for the", "a name for", "may i ask who", "name please", "holder's name", "policyholder's name",
-                "patient's name", "customer's name", "member's name", "the account holder", "the policyholder",
-                "the policy holder", "the cardholder", "and the name", "whose name", "first and last name", "full name",
-                "first name", "last name", "surname", "and you are", "you are mr", "you are mrs", "you are ms",
-            ),
-            "account": (
-                "account number", "your account", "account no", "policy number", "iban", "account id", "which account",
-                "what account", "contract number",
-            ),
-            "card": (
-                "card number", "long number on the card", "number on your card", "last four digits", "last 4 digits",
-                "card ending", "which card", "what card", "which of your cards",
-            ),
-            "customer_id": ("customer number", "customer id", "customer no", "client number", "client id"),
-            "member_number": (
-                "membership number", "member number", "member id", "membership id", "loyalty number", "rewards number",
-                "library card number", "loyalty card number", "membership card number",
-            ),
-            "member_level": (
-                "membership level", "member level", "membership tier", "member tier", "membership status",
-                "loyalty tier", "loyalty level", "loyalty status", "which status", "what status", "which tier",
-                "what tier", "your tier",
-            ),
-            "username": ("username", "user name", "user id", "login", "login name", "handle", "screen name"),
-            "ticket": (
-                "ticket number", "ticket id", "support ticket", "ticket reference", "incident number", "which ticket",
-            ),
-            "reference": (
-                "booking reference", "booking number", "reference number", "reference code", "confirmation number",
-                "confirmation code", "reservation number", "booking code", "booking id", "your reference",
-            ),
-            "order": ("order number", "order id", "invoice number", "tracking number", "receipt number"),
-            "case": ("case number", "claim number", "complaint number"),
-            "birthdate": (
-                "date of birth", "birth date", "birthdate", "your birthday", "dob", "d o b", "when were you born",
-            ),
-            "phone": (
-                "phone number", "your phone", "mobile number", "telephone number", "contact number", "cell number",
-                "callback number", "number we can reach you",
-            ),
-            "email": ("email", "e mail", "email address", "e mail address"),
-            "postcode": ("postcode", "post code", "postal code", "zip code", "zip", "zipcode"),
-            "address": (
-                "your address", "home address", "street address", "billing address", "postal address",
-                "delivery address", "shipping address", "where do you live",
-            ),
-            "pin": ("pin", "pin number", "pin code"),
-            "cvv": (
-                "security code", "cvv", "cvc", "three digits on the back", "3 digits on the back", "card verification",
-            ),
-            "password": ("password", "passcode"),
-            "otp": (
-                "one time code", "one time password", "verification code", "code we sent", "code i sent",
-                "code we texted", "sms code", "otp",
-            ),
-            "open": (
-                "how can i help", "how may i help", "how can i assist", "what can i do for you", "how can we help",
-            ),
-        },
-        asking=(
-            "please", "pls", "could", "can", "may", "would", "need", "tell", "give", "provide", "confirm", "enter",
-            "type", "share",
-        ),
-        pointing=("one", "it", "that", "this", "them"),
-        leads=(
-            "yes", "yeah", "yep", "sure", r"ok(?:ay)?", r"of\s+course", "certainly", r"it\s*['’]?s", r"it\s+is",
-            r"that\s*['’]?s",
-        ),
-        plurals=("s", "es"),
-        nouns={
-            "name": ("name", "surname"), "account": ("account",), "card": ("card",),
-            "member_number": ("member", "membership"), "member_level": ("member", "membership"),
-            "ticket": ("ticket", "incident"), "reference": ("booking", "reservation"), "order": ("order",),
-        },
-        listeners=("your", "ur", "yr", "ya", "yer"),
-        who=(
-            r"\bwho(?:\s*'s|\s+is|\s+was)\s+(?:(?:the|this|that|it|your)\s+)?(?:\w+\s+){0,2}?(?:under|for)\s*\?",
-            r"\bwho(?:\s*'s|\s+is)\s+(?:this|calling|speaking)\b", r"\bwhom?\s+(?:am|do)\s+i\s+(?:speaking|talking|have)\b",
-            r"(?:^|\band\s+|,\s*)you\s+are\s*(?:\.\.\.|…)?\s*\?",
-        ),
-    ),
+    requests=REQUESTS,
     readback=ReadBack(
         topics={
             "birthdate": r"date\s+of\s+birth|birth\s*date|birthday|dob|d\.o\.b\.?",
@@ -317,86 +231,7 @@ LEXICON = Lexicon(
         timetable=("arrive", "arrives", "arriving", "depart", "departs", "leave", "leaves", "get you in", "run", "runs"),
     ),
     names=NAMES,
-    entities=Entities(
-        labels={
-            "reference": (r"ref(?:erence)?", "booking", "confirmation", "reservation"),
-            "order": ("order", "invoice", "tracking", "parcel", "shipment", "receipt"),
-            "case": ("case", "claim", "complaint", "request"),
-            "ticket": ("ticket", "incident"),
-            "account": ("account", "acct", "policy", "iban", "contract"),
-            "card": ("card",),
-            "customer_id": ("customer", "client"),
-            "member_number": (r"member(?:ship)?", "loyalty", "rewards"),
-        },
-        username_labels=(r"user\s?name", r"user\s?id", r"login(?:\s+name)?", "handle", r"screen\s?name"),
-        level_labels=(r"member(?:ship)?\s+(?:level|tier|status)", r"loyalty\s+(?:level|tier|status)", "tier"),
-        levels=("bronze", "silver", "gold", "platinum", "diamond", "premium", "elite", "vip"),
-        level_nouns=("member", "membership", "tier", "level", "status", "cardholder", "customer"),
-        tails=(
-            "end", "ends", "ending", "end in", "ends in", "ending in", "end with", "ends with", "ending with",
-            "last four", "last four are", "last four is", "last four digits", "last four digits are",
-            "last four digits is", "last 4", "last 4 are", "last 4 is", "last 4 digits", "last 4 digits are",
-            "last 4 digits is", "last two", "last two are", "last two is", "last two digits", "last two digits are",
-            "last two digits is", "last 2", "last 2 are", "last 2 is", "last 2 digits", "last 2 digits are",
-            "last 2 digits is", "last three", "last three are", "last three is", "last three digits",
-            "last three digits are", "last three digits is", "last 3", "last 3 are", "last 3 is", "last 3 digits",
-            "last 3 digits are", "last 3 digits is",
-        ),
-        units=tuple(
-            """
-            st nd rd th am pm mg ml kg km cm mm gb mb kb tb ghz mhz kwh mph kph ft lbs oz hr hrs min mins sec secs k m h
-            x d p s g l v w
-            """.split()
-        ),
-        card_words=("card", "visa", r"master\s?card", "amex", "maestro", "debit", "credit"),
-        card_tails=(
-            r"ending(?:\s+(?:in|with))?", r"(?:that|which)\s+ends(?:\s+(?:in|with))?", r"ends\s+(?:in|with)",
-            r"(?:the\s+)?last\s+(?:four|4)(?:\s+digits)?(?:\s+(?:are|is))?",
-        ),
-        card_last=(
-            r"last\s+(?:four|4)\s+(?:digits\s+)?(?:of|on)\s+(?:my|the|your)\s+(?:\w+\s+)?"
-            r"(?:card|visa|master\s?card|amex)\s*(?:are|is|:)",
-        ),
-        counts=("two", "three", "four", "both", "several", "multiple"),
-        number_words=("number", "num", "no", "id", "code", "ref"),
-        label_verbs=("is", "was", "of", "reads", r"it\s*['’]?\s*s"),
-        value_first=(r"(?:is|was)\s+(?:my|our)",),
-        articles=("the",),
-        determiners=tuple("a an the my our your his her their its this that these those ur yr another".split()),
-        qualifiers=("for", "of", "on", "in", "at", "with"),
-        months=(
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-            ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
-            ("november", "nov"), ("december", "dec"),
-        ),
-        ambiguous_months=("may", "mar", "jun", "sep", "dec", "jan"),
-        weekdays=(("monday",), ("tuesday",), ("wednesday",), ("thursday",), ("friday",), ("saturday",), ("sunday",)),
-        day_of=("of",),
-        phone_cues=(
-            "phone", "tel", "telephone", "call", "ring", "mobile", "cell", "fax", "contact", "number", "whatsapp",
-            "sms", "text", "reach", "reached",
-        ),
-        number_nouns=("number",),
-        birth_cues=("date of birth", "birth date", "birthdate", "birthday", "d.o.b.", "d.o.b", "dob", "born", "born in", "born on"),
-        address_cues=(
-            "my address", "my billing address", "my delivery address", "my home address", "my postal address",
-            "my shipping address", "my street address", "your address", "your billing address",
-            "your delivery address", "your home address", "your postal address", "your shipping address",
-            "your street address",
-        ),
-        address_verbs=("is", "was"),
-        address_joins=("and", "but"),
-        phone_words=("phone", "tel", "telephone"),
-        currencies={
-            "dollars": "USD", "dollar": "USD", "bucks": "USD", "euros": "EUR", "euro": "EUR", "pounds": "GBP",
-            "pound": "GBP", "quid": "GBP", "yen": "JPY", "francs": "CHF", "rupees": "INR", "yuan": "CNY",
-            "kronor": "SEK", "kroner": "NOK", "pesos": "MXN", "reais": "BRL",
-        },
-        credit=("in credit", "credit", "credits"),
-        balance=("balance", "total", "amount due", "outstanding"),
-        balance_verbs=("is", "was", "of"),
-        percent_words=("per cent", "percent", "percentage point", "percentage points", "pct"),
-    ),
+    entities=ENTITIES,
     ledger=Ledger(
         corrections=(
             r"autocorrect(?:ed)?",

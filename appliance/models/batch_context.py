@@ -12,7 +12,7 @@ One sequence's cache can be copied into another's (:meth:`BatchContext.copy`): a
 several answers share is evaluated once.
 
 Used by :mod:`appliance.models.batched` (the engine) and, bare, by the lab's ``bench batch``. Like
-``llama.py`` this module may import llama_cpp: both are the llama.cpp backend.
+``llama.py`` and ``native.py`` this module may import llama_cpp: they are the llama.cpp backend.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from appliance.errors import GenerationError
-from appliance.models.llama import yes_share
+from appliance.models.yesno import yes_share
 from appliance.types import Sampling
 
 if TYPE_CHECKING:
@@ -352,21 +352,7 @@ def answers_seconds(
     started = n
     began = time.perf_counter()
     while any(left.values()):
-        budget = chunk if last else context.n_batch
-        entries: list[Entry] = []
-        outputs: list[int] = []
-        for s in seqs:
-            if s in last:
-                entries.append(Entry(last.pop(s), pos[s], s, True))
-                outputs.append(s)
-                pos[s] += 1
-            elif left[s] and todo[s] and budget > 0:
-                piece, todo[s] = todo[s][:budget], todo[s][budget:]
-                budget -= len(piece)
-                entries += [Entry(t, pos[s] + i, s, not todo[s] and i == len(piece) - 1) for i, t in enumerate(piece)]
-                pos[s] += len(piece)
-                if not todo[s]:
-                    outputs.append(s)
+        entries, outputs = _step(seqs, last, left, todo, pos, chunk if last else context.n_batch)
         if context.decode(entries):
             raise GenerationError("llama_decode failed in an answer")
         for index, s in zip((i for i, e in enumerate(entries) if e.logits), outputs):
@@ -379,3 +365,31 @@ def answers_seconds(
             length[s], started = cycle[started % 3], started + 1
             context.forget(s, len(warm))
     return time.perf_counter() - began
+
+
+def _step(
+    seqs: list[int],
+    last: dict[int, int],
+    left: dict[int, int],
+    todo: dict[int, list[int]],
+    pos: dict[int, int],
+    budget: int,
+) -> tuple[list[Entry], list[int]]:
+    """One step's entries, as the batched engine schedules them: the next token of every generating
+    answer (taken from ``last``), and prompt pieces of up to ``budget`` tokens in all beside them (taken
+    from ``todo``; ``pos`` moves on); and the sequences whose logits it reads, in the entries' order."""
+    entries: list[Entry] = []
+    outputs: list[int] = []
+    for s in seqs:
+        if s in last:
+            entries.append(Entry(last.pop(s), pos[s], s, True))
+            outputs.append(s)
+            pos[s] += 1
+        elif left[s] and todo[s] and budget > 0:
+            piece, todo[s] = todo[s][:budget], todo[s][budget:]
+            budget -= len(piece)
+            entries += [Entry(t, pos[s] + i, s, not todo[s] and i == len(piece) - 1) for i, t in enumerate(piece)]
+            pos[s] += len(piece)
+            if not todo[s]:
+                outputs.append(s)
+    return entries, outputs

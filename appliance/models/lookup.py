@@ -91,20 +91,9 @@ def speculate(
     from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
     lookup = LlamaPromptLookupDecoding(max_ngram_size=NGRAM, num_pred_tokens=draft)
-    # Seeded as create_completion seeds, so that a sampled answer draws as it would there.
-    llama.set_seed(sampling.seed if sampling.seed >= 0 else random.Random(llama._seed).randint(0, 2**32))
-    sampler = llama._init_sampler(
-        top_k=sampling.top_k,
-        top_p=sampling.top_p,
-        min_p=0.0,
-        temp=sampling.temperature,
-        repeat_penalty=sampling.repeat_penalty,
-    )
+    sampler = _sampler(llama, sampling)
     text = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    shared = shared_prefix(llama.input_ids[: llama.n_tokens], np.asarray(prompt))
-    if not (shared == len(prompt) == llama.n_tokens and not llama._requires_eval):  # else its logits are live
-        llama.n_tokens = min(shared, len(prompt) - 1)  # eval() drops the cache beyond this position
-        llama.eval(prompt[llama.n_tokens :])  # logits after the last prompt token only
+    _evaluate(llama, prompt)
     batch: list[int] = []
     answered = 0
     try:
@@ -135,6 +124,28 @@ def speculate(
         # As create_completion leaves it: the answer's last token picked but not evaluated.
         llama.n_tokens = min(llama.n_tokens, len(prompt) + answered - 1)
         llama._ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)
+
+
+def _sampler(llama: Any, sampling: Sampling) -> Any:
+    """The answer's sampler, seeded as ``create_completion`` seeds, so that a sampled answer draws as it
+    would there."""
+    llama.set_seed(sampling.seed if sampling.seed >= 0 else random.Random(llama._seed).randint(0, 2**32))
+    return llama._init_sampler(
+        top_k=sampling.top_k,
+        top_p=sampling.top_p,
+        min_p=0.0,
+        temp=sampling.temperature,
+        repeat_penalty=sampling.repeat_penalty,
+    )
+
+
+def _evaluate(llama: Any, prompt: Sequence[int]) -> None:
+    """Evaluate ``prompt`` past the prefix the context shares with it, logits after its last token only;
+    a prompt the context holds whole, with live logits, is not evaluated again."""
+    shared = shared_prefix(llama.input_ids[: llama.n_tokens], np.asarray(prompt))
+    if not (shared == len(prompt) == llama.n_tokens and not llama._requires_eval):  # else its logits are live
+        llama.n_tokens = min(shared, len(prompt) - 1)  # eval() drops the cache beyond this position
+        llama.eval(prompt[llama.n_tokens :])
 
 
 def _decode(llama: Any, tokens: list[int]) -> None:

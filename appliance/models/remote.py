@@ -20,7 +20,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -242,27 +242,16 @@ class RemoteChatModel:
         start = time.perf_counter()
         first = 0.0
         try:
-            with self._http.stream("POST", url, json=self._request(messages, sampling)) as reply:
-                if reply.status_code != 200:
-                    detail = reply.read().decode("utf-8", "replace").strip()[:300]
-                    raise GenerationError(f"{url} answered HTTP {reply.status_code}: {detail}")
-                for line in reply.iter_lines():
-                    if cancel is not None and cancel.is_set():
-                        raise Cancelled("generation cancelled")  # leaving the block closes the stream
-                    chunk = sse_event(line, url)
-                    if chunk is None:
-                        continue
-                    if chunk == "done":
-                        break
-                    usage = chunk.get("usage") or usage
-                    for choice in chunk.get("choices") or []:
-                        piece = (choice.get("delta") or {}).get("content") or ""
-                        if piece:
-                            first = first or time.perf_counter() - start
-                            pieces.append(piece)
-                            if on_token is not None:
-                                on_token(piece)
-                        finish = choice.get("finish_reason") or finish
+            for chunk in self._chunks(url, self._request(messages, sampling), cancel):
+                usage = chunk.get("usage") or usage
+                for choice in chunk.get("choices") or []:
+                    piece = (choice.get("delta") or {}).get("content") or ""
+                    if piece:
+                        first = first or time.perf_counter() - start
+                        pieces.append(piece)
+                        if on_token is not None:
+                            on_token(piece)
+                    finish = choice.get("finish_reason") or finish
         except httpx.HTTPError as exc:
             raise GenerationError(f"{url}: {_describe(exc)}") from None
         total = time.perf_counter() - start
@@ -277,6 +266,21 @@ class RemoteChatModel:
             total_s=total,
             finish_reason=finish,
         )
+
+    def _chunks(self, url: str, body: dict[str, Any], cancel: threading.Event | None) -> Iterator[dict[str, Any]]:
+        """The JSON chunks the server streams for ``body``, up to its ``[DONE]`` (a status not 200 raises)."""
+        with self._http.stream("POST", url, json=body) as reply:
+            if reply.status_code != 200:
+                detail = reply.read().decode("utf-8", "replace").strip()[:300]
+                raise GenerationError(f"{url} answered HTTP {reply.status_code}: {detail}")
+            for line in reply.iter_lines():
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled("generation cancelled")  # leaving the block closes the stream
+                chunk = sse_event(line, url)
+                if chunk == "done":
+                    return
+                if chunk is not None:
+                    yield chunk
 
     def yes_or_no(self, messages: Sequence[Message], *, cache_key: str | None = None) -> float | None:
         """P(yes) among yes and no as the answer's first token, from the server's ``top_logprobs`` (one

@@ -28,6 +28,7 @@ from appliance.store.floor import FloorChange, FloorTables, Logged
 from appliance.store.health import WriteHealth, WriteOutcome
 from appliance.store.knowledge import KnowledgeTables
 from appliance.store.migrations import migrations
+from appliance.store.privacy import PrivacyTables
 from appliance.types import (
     Floor,
     LedgerEntry,
@@ -43,10 +44,11 @@ from appliance.types import (
 )
 
 
-class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
+class Store(KnowledgeTables, FloorTables, AuditTables, PrivacyTables, WriteHealth):
     """Thread-safe access to one database file (one connection, one lock); the knowledge base's
     methods are in :mod:`appliance.store.knowledge`, the states' and events' in :mod:`appliance.store.floor`, the writes' health in
-    :mod:`appliance.store.health`, the audit trail's in :mod:`appliance.store.audit`."""
+    :mod:`appliance.store.health`, the audit trail's in :mod:`appliance.store.audit`, a conversation's
+    export, erasure and expiry in :mod:`appliance.store.privacy`."""
 
     def __init__(
         self, db: sqlite_utils.Database, path: Path | None, *, auditing: bool = True, audit_text: Iterable[str] = ()
@@ -245,25 +247,7 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
             index = self._next_index(db, session_id, expect_index)
             customer = self._insert_turn(db, session_id, index, "customer", customer_text)
             agent = self._insert_turn(db, session_id, index + 1, "agent", agent_text)
-            turn_id = db.execute(
-                "SELECT id FROM turns WHERE session_id = ? AND idx = ?", [session_id, agent.index]
-            ).fetchone()[0]
-            db.table("turn_records").insert(
-                {
-                    "turn_id": turn_id,
-                    "session_id": session_id,
-                    "idx": agent.index,
-                    "stage": record.stage,
-                    "model": record.model,
-                    "source": record.source,
-                    "prompt_tokens": record.prompt_tokens,
-                    "completion_tokens": record.completion_tokens,
-                    "manifest": json.dumps(to_dict(record.manifest)),
-                    "timings": json.dumps(to_dict(record.timings)),
-                    "check": json.dumps(to_dict(record.check)),
-                    "knowledge": json.dumps(to_dict(record.knowledge)) if record.knowledge is not None else None,
-                }
-            )
+            self._insert_record(db, agent, record)
             self._insert_ledger(db, session_id, ledger, {"customer": customer.index, "agent": agent.index})
             self._turn_event(db, customer, "customer")
             flags = len(record.check.findings)
@@ -301,6 +285,29 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
             [session_id, turn.index, role, text, turn.created_at],
         )
         return turn
+
+    @staticmethod
+    def _insert_record(db: sqlite_utils.Database, agent: Turn, record: TurnRecord) -> None:
+        """Write an answer's record beside its just-inserted turn, its parts as JSON."""
+        turn_id = db.execute(
+            "SELECT id FROM turns WHERE session_id = ? AND idx = ?", [agent.session_id, agent.index]
+        ).fetchone()[0]
+        db.table("turn_records").insert(
+            {
+                "turn_id": turn_id,
+                "session_id": agent.session_id,
+                "idx": agent.index,
+                "stage": record.stage,
+                "model": record.model,
+                "source": record.source,
+                "prompt_tokens": record.prompt_tokens,
+                "completion_tokens": record.completion_tokens,
+                "manifest": json.dumps(to_dict(record.manifest)),
+                "timings": json.dumps(to_dict(record.timings)),
+                "check": json.dumps(to_dict(record.check)),
+                "knowledge": json.dumps(to_dict(record.knowledge)) if record.knowledge is not None else None,
+            }
+        )
 
     def records(self, session_id: str, *, last: int = -1) -> list[tuple[int, TurnRecord]]:
         """Each answered turn's index and record, oldest first; the ``last`` ones only, if given."""
@@ -385,68 +392,6 @@ class Store(KnowledgeTables, FloorTables, AuditTables, WriteHealth):
     def embeddings(self, session_id: str, model: str) -> dict[int, bytes]:
         rows = self._rows("SELECT idx, vector FROM embeddings WHERE session_id = ? AND model = ?", [session_id, model])
         return {r["idx"]: r["vector"] for r in rows}
-
-    def export(self, session_id: str) -> dict[str, Any]:
-        """Everything stored about one conversation, JSON-ready (a subject-access request, the API's view)."""
-        with self._lock:
-            snap = self.snapshot(session_id)
-            return {
-                "session": to_dict(snap.session),
-                "turns": [to_dict(t) for t in snap.turns],
-                "summary": to_dict(snap.summary) if snap.summary else None,
-                "summaries": [to_dict(s) for s in self.summaries(session_id)],
-                "ledger": [to_dict(e) for e in snap.ledger],
-                "records": [
-                    {"index": index, **to_dict(record), "check": {**to_dict(record.check), "ok": record.check.ok}}
-                    for index, record in self.records(session_id)
-                ],
-            }
-
-    # erasure -----------------------------------------------------------------------------------
-
-    def erase(self, session_id: str, *, reason: str = "request") -> int:
-        """Erase a conversation: its turns, records, summaries, ledger and embeddings, then the session.
-
-        The text is overwritten in the database file (``secure_delete``) and the WAL is checkpointed
-        and truncated, so no copy is left in either. An audit row keeps the id, the time, the reason
-        and the number of turns, nothing of the content. Returns that number.
-        """
-        with self._tx() as db:
-            row = db.execute("SELECT COUNT(*) FROM sessions WHERE id = ?", [session_id]).fetchone()
-            if not row[0]:
-                raise SessionNotFound(f"no session with id {session_id!r}")
-            (turns,) = db.execute("SELECT COUNT(*) FROM turns WHERE session_id = ?", [session_id]).fetchone()
-            db.execute("UPDATE sessions SET erasing = 1 WHERE id = ?", [session_id])
-            for table in ("embeddings", "ledger", "summaries", "turn_records", "turns", "events"):
-                db.execute(f"DELETE FROM {table} WHERE session_id = ?", [session_id])
-            db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
-            erased_at = time.time()
-            db.table("erasures").insert(
-                {"session_id": session_id, "erased_at": erased_at, "reason": reason, "turns": int(turns)}
-            )
-            self._event(db, session_id, "erased", {"reason": reason, "erased_at": erased_at})
-            self._audit(db, audit.erasure(session_id, reason, int(turns)))
-        self.checkpoint()
-        return int(turns)
-
-    def expired(self, older_than_s: float, *, now: float | None = None) -> list[str]:
-        """Sessions whose last turn (or creation, without turns) is older than ``older_than_s`` seconds."""
-        cutoff = (time.time() if now is None else now) - older_than_s
-        rows = self._rows(
-            """SELECT s.id FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
-               GROUP BY s.id HAVING COALESCE(MAX(t.created_at), s.created_at) < ?""",
-            [cutoff],
-        )
-        return [r["id"] for r in rows]
-
-    def erasures(self) -> list[dict[str, Any]]:
-        """The audit trail of erasures, oldest first (ids, times, reasons and turn counts only)."""
-        return self._rows("SELECT session_id, erased_at, reason, turns FROM erasures ORDER BY id")
-
-    def checkpoint(self) -> None:
-        """Copy the WAL into the database file and truncate it to nothing."""
-        with self._lock:
-            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def integrity_ok(self) -> bool:
         return bool(self._rows("PRAGMA integrity_check")[0]["integrity_check"] == "ok")

@@ -10,7 +10,8 @@ controls as visible stand-ins: a daemon's error may quote what a customer typed.
 
 What it draws is in :mod:`~appliance.tui.render` (pure), :mod:`~appliance.tui.widgets` and
 :mod:`~appliance.tui.screens`; what differs in the kiosk is one :class:`~appliance.tui.kiosk.Mode`;
-the operator's summary controls are :class:`~appliance.tui.summary.SummaryControls`.
+the operator's summary controls are :class:`~appliance.tui.summary.SummaryControls`, and sending a
+message is :class:`~appliance.tui.sending.Sending`.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from appliance.tui.kiosk import KIOSK_RESTART_STATUS, NEW_CONVERSATION_LABEL, TA
 from appliance.tui.live import FloorControls
 from appliance.tui.render import Status, as_text
 from appliance.tui.screens import HelpScreen, SessionsScreen, binding_rows
+from appliance.tui.sending import Sending
 from appliance.tui.summary import SummaryControls
-from appliance.tui.widgets import AnswerProgress, ContextPanel, ConversationView
+from appliance.tui.widgets import ContextPanel, ConversationView
 
 __all__ = ["ApplianceTUI", "daemon_url", "run_tui"]  # the command imports these from here
 
 
-class ApplianceTUI(FloorControls, SummaryControls, DraftAhead):
+class ApplianceTUI(Sending, FloorControls, SummaryControls, DraftAhead):
     """The operator console (default) or the customer kiosk (``kiosk=True``)."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses may live elsewhere
@@ -270,91 +272,6 @@ class ApplianceTUI(FloorControls, SummaryControls, DraftAhead):
         for panel in self.query(ContextPanel):
             panel.show(None)
         self.update_status()
-
-    # sending -------------------------------------------------------------------------------------
-
-    @on(Input.Changed, "#message")
-    def typing(self, event: Input.Changed) -> None:
-        self.last_activity = self.clock()
-        self.typed(event.value)
-
-    @on(Input.Submitted, "#message")
-    def submitted(self, event: Input.Submitted) -> None:
-        self.last_activity = self.clock()
-        text = event.value.strip()
-        if not text:
-            return
-        if self.sending:
-            self.notify("Still answering the previous message.", severity="warning")
-            return
-        self.sending = True  # now, not in the worker: a second Enter must not start a second answer
-        if self.takeover:
-            self.record_agent(text)
-        else:
-            self.send(text)
-
-    def _clear_input(self, sent: str) -> None:
-        """Empty the input only if it still holds what was sent (the typist may have moved on)."""
-        box = self.query_one("#message", Input)
-        if box.value.strip() == sent:
-            box.value = ""
-
-    @work(group="send")
-    async def send(self, text: str) -> None:
-        """Stream one answer; the typed text is cleared only once the daemon has accepted it."""
-        conversation = self.query_one(ConversationView)
-        answer = ""
-        started = False
-        try:
-            session_id = await self._ensure_session()
-            async for event in self.client.stream_message(session_id, text):
-                if event.kind == "accepted":
-                    started = True
-                    self._clear_input(text)
-                    conversation.begin(text)
-                elif event.kind == "token":
-                    answer += str(event.data.get("text", ""))
-                    self.post_message(AnswerProgress(answer))
-                elif event.kind == "done":  # the stored answer: the guard may have replaced the streamed draft
-                    self.post_message(AnswerProgress(str(event.data.get("text", answer))))
-                    self.goodbye_at = self.clock() if event.data.get("stage") == "late" else None
-                    self.notice = str(event.data.get("notice") or self.notice)  # in the customer's language
-                elif event.kind == "error":
-                    error = event.data.get("error", {})
-                    raise DaemonError(str(error.get("message", "the answer failed")), kind=str(error.get("type", "")))
-        except DaemonUnreachable as exc:
-            self.set_connection(False, f"Daemon unreachable ({exc}). Reconnecting; your message was kept.")
-            self.report(exc)
-            if started:
-                conversation.interrupted("the daemon went away")
-                self.query_one("#message", Input).value = self.query_one("#message", Input).value or text
-            return
-        except DaemonError as exc:
-            self.report(exc)
-            if started:
-                conversation.interrupted(exc.kind or "error")
-            return
-        finally:
-            self.sending = False
-            self.last_activity = self.clock()  # the customer reads the answer from now on
-        await self._load()
-
-    def on_answer_progress(self, message: AnswerProgress) -> None:
-        self.query_one(ConversationView).progress(message.text)
-
-    @work(group="send")
-    async def record_agent(self, text: str) -> None:
-        """Take over: the operator's reply is recorded as the agent's turn, not generated."""
-        try:
-            session_id = await self._ensure_session()
-            await self.client.record_turn(session_id, "agent", text)
-        except (DaemonUnreachable, DaemonError) as exc:
-            self.report(exc)
-            return
-        finally:
-            self.sending = False
-        self._clear_input(text)
-        await self._load()
 
     # the kiosk's hand-over and its operator key ------------------------------------------------------
 

@@ -32,7 +32,7 @@ from appliance.config import WAITING_MESSAGE, Settings
 from appliance.errors import FloorConflict, PersonHolds
 from appliance.protocols import OnToken
 from appliance.store.floor import FloorChange
-from appliance.summarizer import conversation_language
+from appliance.summarizer.language import conversation_language
 from appliance.turn.pipeline import Pipeline
 from appliance.turn.sessions import Sessions
 from appliance.types import (

@@ -40,6 +40,7 @@ from appliance.types import (
     AnswerSource,
     Generation,
     Grounding,
+    LedgerEntry,
     Manifest,
     Message,
     Prompt,
@@ -191,32 +192,21 @@ class Pipeline:
         prompt, and the configured sampling at temperature 0; one whose prompt carries passages, at
         ``knowledge.temperature``. ``system`` replaces the system prompt,
         ``sampling`` the configured sampling (the caller's choice is then kept as it is)."""
-        s = self.settings
-        cues = s.vocabulary
-        if s.mask_secrets:
-            message = slots.mask(message, snap.turns[-6:], cues=cues)
+        if self.settings.mask_secrets:
+            message = slots.mask(message, snap.turns[-6:], cues=self.settings.vocabulary)
         turn_stage, answerer, spec = self.frame(snap, message, system)
-        policy = self.policies[snap.session.policy]
-        used = sampling or s.sampling
         with timer.phase("recall"):
-            # A provisional index for the check and an unsaved result; the store assigns the real one.
-            customer = Turn(snap.session.id, len(snap.turns), "customer", message)
-            asked = snap.turns[-1] if snap.turns else None
-            facts = snap.ledger + ledger.entries_for(customer, asked, cues=cues, prior=snap.ledger)
-            req = readback.request(message, cues=cues)
+            customer, facts = self._facts(snap, message)
+            req = readback.request(message, cues=self.settings.vocabulary)
             wanted = readback.wanted(req, facts) if req is not None else ()
             if wanted:  # a read-back question: the facts it asks for go right before it, and are named after it
                 spec = dataclasses.replace(
                     spec.adding(readback.instruction(wanted)), readback=readback.facts_of(wanted)
                 )
-                if sampling is None:  # repeating facts, sampling only adds ways to get them wrong
-                    used = dataclasses.replace(used, temperature=0.0)
-            recalled = self._recall(snap, message, policy)
+            recalled = self._recall(snap, message, self.policies[snap.session.policy])
         with timer.phase("knowledge"):  # on the snapshot, whose summary compressed the history (seed 003)
             found = in_warm_order(self.grounding.consult(snap, message, facts, reads_back=req is not None), warmed)
         spec = self.grounding.spec_for(spec, found)
-        if spec.passages and sampling is None:  # the passages fix the facts: sampling only adds ways to get them wrong
-            used = dataclasses.replace(used, temperature=s.grounded_temperature)
         return TurnPlan(
             snapshot=snap,
             message=message,
@@ -228,10 +218,29 @@ class Pipeline:
             request=req,
             wanted=wanted,
             recalled=recalled,
-            sampling=used,
+            sampling=sampling or self._sampling(bool(wanted), bool(spec.passages)),
             retrieval=found,
             not_found=self.grounding.answer_if_not_found(snap, message, found),
         )
+
+    def _facts(self, snap: Snapshot, message: str) -> tuple[Turn, tuple[LedgerEntry, ...]]:
+        """The customer's turn, unsaved, and the facts known with it: the ledger's and the message's."""
+        # A provisional index for the check and an unsaved result; the store assigns the real one.
+        customer = Turn(snap.session.id, len(snap.turns), "customer", message)
+        asked = snap.turns[-1] if snap.turns else None
+        return customer, snap.ledger + ledger.entries_for(
+            customer, asked, cues=self.settings.vocabulary, prior=snap.ledger
+        )
+
+    def _sampling(self, reads_back: bool, grounded: bool) -> Sampling:
+        """The configured sampling, at ``knowledge.temperature`` for a prompt with passages and at 0 for
+        a read-back: the passages or the ledger fix the facts, and sampling only adds ways to get them wrong."""
+        s = self.settings
+        if grounded:
+            return dataclasses.replace(s.sampling, temperature=s.grounded_temperature)
+        if reads_back:
+            return dataclasses.replace(s.sampling, temperature=0.0)
+        return s.sampling
 
     def _answer(
         self,

@@ -1,5 +1,5 @@
-"""One run of the summarizer model: what it came to, how runs are counted, and the watcher that
-cancels it when it stops making progress or an answer starts.
+"""One run of the summarizer model: what it summarizes, what it came to, how runs are counted, and
+the watcher that cancels it when it stops making progress or an answer starts.
 
 The summary worker (:mod:`appliance.turn.worker`) decides by these values, never by the words of a
 stored version's ``reason``, which are for operators.
@@ -12,11 +12,14 @@ import enum
 import statistics
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from appliance import summarizer
 from appliance.config import SummarizerSettings
-from appliance.protocols import Busy
+from appliance.protocols import Busy, TokenCounter
 from appliance.turn.loop import POLL_S, LoopStats
+from appliance.types import SummaryVersion, Turn
 
 KEEP_DURATIONS = 1000  # the median of the latest runs is enough for metrics; a daemon runs for months
 
@@ -32,6 +35,62 @@ class Outcome(enum.Enum):
     TIMEOUT = "timeout"  # no progress within the time limit
     YIELDED = "yielded"  # an answer started: queued again, nothing stored
     STOPPED = "stopped"  # the worker is stopping: nothing stored
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one step summarizes, chosen from the session's snapshot before the model runs."""
+
+    session_id: str
+    turns: tuple[Turn, ...]  # the whole transcript (the validator reads it)
+    base: SummaryVersion | None  # the current version when chosen
+    previous: SummaryVersion | None  # the version the prompt rolls on from; None: afresh from the transcript
+    chunk: tuple[Turn, ...]  # the turns the new version adds; empty: the first of them does not fit the window
+    first_pending: int  # the first turn that no version covers yet
+    language: str
+
+    @property
+    def covers_to(self) -> int:
+        return self.chunk[-1].index
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What running the model came to: its text (``outcome`` None, the text still to be validated),
+    or the outcome that left none, with the stored ``reason`` of a failure."""
+
+    outcome: Outcome | None
+    duration_s: float = 0.0
+    text: str = ""
+    reason: str = ""
+
+
+def longest_fitting(
+    counter: TokenCounter,
+    previous: SummaryVersion | None,
+    turns: Sequence[Turn],
+    language: str,
+    *,
+    room: int,
+    max_words: int,
+) -> list[Turn]:
+    """The longest prefix of ``turns`` whose summary prompt, rolling on from ``previous``, is at most
+    ``room`` tokens."""
+
+    def fits(k: int) -> bool:
+        prompt = summarizer.summary_prompt(previous, turns[:k], language, max_words=max_words)
+        return counter.count(prompt) <= room
+
+    if fits(len(turns)):
+        return list(turns)
+    lo, hi = 0, len(turns)  # fits(lo) is assumed, fits(hi) is false
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return list(turns[:lo])
 
 
 @dataclass(frozen=True)

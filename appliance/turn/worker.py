@@ -25,7 +25,6 @@ import logging
 import threading
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 
 from appliance import summarizer
 from appliance.config import Settings, SummarizerSettings
@@ -35,9 +34,10 @@ from appliance.facts.entities import index_keys, lookup_keys
 from appliance.protocols import Busy, ChatModel
 from appliance.store import Store
 from appliance.summarizer import Extract
+from appliance.summarizer.language import conversation_language
 from appliance.turn.lag import LagGauge
 from appliance.turn.loop import SessionLoop
-from appliance.turn.summary_run import Cut, Outcome, Watcher, WorkerStats
+from appliance.turn.summary_run import Cut, Outcome, Plan, Ran, Watcher, WorkerStats, longest_fitting
 from appliance.types import Sampling, SummaryVersion, Turn
 
 log = logging.getLogger(__name__)
@@ -51,34 +51,6 @@ SUMMARY_SAMPLING = Sampling(top_p=0.9, top_k=40, repeat_penalty=1.1)
 # for its next notification (a failure is not retried in a loop).
 _GOES_ON = {Outcome.ACCEPTED, Outcome.STALE}
 _COUNTERS = ("runs", "failures", "accepted", "rejected", "errors", "timeouts", "forced")  # on /metrics
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What one step summarizes, chosen from the session's snapshot before the model runs."""
-
-    session_id: str
-    turns: tuple[Turn, ...]  # the whole transcript (the validator reads it)
-    base: SummaryVersion | None  # the current version when chosen
-    previous: SummaryVersion | None  # the version the prompt rolls on from; None: afresh from the transcript
-    chunk: tuple[Turn, ...]  # the turns the new version adds; empty: the first of them does not fit the window
-    first_pending: int  # the first turn that no version covers yet
-    language: str
-
-    @property
-    def covers_to(self) -> int:
-        return self.chunk[-1].index
-
-
-@dataclass(frozen=True)
-class _Ran:
-    """What running the model came to: its text (``outcome`` None, the text still to be validated),
-    or the outcome that left none, with the stored ``reason`` of a failure."""
-
-    outcome: Outcome | None
-    duration_s: float = 0.0
-    text: str = ""
-    reason: str = ""
 
 
 class SummaryWorker(SessionLoop[WorkerStats]):
@@ -239,7 +211,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
             return Outcome.REJECTED, self._reject(session_id, plan.first_pending, reason)
         return self._record(plan, self._run(plan))
 
-    def _choose(self, session_id: str) -> _Plan | None:
+    def _choose(self, session_id: str) -> Plan | None:
         """What the next version covers and rolls on from; None: nothing to summarize now."""
         try:
             snap = self.store.snapshot(session_id)
@@ -258,7 +230,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
         if len(pending) < self.settings.every_turns or len(turns) < self._retry_at.get(session_id, 0):
             return None
         full = self._full_due(session_id, base, len(turns), covered)
-        language = summarizer.conversation_language(turns, self.settings.languages)
+        language = conversation_language(turns, self.settings.languages)
         previous = None if full else base
         chunk = self._fit(previous, eligible if full else pending, language)
         if full and base is not None and len(chunk) < len(eligible):
@@ -269,7 +241,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
         if chunk and previous is None:
             self._last_full[session_id] = chunk[-1].index + 1
             self._full_next.discard(session_id)
-        return _Plan(session_id, turns, base, previous, tuple(chunk), pending[0].index, language)
+        return Plan(session_id, turns, base, previous, tuple(chunk), pending[0].index, language)
 
     def _full_due(self, session_id: str, base: SummaryVersion | None, n_turns: int, covered: int) -> bool:
         """Whether the next version is written afresh from the transcript. A full re-summary replaces
@@ -282,7 +254,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
             base.author == "model" and (session_id in self._full_next or n_turns // every > last_full // every)
         )
 
-    def _run(self, plan: _Plan) -> _Ran:
+    def _run(self, plan: Plan) -> Ran:
         """Generate the new version's text, watched for progress and, unless it has yielded enough
         times in a row, for answers."""
         s = self.settings
@@ -291,7 +263,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
         watcher = Watcher(s, self.answering if yielding else None)
         with self._cond:
             if self._stopping.is_set():
-                return _Ran(Outcome.STOPPED)
+                return Ran(Outcome.STOPPED)
             self._cancel = watcher.cancel
         if s.yield_to_answers and not yielding:
             self._tally.add(forced=1)
@@ -301,15 +273,15 @@ class SummaryWorker(SessionLoop[WorkerStats]):
                 text = summarizer.summarize(
                     self.model, messages, self.sampling, cancel=watcher.cancel, on_token=watcher.progress.on_token
                 )
-            return _Ran(None, duration_s=time.perf_counter() - started, text=text)
+            return Ran(None, duration_s=time.perf_counter() - started, text=text)
         except Cancelled:
             if self._stopping.is_set():
-                return _Ran(Outcome.STOPPED)
+                return Ran(Outcome.STOPPED)
             if watcher.cut is Cut.ANSWER:
-                return _Ran(Outcome.YIELDED)
+                return Ran(Outcome.YIELDED)
             if watcher.cut is Cut.TIMEOUT:
                 took = time.perf_counter() - started
-                return _Ran(Outcome.TIMEOUT, duration_s=took, reason=watcher.progress.timeout_reason(s))
+                return Ran(Outcome.TIMEOUT, duration_s=took, reason=watcher.progress.timeout_reason(s))
             failure = "cancelled"
         except ApplianceError as exc:
             failure = f"failed: {exc}"
@@ -319,9 +291,9 @@ class SummaryWorker(SessionLoop[WorkerStats]):
         finally:
             with self._cond:
                 self._cancel = None
-        return _Ran(Outcome.FAILED, duration_s=time.perf_counter() - started, reason=failure)
+        return Ran(Outcome.FAILED, duration_s=time.perf_counter() - started, reason=failure)
 
-    def _record(self, plan: _Plan, ran: _Ran) -> tuple[Outcome, SummaryVersion] | None:
+    def _record(self, plan: Plan, ran: Ran) -> tuple[Outcome, SummaryVersion] | None:
         """Count the run and store what came of it; None: nothing to store."""
         session_id = plan.session_id
         if ran.outcome is Outcome.STOPPED:
@@ -340,7 +312,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
             return outcome, self._reject(session_id, plan.covers_to, ran.reason)
         return self._judge(plan, ran)
 
-    def _judge(self, plan: _Plan, ran: _Ran) -> tuple[Outcome, SummaryVersion]:
+    def _judge(self, plan: Plan, ran: Ran) -> tuple[Outcome, SummaryVersion]:
         """Validate the model's text and store it: accepted, rejected, or stale."""
         session_id, turns = plan.session_id, plan.turns
         verdict = summarizer.validate(
@@ -410,21 +382,7 @@ class SummaryWorker(SessionLoop[WorkerStats]):
     def _fit(self, previous: SummaryVersion | None, turns: Sequence[Turn], language: str) -> list[Turn]:
         """The longest prefix of ``turns`` whose prompt leaves room for the capped summary in ``n_ctx``."""
         room = min(self.model.n_ctx, self.settings.n_ctx) - self.settings.max_tokens
-
-        def fits(k: int) -> bool:
-            prompt = summarizer.summary_prompt(previous, turns[:k], language, max_words=self.max_words)
-            return self.model.count(prompt) <= room
-
-        if fits(len(turns)):
-            return list(turns)
-        lo, hi = 0, len(turns)  # fits(lo) is assumed, fits(hi) is false
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if fits(mid):
-                lo = mid
-            else:
-                hi = mid
-        return list(turns[:lo])
+        return longest_fitting(self.model, previous, turns, language, room=room, max_words=self.max_words)
 
 
 def _version(summary: SummaryVersion | None) -> int:

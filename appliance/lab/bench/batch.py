@@ -124,7 +124,7 @@ def run_batch(
     progress: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, Any]:
     """Load the responder (verified) and take every measurement ``rounds`` times."""
-    from appliance.app import load_responder
+    from appliance.app.loading import load_responder
 
     local = evolve(settings, responder={"n_threads": threads, "parallel": engine_seqs if engine_seqs > 1 else 1})
     alone_settings = evolve(local, responder={"parallel": 1})

@@ -211,8 +211,9 @@ def run_bench(
     ``summarizer=False`` replays without one, as when it is down: the policies that read the summary
     then show their fallback (no summary; the turns stay verbatim or give way).
     """
-    from appliance.app import load_summarizer, pipeline_settings
+    from appliance.app import pipeline_settings
     from appliance.app import policies as configured_policies
+    from appliance.app.loading import load_summarizer
     from appliance.facts.entities import extract
     from appliance.facts.ledger import entries
     from appliance.models.files import find, verified_path

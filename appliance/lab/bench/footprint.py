@@ -298,7 +298,7 @@ def run_footprint(
     progress: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, Any]:
     """Measure everything for the configured models (see the module's docstring)."""
-    from appliance.app import load_recall
+    from appliance.app.loading import load_recall
 
     if not message.strip():
         raise InputError("the message is empty", field="message")

@@ -359,7 +359,7 @@ def run_bench(
         "generate": None,
     }
     if generate:
-        from appliance.app import load_responder
+        from appliance.app.loading import load_responder
 
         model = load_responder(settings)
         report["generate"] = generate_report(conversations, model, settings, progress=say)

@@ -174,7 +174,7 @@ def run_bench(
     progress: Progress,
 ) -> dict[str, Any]:
     """Every kind's first ``limit`` cases, each answered with lookup on and off (see the module)."""
-    from appliance.app import load_model
+    from appliance.app.loading import load_model
 
     local = evolve(settings, responder={"parallel": 1})  # lookup drafts on the single context only
     model = load_model(local, local.responder.model, local.responder)

@@ -321,7 +321,7 @@ def run_perf(
     progress: Callable[[str], None] = lambda _m: None,
 ) -> dict[str, Any]:
     """Load the model (verified, the configured responder unless named) and take every measurement."""
-    from appliance.app import load_recall, load_responder, load_summarizer
+    from appliance.app.loading import load_recall, load_responder, load_summarizer
 
     if not 0 <= early < late < turns - 1:
         raise InputError(f"need 0 <= --early ({early}) < --late ({late}) < --turns ({turns}) - 1", field="turns")

@@ -82,8 +82,8 @@ def evaluate(
 
 def run_eval(settings: Settings, options: EvalOptions) -> dict[str, Any]:
     """Load the configured models (verified), fix the seeds, and evaluate."""
-    from appliance.app import load_recall, load_responder, load_summarizer
     from appliance.app import policies as configured_policies
+    from appliance.app.loading import load_recall, load_responder, load_summarizer
 
     local = evolve(settings, responder={"seed": options.seed}, summarizer={"seed": options.seed})
     policies = choose_policies(options.policies, configured_policies(local))

@@ -6,9 +6,10 @@ every version is checked by :func:`validate` before it may be stored as accepted
 travel in the ledger, not here.
 
 Pure functions, except :func:`summarize` (one call to the model it is given) and the language
-detector, whose models are loaded once. It imports no other stage: the entity extractor, the keys
-that say when two forms of a fact are the same ("$9758" and "9758 in credit") and the token counter
-are passed in. This module is the only importer of ``lingua``.
+detector (:mod:`appliance.summarizer.language`, the only importer of ``lingua``), whose models are
+loaded once. It imports no other stage: the entity extractor, the keys that say when two forms of a
+fact are the same ("$9758" and "9758 in credit") and the token counter are passed in. The turn
+layer reads the conversation's language from here too.
 
 Secrets (a PIN, a card security code, a password, a one-time code: entities of ``SECRET_KINDS``)
 never reach a summary, even when the conversation has them: they are validated like invented
@@ -17,15 +18,18 @@ facts, and a reason or a rejected text never carries their value.
 
 from __future__ import annotations
 
-import functools
 import re
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from appliance.errors import ConfigError
 from appliance.lexicon import LEXICONS
 from appliance.protocols import ChatModel, OnToken, TokenCounter
+
+# Re-exported: the turn's knowledge step and the knowledge bench read the customer's language from here.
+from appliance.summarizer.language import conversation_language as conversation_language
+from appliance.summarizer.language import customer_language as customer_language
+from appliance.summarizer.language import detect_language
 from appliance.types import Entity, Message, Sampling, SummaryVersion, Turn
 
 SPEAKER = {"customer": "Customer", "agent": "Agent"}
@@ -364,52 +368,3 @@ def without_headings(text: str) -> str:
     """The summary's content without the English headings the prompt asks for, for language detection."""
     titles = "|".join(re.escape(title) for title, _ in CATEGORIES)
     return re.sub(rf"^\s*[-*]?\s*({titles})\s*:", "", text, flags=re.IGNORECASE | re.MULTILINE)
-
-
-def detect_language(text: str, languages: Sequence[str], *, quick: bool = False) -> str | None:
-    """The ISO 639-1 code of ``text``'s language among ``languages``, or None when unsure.
-
-    Restricting lingua to the configured languages keeps it fast and its memory small; with a single
-    language there is nothing to decide. ``quick``: lingua's low-accuracy mode (trigrams only), which
-    loads in a tenth of a second and holds about 10 MB where the full models take seconds and over
-    150 MB: for a decision on the answer's path that can fall back when unsure (the fetch check).
-    """
-    codes = tuple(dict.fromkeys(code.lower() for code in languages))
-    if not codes or not re.search(r"[^\W\d_]{3}", text):
-        return None
-    if len(codes) == 1:
-        return codes[0]
-    found = _detector(codes, quick).detect_language_of(text)
-    return found.iso_code_639_1.name.lower() if found is not None else None
-
-
-def load_quick_detector(languages: Sequence[str]) -> None:
-    """Load the quick detector's models for ``languages`` now, not at the first question that asks
-    for it: the fetch check detects on the answer's path."""
-    codes = tuple(dict.fromkeys(code.lower() for code in languages))
-    if len(codes) > 1:
-        _detector(codes, True).detect_language_of("Where is the nearest branch?")
-
-
-@functools.lru_cache(maxsize=4)
-def _detector(codes: tuple[str, ...], quick: bool = False):  # type: ignore[no-untyped-def]
-    from lingua import IsoCode639_1, LanguageDetectorBuilder
-
-    try:
-        isos = [getattr(IsoCode639_1, code.upper()) for code in codes]
-    except AttributeError as exc:
-        raise ConfigError(f"summarizer.languages: unknown language code {(exc.name or '').lower()!r}") from None
-    # The minimum distance makes the detector say "unsure" (None) rather than guess on short text.
-    builder = LanguageDetectorBuilder.from_iso_codes_639_1(*isos).with_minimum_relative_distance(0.1)
-    return (builder.with_low_accuracy_mode() if quick else builder).build()
-
-
-def customer_language(turns: Sequence[Turn], languages: Sequence[str], *, quick: bool = False) -> str | None:
-    """The language the customer writes in (their last few messages), or None when unsure."""
-    said = [t.text for t in turns if t.role == "customer"][-6:] or [t.text for t in turns][-6:]
-    return detect_language(" ".join(said)[-2000:], languages, quick=quick) if said else None
-
-
-def conversation_language(turns: Sequence[Turn], languages: Sequence[str]) -> str:
-    """The language the customer writes in (their last few messages), else the first configured one."""
-    return customer_language(turns, languages) or languages[0].lower()

@@ -4,6 +4,10 @@ Every stage maps one of these to the next and does no I/O, so each is cheap to b
 ``to_dict``/``from_dict`` turn them into JSON-ready dicts and back (the store keeps manifests and
 check results as JSON; the API returns them as they are). The protocols the parts share are in
 :mod:`appliance.protocols`.
+
+Two families live in modules of their own, and are imported from here like the rest: an answer's
+check and the guard's action (:mod:`appliance.types.checks`), and what the operator's documents gave
+it (:mod:`appliance.types.grounding`).
 """
 
 from __future__ import annotations
@@ -11,10 +15,22 @@ from __future__ import annotations
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import TypeAdapter
+
+from appliance.types.checks import REPLACED_BY as REPLACED_BY
+from appliance.types.checks import AnswerSource as AnswerSource
+from appliance.types.checks import CheckResult as CheckResult
+from appliance.types.checks import Entity as Entity
+from appliance.types.checks import Finding as Finding
+from appliance.types.checks import GuardAction as GuardAction
+from appliance.types.grounding import Citation as Citation
+from appliance.types.grounding import FetchDecision as FetchDecision
+from appliance.types.grounding import FetchReason as FetchReason
+from appliance.types.grounding import Grounding as Grounding
+from appliance.types.grounding import Judgement as Judgement
+from appliance.types.grounding import Passage as Passage
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -177,19 +193,6 @@ class PartManifest:
 
 
 @dataclass(frozen=True)
-class Citation:
-    """A passage of an operator's document as a prompt carried it: which chunk, from which document
-    and section, and how well it matched the question (the cosine of :class:`Passage`)."""
-
-    chunk_id: int
-    doc: str
-    title: str
-    heading: str
-    location: str = ""
-    score: float = 0.0
-
-
-@dataclass(frozen=True)
 class Manifest:
     """What went into a prompt and what was left out, so that nothing is dropped silently.
 
@@ -256,153 +259,6 @@ class Timings:
     total_s: float = 0.0
     knowledge_ms: float = 0.0  # the fetch check and retrieval (last: older records end before it)
     probe_ms: float = 0.0  # asking the responder whether the placed passages answer the question
-
-
-@dataclass(frozen=True)
-class Entity:
-    """A span of text recognised as a fact: an identifier, amount, date, phone number, name..."""
-
-    kind: str
-    text: str
-    start: int
-    end: int
-    norm: str
-
-
-@dataclass(frozen=True)
-class Finding:
-    """An entity of an answer that the conversation does not support, or (``missing``) a fact that
-    a read-back answer should have stated and did not."""
-
-    entity: Entity
-    status: Literal["unsupported", "contradiction", "missing"]
-    expected: str = ""
-
-
-class AnswerSource(StrEnum):
-    """Where a stored answer's text came from; stored as its value."""
-
-    MODEL = "model"  # generated (and passed or repaired by the guard)
-    WAITING = "waiting"  # floor.waiting_message: the customer asked for a person
-    NOT_FOUND = "not_found"  # knowledge.not_found: no passage answers, or a generated one kept an unsourced fact
-    READBACK = "readback"  # the facts asked for, read back from the ledger by the guard
-    SAFE_ANSWER = "safe_answer"  # privacy.safe_answer in place of an answer that asked for a secret
-    QUOTE = "quote"  # the answering document's own words in place of an answer that contradicted it
-
-
-class GuardAction(StrEnum):
-    """What the guard did with an answer; stored as its value."""
-
-    NONE = "none"  # nothing to act on
-    FLAG = "flag"  # kept and shown with its findings
-    REDACT = "redact"  # spans replaced by guard.redact_phrase
-    REGENERATE = "regenerate"  # generated again with a stricter instruction
-    READBACK = "readback"  # a read-back answered from the ledger
-    SAFE_ANSWER = "safe_answer"  # an answer asking for a secret replaced
-    NOT_FOUND = "not_found"  # an answer from passages that kept a fact no source has, replaced by knowledge.not_found
-    QUOTE = "quote"  # said yes where the answering document says no (or the reverse): the document's own answer
-
-
-# The guard's actions that put a fixed text in place of the generated one, and where that text came from.
-REPLACED_BY = {
-    GuardAction.READBACK: AnswerSource.READBACK,
-    GuardAction.SAFE_ANSWER: AnswerSource.SAFE_ANSWER,
-    GuardAction.NOT_FOUND: AnswerSource.NOT_FOUND,
-    GuardAction.QUOTE: AnswerSource.QUOTE,
-}
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """The entity check of the answer that was kept, and what the guard did (``action``, a
-    :class:`GuardAction`). ``findings`` are what remains in the stored answer;
-    ``original``/``original_findings`` describe the first answer when it was replaced. is the yes dropped from an answer whose own statement said no ("Yes, dogs are not allowed.";
-    :mod:`appliance.facts.opener`), ``refine`` what the refiner did.
-    """
-
-    findings: tuple[Finding, ...] = ()
-    action: GuardAction = GuardAction.NONE
-    checked: int = 0
-    original: str = ""
-    original_findings: tuple[Finding, ...] = ()
-    refine: str = ""
-    opener: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings
-
-    @property
-    def source(self) -> AnswerSource:
-        """Where the kept text came from: the model, unless the guard put a fixed text in its place."""
-        return REPLACED_BY.get(self.action, AnswerSource.MODEL)
-
-
-@dataclass(frozen=True)
-class Passage:
-    """A chunk of an operator's document found for a question: its text, where it came from, and how well
-    it matched (``score``: cosine with the chunk and its heading, raised for the conversation's subject)."""
-
-    chunk_id: int
-    doc: str  # the document's name, as ``appliance knowledge list`` shows it
-    title: str
-    heading: str  # the heading path, " > " between levels
-    location: str  # where in the file: "page 3", or the heading
-    text: str
-    tokens: int  # in the responder's tokens
-    score: float
-
-    def citation(self) -> Citation:
-        return Citation(self.chunk_id, self.doc, self.title, self.heading, self.location, self.score)
-
-
-FetchReason = Literal[
-    "match", "asked", "weak", "greeting", "thanks", "details", "readback", "repeat", "action", "empty"
-]
-
-
-@dataclass(frozen=True)
-class FetchDecision:
-    """Seed 003's fetch check for one message: whether it needs the institution's documents, why, and the
-    scores it was decided on (``score`` against ``threshold``; ``best``: the best heading's cosine)."""
-
-    fetch: bool
-    reason: FetchReason
-    score: float = 0.0
-    threshold: float = 0.0
-    best: float = 0.0
-    subject: tuple[str, ...] = ()  # the documents the conversation is about, best first
-    polar: bool = False  # the message asks a yes or a no ("do they take cards", "Is the branch open on Sunday?")
-
-
-@dataclass(frozen=True)
-class Grounding:
-    """What the operator's documents gave one answer: the fetch check's decision and scores, the
-    passages the prompt carried (the answer's sources, best first), how many retrieval found, whether
-    the answer is the fixed ``knowledge.not_found`` text (no passage reached ``knowledge.min_score``
-    for a question that needs the documents, or the responder judged that the placed passages do not
-    answer it: ``answerable``; nothing was generated)."""
-
-    decision: FetchDecision
-    sources: tuple[Citation, ...] = ()
-    found: int = 0
-    not_found: bool = False
-    # Whether the placed passages answer the question (None: not asked): the responder's own yes, and
-    # the probability read from it with the best passage's score; the answer is the not-found text when
-    # that is under knowledge.min_answerable.
-    answerable: float | None = None
-    yes: float | None = None
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """Whether the passages a prompt placed answer its question: the responder's probability of a yes
-    (asked in place of the prompt's directive), the best placed passage's score, and the probability
-    the two give together (what ``knowledge.min_answerable`` is compared with)."""
-
-    yes: float
-    best: float
-    answerable: float
 
 
 @dataclass(frozen=True)
