@@ -6,6 +6,7 @@ under ``regenerate``), and a PIN never reaches the database, the prompt or the A
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -106,10 +107,16 @@ def test_a_pin_given_as_a_bare_answer_never_reaches_the_database_prompt_or_api(d
     answer = d.post(f"/v1/sessions/{session}/messages", {"text": "Oh, and my card number is 4111 1111 1111 1111."})
     assert answer["customer"]["text"] == "Oh, and my card number is [card ending 1111]."
     detail = d.request("GET", f"/v1/sessions/{session}").text
-    assert "3941" not in detail and "4111 1111" not in detail and "PIN given" in detail
-    assert "3941" not in "".join(m.content for p in d.responder.prompts for m in p)
+    assert not _holds_pin(detail) and "4111 1111" not in detail and "PIN given" in detail
+    assert not _holds_pin("".join(m.content for p in d.responder.prompts for m in p))
     dump = "\n".join(d.appliance.store.db.iterdump())
-    assert "3941" not in dump and "4111 1111" not in dump
+    assert not _holds_pin(dump) and "4111 1111" not in dump
+
+
+def _holds_pin(text: str) -> bool:
+    """Whether ``text`` holds the PIN as a number of its own: a timing such as 0.0339416 merely contains
+    its digits."""
+    return re.search(r"(?<![\d.])3941(?![\d])", text) is not None
 
 
 @pytest.mark.real_model
