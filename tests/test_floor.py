@@ -27,7 +27,7 @@ from appliance.types import FLOOR_STATES, Floor, TurnRecord
 
 from . import test_api_inprocess
 from .fakes import FakeResponder
-from .support import metric
+from .support import eventually_async, metric
 from .test_api_inprocess import Served, error_of
 
 OPERATOR, OTHER, KIOSK, KIOSK2 = "tok-operator-1", "tok-operator-2", "tok-kiosk-1", "tok-kiosk-2"
@@ -414,11 +414,8 @@ class TestHub:
             woken = hub.wakes
             for i in range(12):
                 store.append_turn(session.id, "agent", f"unheard {i}")
-            for _ in range(500):  # the pump wakes with nobody to hand them to
-                if hub.wakes > woken:
-                    break
-                await asyncio.sleep(0.01)
-            assert hub.wakes > woken
+            # the pump wakes with nobody to hand them to
+            await eventually_async(lambda: hub.wakes > woken, "the event hub's pump woke", timeout=5)
             listener = await hub.open(None)
             store.append_turn(session.id, "agent", "heard")
             stream = hub.stream(listener, None)
