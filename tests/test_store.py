@@ -126,11 +126,15 @@ class TestTranscript:
 class TestSummaries:
     def test_versions_and_current(self, store: Store):
         s = store.create_session(policy="raw")
+        assert store.current_summary(s.id) is None
         store.add_summary(SummaryVersion(s.id, 0, "first", covers_to=3))
         store.add_summary(SummaryVersion(s.id, 0, "bad", covers_to=5, status="rejected", reason="invented"))
         v = store.summaries(s.id)
         assert [x.version for x in v] == [1, 2]
-        assert store.current_summary(s.id).text == "first"
+        assert store.current_summary(s.id) == v[0]
+        store.add_summary(SummaryVersion(s.id, 0, "second", covers_to=7))
+        assert store.current_summary(s.id) == store.summaries(s.id)[-1]
+        assert store.current_summary(s.id).text == "second"
         store.set_summary_paused(s.id, True)
         assert store.session(s.id).summary_paused
 

@@ -43,6 +43,9 @@ from appliance.types import (
     to_dict,
 )
 
+# A summary version's columns, as SummaryVersion takes them.
+_SUMMARY = "SELECT session_id, version, text, covers_to, author, status, reason, created_at FROM summaries"
+
 
 class Store(KnowledgeTables, FloorTables, AuditTables, PrivacyTables, WriteHealth):
     """Thread-safe access to one database file (one connection, one lock); the knowledge base's
@@ -217,7 +220,7 @@ class Store(KnowledgeTables, FloorTables, AuditTables, PrivacyTables, WriteHealt
         """
         with self._tx() as db:
             index = self._next_index(db, session_id, expect_index)
-            turn = self._insert_turn(db, session_id, index, role, text)
+            turn, _ = self._insert_turn(db, session_id, index, role, text)
             self._insert_ledger(db, session_id, ledger, {role: index})
             self._turn_event(db, turn, "customer" if role == "customer" else "person")
             if role == "agent":
@@ -245,9 +248,9 @@ class Store(KnowledgeTables, FloorTables, AuditTables, PrivacyTables, WriteHealt
         """
         with self._tx() as db:
             index = self._next_index(db, session_id, expect_index)
-            customer = self._insert_turn(db, session_id, index, "customer", customer_text)
-            agent = self._insert_turn(db, session_id, index + 1, "agent", agent_text)
-            self._insert_record(db, agent, record)
+            customer, _ = self._insert_turn(db, session_id, index, "customer", customer_text)
+            agent, agent_id = self._insert_turn(db, session_id, index + 1, "agent", agent_text)
+            self._insert_record(db, agent_id, agent, record)
             self._insert_ledger(db, session_id, ledger, {"customer": customer.index, "agent": agent.index})
             self._turn_event(db, customer, "customer")
             flags = len(record.check.findings)
@@ -278,35 +281,36 @@ class Store(KnowledgeTables, FloorTables, AuditTables, PrivacyTables, WriteHealt
         return int(index)
 
     @staticmethod
-    def _insert_turn(db: sqlite_utils.Database, session_id: str, index: int, role: Role, text: str) -> Turn:
+    def _insert_turn(db: sqlite_utils.Database, session_id: str, index: int, role: Role, text: str) -> tuple[Turn, int]:
+        """The turn inserted, and its row id."""
         turn = Turn(session_id=session_id, index=index, role=role, text=text, created_at=time.time())
-        db.execute(
+        cursor = db.execute(
             "INSERT INTO turns (session_id, idx, role, text, created_at) VALUES (?, ?, ?, ?, ?)",
             [session_id, turn.index, role, text, turn.created_at],
         )
-        return turn
+        return turn, int(cursor.lastrowid or 0)
 
     @staticmethod
-    def _insert_record(db: sqlite_utils.Database, agent: Turn, record: TurnRecord) -> None:
-        """Write an answer's record beside its just-inserted turn, its parts as JSON."""
-        turn_id = db.execute(
-            "SELECT id FROM turns WHERE session_id = ? AND idx = ?", [agent.session_id, agent.index]
-        ).fetchone()[0]
-        db.table("turn_records").insert(
-            {
-                "turn_id": turn_id,
-                "session_id": agent.session_id,
-                "idx": agent.index,
-                "stage": record.stage,
-                "model": record.model,
-                "source": record.source,
-                "prompt_tokens": record.prompt_tokens,
-                "completion_tokens": record.completion_tokens,
-                "manifest": json.dumps(to_dict(record.manifest)),
-                "timings": json.dumps(to_dict(record.timings)),
-                "check": json.dumps(to_dict(record.check)),
-                "knowledge": json.dumps(to_dict(record.knowledge)) if record.knowledge is not None else None,
-            }
+    def _insert_record(db: sqlite_utils.Database, turn_id: int, agent: Turn, record: TurnRecord) -> None:
+        """Write an answer's record beside its just-inserted turn (row ``turn_id``), its parts as JSON.
+        Plain SQL: on the answer's path, where sqlite-utils' insert reads the table's schema first."""
+        db.execute(
+            "INSERT INTO turn_records (turn_id, session_id, idx, stage, model, source, prompt_tokens, "
+            'completion_tokens, manifest, timings, "check", knowledge) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            [
+                turn_id,
+                agent.session_id,
+                agent.index,
+                record.stage,
+                record.model,
+                record.source,
+                record.prompt_tokens,
+                record.completion_tokens,
+                json.dumps(to_dict(record.manifest)),
+                json.dumps(to_dict(record.timings)),
+                json.dumps(to_dict(record.check)),
+                json.dumps(to_dict(record.knowledge)) if record.knowledge is not None else None,
+            ],
         )
 
     def records(self, session_id: str, *, last: int = -1) -> list[tuple[int, TurnRecord]]:
@@ -351,16 +355,15 @@ class Store(KnowledgeTables, FloorTables, AuditTables, PrivacyTables, WriteHealt
         return stored
 
     def summaries(self, session_id: str) -> tuple[SummaryVersion, ...]:
-        rows = self._rows(
-            "SELECT session_id, version, text, covers_to, author, status, reason, created_at "
-            "FROM summaries WHERE session_id = ? ORDER BY version",
-            [session_id],
-        )
+        rows = self._rows(f"{_SUMMARY} WHERE session_id = ? ORDER BY version", [session_id])
         return tuple(SummaryVersion(**r) for r in rows)
 
     def current_summary(self, session_id: str) -> SummaryVersion | None:
-        accepted = [s for s in self.summaries(session_id) if s.status == "accepted"]
-        return accepted[-1] if accepted else None
+        """The newest accepted version; read alone, as every turn's snapshot does, not among them all."""
+        rows = self._rows(
+            f"{_SUMMARY} WHERE session_id = ? AND status = 'accepted' ORDER BY version DESC LIMIT 1", [session_id]
+        )
+        return SummaryVersion(**rows[0]) if rows else None
 
     # ledger -------------------------------------------------------------------------------------
 
