@@ -453,7 +453,7 @@ class TestTurn:
         assert PASSAGES_HEADER not in fake_responder.prompts[-1][1].content
         assert result.record.manifest.passages == () and result.record.timings.knowledge_ms < 1.0
 
-    def test_an_empty_knowledge_base_changes_no_prompt(
+    def test_an_empty_knowledge_base_changes_no_prompt_and_is_not_consulted(
         self, settings: Settings, store: Store, fake_responder: FakeResponder, encoder: Recall
     ):
         plain = Pipeline(store, fake_responder, POLICIES, pipeline_settings(settings))
@@ -464,12 +464,15 @@ class TestTurn:
             pipeline_settings(settings),
             knowledge=knowledge_of(store, encoder, settings),
         )
+        records = []
         for pipeline in (plain, empty):
             session = pipeline.sessions.new_session()
             for text in ["Hi, my order is AB-12345.", ABROAD, "Thanks, that's all."]:
-                pipeline.answer(session.id, text)
+                records.append(pipeline.answer(session.id, text).record)
         half = len(fake_responder.prompts) // 2
         assert fake_responder.prompts[:half] == fake_responder.prompts[half:]
+        # No document: nothing to fetch, so no fetch check is run or recorded (it cost a turn about 1 ms).
+        assert [r.knowledge for r in records] == [None] * 6
 
     def test_the_warm_up_prefix_holds_for_a_question_with_passages(
         self, grounded: Pipeline, fake_responder: FakeResponder

@@ -71,16 +71,16 @@ class KnowledgeStep:
     def consult(
         self, snap: Snapshot, message: str, facts: Sequence[LedgerEntry], *, reads_back: bool
     ) -> Retrieval | None:
-        """The fetch check and, when it says so, the passages (None without a knowledge base).
+        """The fetch check and, when it says so, the passages (None without a knowledge base, or with
+        one that holds no document yet: there is nothing to fetch, so nothing to decide or record).
         ``facts`` are the session's ledger and the message's own after it: a message that has some
         gives the customer's details."""
-        if self.knowledge is None:
+        if self.knowledge is None or not len(self.knowledge.index()):
             return None
         gives_details = len(facts) > len(snap.ledger)
         # The fetch check reads the message's cues in the customer's language; unsure (None), in the
-        # language whose cues fit it best. An empty knowledge base fetches nothing: no need to detect.
-        said = _said(snap, message)
-        language = customer_language(said, self.languages, quick=True) if len(self.knowledge.index()) else None
+        # language whose cues fit it best.
+        language = customer_language(_said(snap, message), self.languages, quick=True)
         query = self.knowledge.query(
             message, snap, gives_details=gives_details, reads_back=reads_back, language=language
         )
