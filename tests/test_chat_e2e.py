@@ -28,8 +28,9 @@ from .support import TEST_MODEL, write_config
 
 # One thread: on a 2-core box shared with the test process (or anything else), llama.cpp's threads
 # wait for each other and a second one slows generation down several times over.
+# Answers of at most 16 tokens: these tests check what is streamed, stored and resumed, not length.
 TINY = (
-    f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 48\ntemperature = 0.2\nseed = 7\nn_threads = 1\n'
+    f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 16\ntemperature = 0.2\nseed = 7\nn_threads = 1\n'
 )
 
 
@@ -112,7 +113,7 @@ class TestKilledMidTurn:
         assert done.returncode == 0, done.stderr
         first = done.stdout.encode()
         assert first.strip()
-        cfg = write_config(tmp_path, TINY.replace("max_tokens = 48", "max_tokens = 400\nignore_eos = true"))
+        cfg = write_config(tmp_path, TINY.replace("max_tokens = 16", "max_tokens = 400\nignore_eos = true"))
         proc = subprocess.Popen(
             [sys.executable, "-m", "appliance", "--config", str(cfg), "chat", "--verbose"]
             + ["--session", session_id_of(done.stderr)],
