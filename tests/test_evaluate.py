@@ -342,9 +342,10 @@ def test_small_eval_with_the_tiny_model_writes_report_and_plots(tmp_path: Path):
     conv, probes = tmp_path / "conv.jsonl", tmp_path / "probes.jsonl"
     conv.write_text("\n".join(chosen) + "\n")
     probes.write_text("\n".join(p for ln in chosen for p in probes_by_id[json.loads(ln)["id"]]) + "\n")
+    # Answers of 8 tokens: every answer, probe and plot is there; longer ones only take longer to decode.
     config = write_config(
         tmp_path,
-        f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 32\nn_threads = 1\n'
+        f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 8\nn_threads = 1\n'
         f'[summarizer]\nmodel = "{TEST_MODEL}"\nn_ctx = 1024\nmax_tokens = 48\nevery_turns = 8\nn_threads = 1\n'
         '[context]\nbudget_tokens = 512\n[guard]\npolicy = "flag"\n[recall]\nenabled = false\n',
     )

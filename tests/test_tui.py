@@ -1217,9 +1217,10 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         tmp,
         # one thread each: the test process draws the app on the same two cores
         f'[responder]\nmodel = "{TEST_MODEL}"\nn_ctx = 2048\nmax_tokens = 24\ntemperature = 0.0\nn_threads = 1\n'
-        # the default summarizer, after the first exchange already
+        # the default summarizer, after the first exchange already; a short cap (a summary of one
+        # exchange fits in it, and a longer one is a refused version, which the test also reads)
         '[context]\npolicy = "rolling"\nrecent_pairs = 0\n'
-        "[summarizer]\nevery_turns = 2\nn_threads = 1\ntimeout_s = 300\n",
+        "[summarizer]\nevery_turns = 2\nn_threads = 1\ntimeout_s = 300\nmax_tokens = 64\n",
     )
     port = free_port()
     log = tmp / "daemon.log"
