@@ -83,6 +83,10 @@ def test_cached_tokenization_keeps_text_and_markup_apart():
     first.append(-1)  # a caller's list is its own: changing it changes nothing cached
     assert model.tokens(messages) == first[:-1]
     assert model.tokens(messages, open_end=True) == first[: len(model.tokens(messages, open_end=True))]
+    # The prompt a build counted is the one generation tokenizes next: read from the memo, not again.
+    hits = model._prompt_ids.cache_info().hits
+    assert model.count(list(messages)) == len(first) - 1
+    assert model._prompt_ids.cache_info().hits == hits + 1
 
 
 def _dialogue_texts() -> list[str]:

@@ -141,6 +141,9 @@ class LlamaChatModel:
         # Both are pure: the template sees only roles and placeholders, the tokenizer only its text.
         self._frame = functools.lru_cache(maxsize=16)(self._render_frame)
         self._piece = functools.lru_cache(maxsize=PIECE_CACHE)(self._tokenize_piece)
+        # The few latest whole prompts: the one a build counted last is the one generation (or the
+        # answerability probe) tokenizes next, the same messages, within the same turn.
+        self._prompt_ids = functools.lru_cache(maxsize=4)(self._render_ids)
         self._by_line = self._splits_cleanly()
 
     def _chat_format(self) -> Jinja2ChatFormatter:
@@ -183,6 +186,9 @@ class LlamaChatModel:
         who types ``<|im_end|>`` gets those characters, never the token that ends a turn. With
         ``open_end`` the ids stop after the last message's text: a prefix of a longer last message.
         """
+        return list(self._prompt_ids(tuple(messages), open_end))
+
+    def _render_ids(self, messages: tuple[Message, ...], open_end: bool) -> tuple[int, ...]:
         prompt, added_special = self._frame(tuple(m.role for m in messages))
         pos = 0
         ids: list[int] = []
@@ -196,8 +202,8 @@ class LlamaChatModel:
             ids += self._text_ids(message.content)
             bos, pos = False, at + len(mark)
         if open_end:
-            return ids
-        return ids + self._tokenize(prompt[pos:], special=True, add_bos=bos)
+            return tuple(ids)
+        return tuple(ids + self._tokenize(prompt[pos:], special=True, add_bos=bos))
 
     def _text_ids(self, text: str) -> list[int]:
         """A message's text as plain text, line by line where that gives the same ids (``_LINE_START``)."""
@@ -233,7 +239,7 @@ class LlamaChatModel:
         return tuple(buf[:n])
 
     def count(self, messages: Sequence[Message]) -> int:
-        return len(self.tokens(messages))
+        return len(self._prompt_ids(tuple(messages), False))
 
     def count_text(self, text: str) -> int:
         return len(self._text_ids(text))
