@@ -102,6 +102,14 @@ class TestTranscript:
                 store.db.execute(sql)
         assert store.turns(s.id)[0].text == "hello"
 
+    def test_the_last_turns_are_the_newest_oldest_first(self, store: Store):
+        s = store.create_session(policy="raw")
+        for i in range(8):
+            store.append_turn(s.id, "customer" if i % 2 == 0 else "agent", f"turn {i}")
+        assert store.turns(s.id, last=3) == store.turns(s.id)[-3:]
+        assert [t.index for t in store.turns(s.id, last=3)] == [5, 6, 7]
+        assert store.turns(s.id, last=20) == store.turns(s.id)
+
     def test_a_failed_exchange_stores_nothing(self, store: Store):
         s = store.create_session(policy="raw")
         bad = TurnRecord(**{**RECORD.__dict__, "stage": None})  # NOT NULL fails after both turns were inserted

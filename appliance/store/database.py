@@ -183,11 +183,12 @@ class Store(KnowledgeTables, FloorTables, AuditTables, PrivacyTables, WriteHealt
 
     # turns --------------------------------------------------------------------------------------
 
-    def turns(self, session_id: str) -> tuple[Turn, ...]:
-        rows = self._rows(
-            "SELECT session_id, idx, role, text, created_at FROM turns WHERE session_id = ? ORDER BY idx",
-            [session_id],
+    def turns(self, session_id: str, *, last: int = -1) -> tuple[Turn, ...]:
+        """The session's turns, oldest first; the ``last`` ones only, if given."""
+        newest = (
+            "SELECT session_id, idx, role, text, created_at FROM turns WHERE session_id = ? ORDER BY idx DESC LIMIT ?"
         )
+        rows = self._rows(f"SELECT * FROM ({newest}) ORDER BY idx", [session_id, last])
         return tuple(
             Turn(session_id=r["session_id"], index=r["idx"], role=r["role"], text=r["text"], created_at=r["created_at"])
             for r in rows

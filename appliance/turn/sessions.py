@@ -73,8 +73,8 @@ class Sessions:
         message = self.validate_message(text)
         said: Role = "customer" if role == "customer" else "agent"
         cues = self.rules.vocabulary
-        turns = snapshot.turns if snapshot is not None else self.store.turns(session_id)
-        before = turns[-6:]  # the agent's request a reply answers; secrets just asked for
+        # the agent's request a reply answers; secrets just asked for (only these are read)
+        before = snapshot.turns[-6:] if snapshot is not None else self.store.turns(session_id, last=6)
         if self.rules.mask_secrets:
             message = slots.mask(message, before, role=said, cues=cues)
         prior = snapshot.ledger if snapshot is not None else self.store.ledger(session_id)
