@@ -185,10 +185,11 @@ class Store(KnowledgeTables, FloorTables, AuditTables, PrivacyTables, WriteHealt
 
     def turns(self, session_id: str, *, last: int = -1) -> tuple[Turn, ...]:
         """The session's turns, oldest first; the ``last`` ones only, if given."""
-        newest = (
-            "SELECT session_id, idx, role, text, created_at FROM turns WHERE session_id = ? ORDER BY idx DESC LIMIT ?"
-        )
-        rows = self._rows(f"SELECT * FROM ({newest}) ORDER BY idx", [session_id, last])
+        select = "SELECT session_id, idx, role, text, created_at FROM turns WHERE session_id = ?"
+        if last < 0:  # the snapshot's read at every turn: the index's order, no sort
+            rows = self._rows(f"{select} ORDER BY idx", [session_id])
+        else:
+            rows = self._rows(f"SELECT * FROM ({select} ORDER BY idx DESC LIMIT ?) ORDER BY idx", [session_id, last])
         return tuple(
             Turn(session_id=r["session_id"], index=r["idx"], role=r["role"], text=r["text"], created_at=r["created_at"])
             for r in rows
